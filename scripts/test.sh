@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# The test command of the README: installs what the tests need, then runs the whole suite.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+if ! command -v gnugo >/dev/null && [ ! -x /usr/games/gnugo ]; then
+  SUDO=""; [ "$(id -u)" = 0 ] || SUDO="sudo"
+  $SUDO apt-get update -qq && $SUDO apt-get install -y -qq gnugo xvfb >/dev/null
+fi
+python3 -m pip install -q -c constraints.txt -e '.[test]'
+python3 -m ruff check .
+python3 -m pytest -q "$@"

@@ -1,0 +1,3 @@
+from zero9.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,59 @@
+"""The ``zero9`` command: one subcommand per module, imported only when chosen.
+
+Each subcommand module defines ``add_arguments(parser)`` and ``run(args) -> int``;
+this keeps ``zero9 --help`` instant (no torch import) and lets every module own
+its options.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+from zero9 import __version__
+
+# name -> (module, one-line help). Order is the order shown by --help.
+COMMANDS: dict[str, tuple[str, str]] = {
+    "demo": ("zero9.demo", "play a quick game on the console (random or with a net) and print it"),
+    "play": ("gui.app", "open the pygame window and play against the AI"),
+    "gtp": ("zero9.gtp", "speak GTP on stdin/stdout (Sabaki, Lizzie, GoGui, match tools)"),
+    "pbrain": ("zero9.pbrain", "speak the Gomocup (piskvork) protocol for Gomoku managers"),
+    "selfplay": ("zero9.selfplay", "play self-play games and write training chunks and SGFs"),
+    "train": ("zero9.train", "train a net on the newest window of a run's training data"),
+    "supervised": ("zero9.supervised", "turn SGF games into training chunks (Leela Zero's dump_supervised)"),
+    "autotrain": ("zero9.autotrain", "the resumable loop: self-play, train, gate, promote, rate"),
+    "match": ("zero9.match", "play a match between nets or external engines"),
+    "ratings": ("zero9.ratings", "maximum-likelihood Elo ratings over the games in a folder"),
+    "plot": ("zero9.plot", "plot a run directory's losses, Elo and self-play speed"),
+    "convert": ("zero9.convert", "convert between Leela Zero text weights and zero9 checkpoints"),
+}
+
+
+def _top_parser() -> argparse.ArgumentParser:
+    lines = "\n".join(f"  {name:<11} {text}" for name, (_, text) in COMMANDS.items())
+    parser = argparse.ArgumentParser(
+        prog="zero9",
+        description="AlphaGo Zero / Leela Zero for 9x9 Go and Gomoku, in Python.",
+        epilog=f"commands:\n{lines}\n\nRun 'zero9 COMMAND --help' for a command's options.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--version", action="version", version=f"zero9 {__version__}")
+    parser.add_argument("command", nargs="?", choices=list(COMMANDS), metavar="COMMAND")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if not argv or argv[0] not in COMMANDS:
+        parser = _top_parser()
+        args = parser.parse_args(argv[:1])  # handles --help, --version, unknown commands
+        parser.print_help()
+        return 0 if args.command is None else 2
+    name, rest = argv[0], argv[1:]
+    module_name, text = COMMANDS[name]
+    module = importlib.import_module(module_name)
+    parser = argparse.ArgumentParser(prog=f"zero9 {name}", description=text)
+    module.add_arguments(parser)
+    args = parser.parse_args(rest)
+    return int(module.run(args) or 0)
