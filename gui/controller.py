@@ -1,0 +1,286 @@
+"""Turning pygame events into model calls: clicks on the board and the widgets, keys, dropped files.
+
+Vocabulary:
+
+- **UI state** (:class:`UiState`): what only the window cares about, not the game:
+  whether the **setup** panel (the new-game settings) is open and its **draft**
+  settings, the text fields, the **prompt** (the save / load file box) and the
+  point under the mouse (**hover**, drawn as a ghost stone).
+- **command**: a widget's name (``'undo'``, ``'toggle:policy'``, ``'set:size:+'``...);
+  a click on a widget and its keyboard shortcut run the same command.
+
+Keys: W C P V toggle the overlays, H hint, A AI move, U (or Backspace) undo,
+Escape stops the AI, arrow keys / Home / End / the mouse wheel browse the game,
+N new game, S save, L load. Text fields take the keyboard while they have focus.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+import pygame
+
+from gui.engine import LEVELS
+from gui.model import PlayModel, Settings
+from gui.view import View
+from gui.widgets import TextField
+from zero9.game import BLACK, WHITE
+
+SIZE_RANGE = (5, 19)
+
+KEY_COMMANDS = {
+    pygame.K_w: "toggle:winrate",
+    pygame.K_c: "toggle:candidates",
+    pygame.K_p: "toggle:policy",
+    pygame.K_v: "toggle:variation",
+    pygame.K_h: "hint",
+    pygame.K_a: "ai_move",
+    pygame.K_u: "undo",
+    pygame.K_BACKSPACE: "undo",
+    pygame.K_ESCAPE: "stop",
+    pygame.K_LEFT: "nav:prev",
+    pygame.K_RIGHT: "nav:next",
+    pygame.K_UP: "nav:prev",
+    pygame.K_DOWN: "nav:next",
+    pygame.K_HOME: "nav:first",
+    pygame.K_END: "nav:last",
+    pygame.K_n: "new",
+    pygame.K_s: "save",
+    pygame.K_l: "load",
+}
+
+
+@dataclass
+class UiState:
+    setup_open: bool
+    draft: Settings
+    visits_field: TextField = field(default_factory=lambda: TextField(numeric=True))
+    net_field: TextField = field(default_factory=lambda: TextField(placeholder="(shipped net for the game)"))
+    prompt: str | None = None  # 'save' or 'load' while the file box is open
+    prompt_field: TextField = field(default_factory=TextField)
+    hover: int | None = None
+
+    def __post_init__(self) -> None:
+        self.sync_fields()
+
+    def sync_fields(self) -> None:
+        self.visits_field.value = str(self.draft.visits)
+        self.net_field.value = self.draft.net or ""
+
+    def field(self, name: str) -> TextField:
+        return {
+            "field:visits": self.visits_field,
+            "field:net": self.net_field,
+            "field:prompt": self.prompt_field,
+        }[name]
+
+    def focused(self) -> TextField | None:
+        for f in (self.visits_field, self.net_field, self.prompt_field):
+            if f.editing:
+                return f
+        return None
+
+    @property
+    def net_note(self) -> str:
+        if self.draft.net:
+            return Path(self.draft.net).name
+        if "zero9.checkpoint" not in sys.modules:  # importing it would pull in torch on this thread
+            return "the shipped net for the game, if any"
+        from zero9.checkpoint import default_net_path
+
+        path = default_net_path(self.draft.game, self.draft.size)
+        return f"shipped {path.name}" if path else "none shipped: uniform prior"
+
+
+class Controller:
+    """Routes events to the model (game commands) or the UI state (setup, prompt, hover)."""
+
+    def __init__(self, model: PlayModel, view: View, ui: UiState):
+        self.model, self.view, self.ui = model, view, ui
+        self.quit = False
+
+    # ---- events -------------------------------------------------------------------------------
+
+    def handle(self, event: pygame.event.Event) -> None:
+        if event.type == pygame.QUIT:
+            self.quit = True
+        elif event.type == pygame.MOUSEBUTTONDOWN and event.button == 1:
+            self.click(event.pos)
+        elif event.type == pygame.MOUSEWHEEL and not self.ui.setup_open:
+            self.command("nav:prev" if event.y > 0 else "nav:next")
+        elif event.type == pygame.MOUSEMOTION:
+            self.ui.hover = self.view.layout.point_at(event.pos)
+        elif event.type == pygame.KEYDOWN:
+            self.key(event)
+        elif event.type == pygame.DROPFILE:
+            self.ui.prompt = None
+            self.model.load(event.file)
+
+    def after_update(self) -> None:
+        """Reopen the setup panel when the net of a new game was refused (the message says why)."""
+        failed = self.model.failed_settings
+        if failed is not None:
+            self.model.failed_settings = None
+            self.ui.setup_open, self.ui.draft = True, failed
+            self.ui.sync_fields()
+
+    def key(self, event: pygame.event.Event) -> None:
+        focused = self.ui.focused()
+        if focused is not None:
+            done = focused.key(event)
+            if done is not None:
+                self._field_done(focused, done)
+            return
+        if self.ui.prompt:
+            if event.key == pygame.K_ESCAPE:
+                self.ui.prompt = None
+            return
+        if self.ui.setup_open:
+            if event.key in (pygame.K_RETURN, pygame.K_KP_ENTER):
+                self.command("start")
+            elif event.key == pygame.K_ESCAPE:
+                self.command("cancel")
+            return
+        name = KEY_COMMANDS.get(event.key)
+        if name is not None:
+            self.command(name)
+
+    def click(self, pos: tuple[int, int]) -> None:
+        focused = self.ui.focused()
+        widgets, _, _ = self.view.widgets(self.model, self.ui)
+        hit = next((w for w in widgets if w.hit(pos)), None)
+        if self.ui.prompt:  # the file box is modal: only its buttons answer
+            if hit is not None and hit.name.startswith("prompt:"):
+                self.command(hit.name)
+            return
+        on_itself = hit is not None and hit.kind == "field" and self.ui.field(hit.name) is focused
+        if focused is not None and not on_itself:
+            self._field_done(focused, "commit")  # clicking elsewhere commits the edit, like a dialog
+        if hit is not None:
+            self.command(hit.name)
+            return
+        lay = self.view.layout
+        if lay.slider_rect.inflate(0, 12).collidepoint(pos) and not self.ui.setup_open:
+            self.model.navigate(lay.slider_index(pos[0], len(self.model.history) - 1))
+            return
+        point = lay.point_at(pos)
+        if point is None:
+            return
+        if self.ui.setup_open:
+            self.model.say("choose the settings and press Start (or Cancel) first", "error")
+            return
+        self.model.click(point)
+
+    # ---- commands -----------------------------------------------------------------------------
+
+    def command(self, name: str) -> None:
+        m = self.model
+        if name.startswith("set:"):
+            self._set(name)
+        elif name.startswith("field:"):
+            f = self.ui.field(name)
+            if not f.editing:
+                f.start()
+        elif name.startswith("toggle:"):
+            m.toggle(name.split(":", 1)[1])
+        elif name.startswith("nav:"):
+            step = {"nav:first": -(10**9), "nav:prev": -1, "nav:next": 1, "nav:last": 10**9}[name]
+            m.navigate(m.cursor + step)
+        elif name.startswith("prompt:"):
+            if name == "prompt:ok":
+                self._field_done(self.ui.prompt_field, "commit")
+            else:
+                self.ui.prompt = None
+                self.ui.prompt_field.editing = False
+        elif name in ("save", "load"):
+            self._open_prompt(name)
+        elif name == "new":
+            self.ui.setup_open, self.ui.draft = True, replace(m.settings)
+            self.ui.sync_fields()
+        elif name == "start":
+            self._start()
+        elif name == "cancel":
+            if m.engine is not None or m.loading is not None:
+                self.ui.setup_open = False
+        else:
+            action = {
+                "pass": m.pass_move,
+                "resign": m.resign,
+                "undo": m.undo,
+                "stop": m.stop,
+                "hint": m.hint,
+                "ai_move": m.ai_move,
+                "swap": m.swap_sides,
+            }.get(name)
+            if action is None:
+                raise ValueError(f"unknown command {name!r}")
+            action()
+
+    def _set(self, name: str) -> None:
+        _, what, value = name.split(":", 2)
+        d = self.ui.draft
+        if what == "game":
+            d.game = value
+        elif what == "size" and value in "+-":
+            d.size = max(SIZE_RANGE[0], min(SIZE_RANGE[1], d.size + (1 if value == "+" else -1)))
+        elif what == "human":
+            d.human = BLACK if value == "black" else WHITE
+        elif what == "level":
+            d.level, d.visits = value, LEVELS[value]
+        elif what == "komi" and value in "+-":
+            d.komi += 0.5 if value == "+" else -0.5
+        elif what == "net":
+            d.net = None
+        self.ui.sync_fields()
+
+    def _field_done(self, f: TextField, how: str) -> None:
+        if how == "commit":
+            f.commit()
+        f.editing = False
+        if how != "commit":
+            if f is self.ui.prompt_field:
+                self.ui.prompt = None
+            return
+        d = self.ui.draft
+        if f is self.ui.visits_field:
+            try:
+                visits = int(f.value)
+                if visits < 1:
+                    raise ValueError
+            except ValueError:
+                self.model.say(f"visits must be a whole number of at least 1, not {f.value!r}", "error")
+                f.value = str(d.visits)
+                return
+            d.visits = visits
+            d.level = next((n for n, v in LEVELS.items() if v == visits), "custom")
+        elif f is self.ui.net_field:
+            d.net = f.value or None
+        elif f is self.ui.prompt_field:
+            kind, self.ui.prompt = self.ui.prompt, None
+            if not f.value:
+                self.model.say("no file name given", "error")
+            elif kind == "save":
+                self.model.save(f.value)
+            elif kind == "load":
+                self.model.load(f.value)
+
+    def _open_prompt(self, kind: str) -> None:
+        m = self.model
+        if kind == "save":
+            stamp = time.strftime("%Y%m%d-%H%M%S")
+            default = m.sgf_path or Path.cwd() / f"zero9-{m.game.name}{m.game.size}-{stamp}.sgf"
+        else:
+            default = m.sgf_path or Path.cwd()
+        self.ui.prompt = kind
+        self.ui.prompt_field.value = str(default)
+        self.ui.prompt_field.start()
+
+    def _start(self) -> None:
+        for f in (self.ui.visits_field, self.ui.net_field):
+            if f.editing:
+                self._field_done(f, "commit")
+        if self.model.new_game(replace(self.ui.draft)):
+            self.ui.setup_open = False

@@ -1,0 +1,422 @@
+"""The window, driven by synthetic pygame events under SDL_VIDEODRIVER=dummy (and once on a real X server).
+
+Real parts throughout: the shipped net, real SearchPlayer searches (at a few visits),
+real SGF files. Screenshots of the main states go to docs/images/ when
+ZERO9_SAVE_SCREENSHOTS=1, else to the test's tmp folder.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+os.environ.setdefault("SDL_VIDEODRIVER", "dummy")
+os.environ.setdefault("PYGAME_HIDE_SUPPORT_PROMPT", "1")
+
+import pygame  # noqa: E402
+
+from gui import app as app_module  # noqa: E402
+from gui.app import App  # noqa: E402
+from gui.engine import UNIFORM_NOTICE, build_engine  # noqa: E402
+from gui.layout import Layout  # noqa: E402
+from gui.model import Settings  # noqa: E402
+from gui.sgfio import Record, load_sgf, save_sgf  # noqa: E402
+from zero9.checkpoint import default_net_path  # noqa: E402
+from zero9.game import BLACK, EMPTY, WHITE, make_game  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+FAST = 8  # visits: enough to exercise the search, fast on a loaded 2-core CPU
+
+
+@pytest.fixture
+def shots(tmp_path) -> Path:
+    if os.environ.get("ZERO9_SAVE_SCREENSHOTS") == "1":
+        return ROOT / "docs" / "images"
+    return tmp_path
+
+
+@pytest.fixture(scope="module")
+def go_engine():
+    """One engine on the shipped 9x9 net for the module (loading torch and the net once)."""
+    return build_engine(make_game("go", 9, komi=7.5), None, FAST)
+
+
+@pytest.fixture
+def make_app(monkeypatch):
+    monkeypatch.setenv("SDL_VIDEODRIVER", "dummy")
+    made = []
+
+    def make(settings: Settings, engine=None, **kw) -> App:
+        app = App(settings, engine, **kw)
+        made.append(app)
+        return app
+
+    yield make
+    for app in made:
+        app.close()
+
+
+# ---- driving helpers ----------------------------------------------------------------------------
+
+
+def pump(app: App, until, timeout: float = 60.0, what: str = "") -> None:
+    """Run frames until ``until()`` holds; fail naming ``what`` after ``timeout`` seconds."""
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        app.step()
+        if until():
+            return
+        time.sleep(0.01)
+    raise AssertionError(f"timed out waiting for {what or until}: message {app.model.message!r}")
+
+
+def click_at(app: App, pos: tuple[int, int]) -> None:
+    pygame.event.post(pygame.event.Event(pygame.MOUSEBUTTONDOWN, pos=pos, button=1))
+    pygame.event.post(pygame.event.Event(pygame.MOUSEBUTTONUP, pos=pos, button=1))
+    app.step()
+
+
+def click_vertex(app: App, vertex: str) -> None:
+    click_at(app, app.view.layout.center(app.model.game.vertex_to_action(vertex)))
+
+
+def click_widget(app: App, name: str) -> None:
+    widgets, _, _ = app.view.widgets(app.model, app.ui)
+    found = [w for w in widgets if w.name == name]
+    assert found, f"no widget {name!r} on screen: {[w.name for w in widgets]}"
+    assert found[0].enabled, f"widget {name!r} is disabled"
+    click_at(app, found[0].rect.center)
+
+
+def press(app: App, key: int, text: str = "") -> None:
+    pygame.event.post(pygame.event.Event(pygame.KEYDOWN, key=key, unicode=text, mod=0))
+    app.step()
+
+
+def type_text(app: App, text: str) -> None:
+    for ch in text:
+        pygame.event.post(pygame.event.Event(pygame.KEYDOWN, key=0, unicode=ch, mod=0))
+    app.step()
+
+
+def stone(app: App, vertex: str) -> int:
+    return int(app.model.position.board_array()[app.model.game.vertex_to_action(vertex)])
+
+
+def count(app: App, colour: int) -> int:
+    return int((app.model.position.board_array() == colour).sum())
+
+
+# ---- pure parts ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("size", [7, 9, 15, 19])
+def test_layout_maps_clicks_to_points_and_back(size):
+    lay = Layout(size, 1060, 720)
+    for p in range(size * size):
+        assert lay.point_at(lay.center(p)) == p
+    x0, y0 = lay.center(0)
+    assert lay.point_at((x0 + round(lay.cell / 2), y0)) is None, "a click between two points is on neither"
+    assert lay.point_at((x0 - round(lay.cell), y0)) is None, "left of the board"
+    # y = 0 is the bottom row, as in Leela Zero: A1 is below A2 on the screen
+    assert lay.center(0)[1] > lay.center(size)[1]
+    assert (
+        lay.slider_index(lay.slider_rect.right, 40) == 40 and lay.slider_index(lay.slider_rect.left, 40) == 0
+    )
+
+
+def test_sgf_round_trip_and_bad_files(tmp_path):
+    go = make_game("go", 9, komi=6.5)
+    actions = [40, 41, 81, 30, 81]  # E5 F5 pass D4 pass
+    path = save_sgf(tmp_path / "a" / "g.sgf", Record(go.to_dict(), actions, "", "Human", "zero9"))
+    text = path.read_text()
+    assert "GM[1]" in text and "KM[6.5]" in text and "PB[Human]" in text
+    back = load_sgf(path)
+    assert back.actions == actions and back.make_game().to_dict() == go.to_dict()
+
+    gomoku = make_game("gomoku", 15)
+    path = save_sgf(tmp_path / "k.sgf", Record(gomoku.to_dict(), [112, 113], "", "", ""))
+    back = load_sgf(path)
+    assert back.game_params["game"] == "gomoku" and back.actions == [112, 113] and "GM[4]" in path.read_text()
+
+    bad = tmp_path / "bad.sgf"
+    bad.write_text("this is not sgf")
+    with pytest.raises(ValueError, match="bad.sgf"):
+        load_sgf(bad)
+    with pytest.raises(ValueError, match="missing.sgf"):
+        load_sgf(tmp_path / "missing.sgf")
+    handicap = tmp_path / "h.sgf"
+    handicap.write_text("(;GM[1]SZ[9]AB[cc][gg];W[ee])")
+    with pytest.raises(ValueError, match="setup stones"):
+        load_sgf(handicap)
+    twice = tmp_path / "twice.sgf"
+    twice.write_text("(;GM[1]SZ[9];B[ee];B[cc])")
+    with pytest.raises(ValueError, match="move 2"):
+        load_sgf(twice)
+
+
+# ---- the window ---------------------------------------------------------------------------------
+
+
+def test_short_game_with_overlays_undo_and_refusals(make_app, go_engine, shots):
+    app = make_app(Settings(visits=FAST), go_engine)
+    m = app.model
+    app.step()
+    assert m.engine.label.startswith("net ") and not m.engine.uniform
+    app.screenshot(shots / "play-empty.png")
+
+    click_vertex(app, "E5")
+    assert stone(app, "E5") == BLACK and len(m.history) == 2
+    pump(app, lambda: len(m.history) == 3, what="the AI's reply")
+    assert count(app, WHITE) == 1 and count(app, BLACK) == 1
+    assert m.message.startswith("the AI played "), m.message
+    assert m.analysis_at(1).candidates, "the AI's search statistics are kept for the graph and the overlays"
+
+    click_vertex(app, "E5")  # occupied
+    assert "E5 is occupied" in m.message and m.message_level == "error" and len(m.history) == 3
+
+    # overlays: keys and buttons
+    assert m.overlays["winrate"]
+    press(app, pygame.K_c, "c")
+    press(app, pygame.K_v, "v")
+    click_widget(app, "toggle:policy")
+    assert m.overlays["candidates"] and m.overlays["variation"] and m.overlays["policy"]
+    press(app, pygame.K_w, "w")
+    assert not m.overlays["winrate"]
+    click_widget(app, "toggle:winrate")
+    assert m.overlays["winrate"]
+    pump(app, lambda: m.analysis_at().done and m.analysis_at().policy is not None, what="the analysis")
+    a = m.analysis_at()
+    assert a.candidates and a.visits >= FAST and 0.0 <= a.winrate <= 1.0
+    assert a.policy.shape == (82,) and abs(float(a.policy.sum()) - 1.0) < 1e-3
+    assert all(a.candidates[0].visits >= s.visits for s in a.candidates)
+
+    click_widget(app, "hint")
+    pump(app, lambda: m.analysis_at().hint is not None, what="the hint")
+    assert m.position.is_legal(m.analysis_at().hint) and m.message.startswith("hint: ")
+    assert sum(wr is not None for wr in m.black_winrates()) == 3, "a win rate for every position so far"
+
+    click_vertex(app, "C3")
+    pump(app, lambda: len(m.history) == 5 and m.analysis_at().done, what="the second reply and its analysis")
+    app.screenshot(shots / "play-overlays.png")
+
+    # a click while the AI thinks is refused; Stop makes it move now
+    m.engine.player.visits = 10**6
+    click_vertex(app, "G3")
+    pump(app, lambda: m.thinking and m.live_visits > 0, what="the AI to start thinking")
+    click_vertex(app, "G7")
+    assert "the AI is thinking" in m.message and stone(app, "G7") == EMPTY and len(m.history) == 6
+    click_widget(app, "stop")
+    pump(app, lambda: len(m.history) == 7, timeout=30, what="the AI to move after Stop")
+    m.engine.player.visits = FAST
+
+    # undo takes back the AI's reply and your move
+    click_widget(app, "undo")
+    assert len(m.history) == 5 and stone(app, "G3") == EMPTY and m.position.to_play == BLACK
+    press(app, pygame.K_u, "u")
+    press(app, pygame.K_u, "u")
+    assert len(m.history) == 1 and count(app, BLACK) == 0 and count(app, WHITE) == 0
+    press(app, pygame.K_u, "u")
+    assert m.message_level == "error" and "nothing" in m.message
+
+
+def _ko_game(tmp_path: Path) -> Path:
+    """White to move with a ko to retake at E5 and a suicide point at A1."""
+    go = make_game("go", 9, komi=7.5)
+    moves = "D5 F4 E4 F6 E6 G5 A2 E5 B1 J9 F5".split()
+    return save_sgf(tmp_path / "ko.sgf", Record(go.to_dict(), [go.vertex_to_action(v) for v in moves]))
+
+
+def test_load_sgf_browse_and_illegal_moves(make_app, go_engine, tmp_path):
+    app = make_app(Settings(visits=FAST), go_engine)
+    m = app.model
+    path = _ko_game(tmp_path)
+    press(app, pygame.K_l, "l")  # the Load box opens with a path already typed: clear it, type ours
+    assert app.ui.prompt == "load"
+    app.ui.prompt_field.draft = ""
+    type_text(app, str(path))
+    press(app, pygame.K_RETURN)
+    pump(app, lambda: len(m.history) == 12, what="the loaded game")
+    assert not m.auto and m.message.startswith("loaded 11 moves") and stone(app, "E5") == EMPTY
+    app.step()
+    assert not m.thinking, "after loading, the AI waits until you play or ask it to"
+
+    click_vertex(app, "E5")  # black's turn? no: white is to move and you are black
+    assert "AI's turn" in m.message
+    click_widget(app, "swap")
+    assert m.settings.human == WHITE
+    click_vertex(app, "E5")
+    assert "illegal move E5" in m.message and "superko" in m.message and len(m.history) == 12
+    click_vertex(app, "A1")
+    assert "illegal move A1: suicide" in m.message and len(m.history) == 12
+
+    # browse back and continue from move 6 (black to move): the moves after it are cut off
+    press(app, pygame.K_HOME)
+    assert m.cursor == 0
+    for _ in range(6):
+        press(app, pygame.K_RIGHT)
+    assert m.cursor == 6 and m.position.to_play == BLACK
+    click_widget(app, "ai_move")
+    pump(app, lambda: len(m.history) == 8, what="the AI's move from move 6")
+    assert m.at_end and m.position.to_play == WHITE and stone(app, "E5") == EMPTY
+
+    # slider: click its left end to go back to the start
+    r = app.view.layout.slider_rect
+    click_at(app, (r.left, r.centery))
+    assert m.cursor == 0
+
+
+def test_game_over_by_passes_shows_the_count(make_app, go_engine, tmp_path, shots):
+    go = make_game("go", 9, komi=7.5)
+    moves = []
+    for row in range(1, 10):
+        moves += [f"E{row}", f"F{row}"]
+    path = save_sgf(
+        tmp_path / "walls.sgf", Record(go.to_dict(), [go.vertex_to_action(v) for v in moves] + [81])
+    )
+    app = make_app(Settings(visits=FAST, human=WHITE), go_engine, sgf=str(path))
+    m = app.model
+    pump(app, lambda: len(m.history) == 20, what="the loaded game")
+    click_widget(app, "toggle:policy")
+    click_widget(app, "pass")  # white passes after black's pass: the game ends, counted Tromp-Taylor
+    assert m.over and m.show_count()
+    assert m.position.result_string() == "B+1.5" and "B+1.5" in m.result_text()
+    app.step()
+    app.screenshot(shots / "play-count.png")
+    click_vertex(app, "A1")
+    assert "Game over" in m.message
+    assert (tmp_path / "out.sgf").exists() is False
+    saved = m.save(tmp_path / "out.sgf")
+    assert load_sgf(saved).actions == m.actions() and "RE[B+1.5]" in saved.read_text()
+
+    click_widget(app, "undo")  # takes back your pass (and nothing else: the AI made none since)
+    assert not m.over and len(m.history) == 20
+
+
+def test_resign_and_gomoku_without_a_net(make_app, go_engine):
+    app = make_app(Settings(visits=FAST), go_engine)
+    click_widget(app, "resign")
+    assert app.model.over and app.model.position.result_string() == "W+R"
+
+    app2 = make_app(Settings(game="gomoku", size=9, visits=FAST))
+    m = app2.model
+    pump(app2, lambda: m.engine is not None, what="the Gomoku engine")
+    assert m.engine.uniform and m.engine.label == UNIFORM_NOTICE and UNIFORM_NOTICE in m.message
+    widgets, _, _ = app2.view.widgets(m, app2.ui)
+    assert not next(w for w in widgets if w.name == "pass").enabled, "Gomoku has no pass"
+    click_vertex(app2, "E5")
+    pump(app2, lambda: len(m.history) == 3, what="the Gomoku reply")
+    assert count(app2, WHITE) == 1
+
+
+def test_setup_panel_refuses_a_net_for_another_size(make_app, go_engine):
+    shipped = default_net_path("go", 9)
+    assert shipped is not None
+    app = make_app(Settings(visits=FAST), go_engine, show_setup=True)
+    m = app.model
+    click_widget(app, "set:size:-")
+    click_widget(app, "set:size:-")
+    assert app.ui.draft.size == 7
+    click_widget(app, "field:net")
+    type_text(app, str(shipped))
+    click_widget(app, "set:level:casual")  # clicking elsewhere commits the field
+    assert app.ui.draft.net == str(shipped) and app.ui.draft.visits == 64
+    click_widget(app, "start")
+    pump(app, lambda: m.loading is None and app.ui.setup_open, what="the refusal")
+    assert "is for a 9x9 board, not 7x7" in m.message and m.message_level == "error"
+    assert m.game.size == 9, "the game on the board is untouched"
+    click_vertex(app, "E5")
+    assert "Start" in m.message, "board clicks are refused while the settings are open"
+
+    # bad visits in the field are refused with a message; a fitting setup starts
+    click_widget(app, "set:size:+")
+    click_widget(app, "set:size:+")
+    click_widget(app, "field:visits")
+    app.ui.visits_field.draft = ""
+    type_text(app, "0")
+    press(app, pygame.K_RETURN)
+    assert "visits must be" in m.message and app.ui.draft.visits == 64
+    click_widget(app, "set:human:white")
+    click_widget(app, "start")
+    pump(
+        app,
+        lambda: not app.ui.setup_open and m.loading is None and len(m.history) == 2,
+        what="the AI's opening",
+    )
+    assert m.settings.human == WHITE and m.settings.visits == 64 and count(app, BLACK) == 1
+
+
+def test_command_line_refuses_bad_input(tmp_path, capsys):
+    parser = __import__("argparse").ArgumentParser()
+    app_module.add_arguments(parser)
+    shipped = str(default_net_path("go", 9))
+    assert app_module.run(parser.parse_args(["--game", "go", "--size", "7", "--net", shipped])) == 2
+    assert "is for a 9x9 board, not 7x7" in capsys.readouterr().err
+    assert app_module.run(parser.parse_args(["--game", "gomoku", "--size", "9", "--net", shipped])) == 2
+    assert "is for go 9x9, not gomoku 9x9" in capsys.readouterr().err
+    assert app_module.run(parser.parse_args(["--color", "green"])) == 2
+    assert "bad colour 'green'" in capsys.readouterr().err
+    junk = tmp_path / "junk.pt"
+    junk.write_bytes(b"PK\x03\x04 not a checkpoint")
+    assert app_module.run(parser.parse_args(["--net", str(junk)])) == 2
+    assert "junk.pt" in capsys.readouterr().err
+    s = app_module.settings_from_args(parser.parse_args(["--game", "gomoku", "--level", "casual"]))
+    assert (s.game, s.size, s.visits) == ("gomoku", 15, 64)
+
+
+REAL_X_SCRIPT = r"""
+import sys, time, pygame
+from gui.app import App
+from gui.model import Settings
+app = App(Settings(visits=4, net=sys.argv[1]))
+m = app.model
+end = time.monotonic() + 120
+def pump(cond):
+    while not cond():
+        assert time.monotonic() < end, m.message
+        app.step(); time.sleep(0.01)
+pump(lambda: m.engine is not None)
+assert pygame.display.get_driver() == "x11", pygame.display.get_driver()
+pygame.event.post(pygame.event.Event(pygame.MOUSEBUTTONDOWN, pos=app.view.layout.center(40), button=1))
+pump(lambda: len(m.history) == 3)
+app.screenshot(sys.argv[2])
+driver = pygame.display.get_driver()
+app.close()
+print("ok", driver)
+"""
+
+
+def test_on_a_real_x_server(tmp_path):
+    xvfb = shutil.which("Xvfb")
+    if xvfb is None:
+        pytest.skip("Xvfb is not installed (apt-get install xvfb): the real-X run is skipped")
+    display = f":{90 + os.getpid() % 200}"
+    server = subprocess.Popen(
+        [xvfb, display, "-screen", "0", "1280x800x24", "-nolisten", "tcp"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        time.sleep(1.0)
+        env = {k: v for k, v in os.environ.items() if k != "SDL_VIDEODRIVER"}
+        env["DISPLAY"] = display
+        shot = tmp_path / "x11.png"
+        done = subprocess.run(
+            [sys.executable, "-c", REAL_X_SCRIPT, str(default_net_path("go", 9)), str(shot)],
+            env=env,
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=240,
+        )
+        assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
+        assert "ok x11" in done.stdout and shot.stat().st_size > 10_000
+    finally:
+        server.terminate()
+        server.wait(10)
