@@ -1,0 +1,286 @@
+"""Search benchmark: tree speed with a free evaluator, and the net's share of self-play wall time.
+
+    python scripts/bench_search.py                 # both figures (about a minute on 2 cores)
+    python scripts/bench_search.py --play-mode     # + single tree vs root parallel at equal time
+    python scripts/bench_search.py --tune --match-games 60   # + c_puct / FPU grid (zero9.search's table)
+
+1. ``9x9 go: N sims/s``: simulations per second of :mod:`zero9.search` with the
+   :class:`~zero9.evaluator.UniformEvaluator` on one core (mid-game 9x9 Go, 8x8
+   Gomoku), with the cyclic garbage collector on, frozen (``gc.freeze()``) and off.
+   Reference measured in the same run: ``position.play()`` calls per second on the
+   same position (the board's own speed); the ratio says how many board moves one
+   simulation costs.
+2. ``X% of wall time inside the net``: self-play with a 10x64 net (random weights)
+   on this machine's CPU, G games x K leaves per call, through :func:`zero9.batched.play_games`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import gc
+import os
+import random
+import sys
+import time
+
+import numpy as np
+
+from zero9 import search
+from zero9.batched import SelfPlayConfig, play_games
+from zero9.evaluator import NetEvaluator, UniformEvaluator
+from zero9.game import make_game
+from zero9.search import SearchConfig, Tree, run_simulations
+
+PAUSED = search.gc_paused
+BAR_SIMS = 20_000
+BAR_NET_SHARE = 75.0
+
+
+def midgame(game, moves: int, seed: int = 1):
+    """A position after ``moves`` random moves (Go: no eye filling, no pass)."""
+    rng = random.Random(seed)
+    pos = game.new_position()
+    for _ in range(moves):
+        legal = [
+            a
+            for a in pos.legal_moves()
+            if a != game.pass_action and not (hasattr(pos, "is_eye") and pos.is_eye(a, pos.to_play))
+        ]
+        pos = pos.play(rng.choice(legal))
+    return pos
+
+
+def sims_per_second(position, playouts: int, repeats: int, batch_size: int, gc_mode: str) -> float:
+    evaluator = UniformEvaluator(position.game)
+    config = SearchConfig(virtual_loss=1.0 if batch_size > 1 else 0.0)
+    gc.collect()
+    # zero9.search pauses the collector itself ("off"); for "on" and "freeze" we switch that off.
+    if gc_mode != "off":
+        search.gc_paused = contextlib.nullcontext
+    if gc_mode == "freeze":
+        gc.freeze()
+    try:
+        start = time.perf_counter()
+        done = 0
+        for r in range(repeats):
+            tree = Tree(position, config, np.random.default_rng(r))
+            done += run_simulations(tree, evaluator, playouts, batch_size=batch_size)
+            del tree
+        return done / (time.perf_counter() - start)
+    finally:
+        search.gc_paused = PAUSED
+        gc.enable()
+        gc.unfreeze()
+
+
+def plays_per_second(position, n: int = 20_000) -> float:
+    moves = position.legal_moves()[:20]
+    start = time.perf_counter()
+    for i in range(n):
+        position.play(moves[i % len(moves)])
+    return n / (time.perf_counter() - start)
+
+
+def bench_tree(args) -> None:
+    print(f"load: {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f} (1, 5 min) on {os.cpu_count()} cores")
+    for label, game, moves in (
+        ("9x9 go", make_game("go", 9), 30),
+        ("8x8 gomoku", make_game("gomoku", 8), 12),
+    ):
+        pos = midgame(game, moves)
+        ref = plays_per_second(pos)
+        print(f"{label}: reference board speed {ref:,.0f} play()/s ({1e6 / ref:.1f} us per move)")
+        best = 0.0
+        for k in (1, 8):
+            for mode in ("on", "freeze", "off"):
+                rate = sims_per_second(pos, args.playouts, args.repeats, k, mode)
+                best = max(best, rate)
+                print(
+                    f"  K={k} gc {mode:<6}: {rate:,.0f} sims/s  ({ref / rate:.1f} board moves' time per sim)"
+                )
+        print(f"{label}: {best:,.0f} sims/s  (bar {BAR_SIMS:,}: {'met' if best >= BAR_SIMS else 'NOT met'})")
+
+
+def bench_net_share(args) -> None:
+    import torch
+
+    from zero9.net import ZeroNet
+
+    torch.manual_seed(0)
+    game = make_game("go", 9)
+    net = ZeroNet(18, 9, 82, 10, 64)
+    evaluator = NetEvaluator(net, cache_size=100_000, rng=np.random.default_rng(0))
+    config = SelfPlayConfig(
+        visits=args.selfplay_visits,
+        parallel_games=args.games,
+        leaves_per_tree=args.leaves,
+        seed=0,
+        resign_threshold=None,
+    )
+    planes = np.zeros((args.games * args.leaves, 18, 9, 9), np.float32)
+    net.predict(planes)  # warm-up
+    t = time.perf_counter()
+    net.predict(planes)
+    ref = time.perf_counter() - t
+    print(
+        f"reference: one net call on {len(planes)} positions: {1000 * ref:.0f} ms "
+        f"({len(planes) / ref:,.0f} positions/s, torch threads {torch.get_num_threads()})"
+    )
+    gc.freeze()
+    start = time.perf_counter()
+    moves = 0
+    games = play_games(game, evaluator, args.games, config)
+    deadline = start + args.seconds
+    inner = evaluator.evaluate
+
+    def evaluate_until_deadline(positions):
+        # Stop after the time budget at a step boundary: the share is over whole steps, not whole games.
+        if time.perf_counter() > deadline:
+            raise TimeoutError
+        return inner(positions)
+
+    evaluator.evaluate = evaluate_until_deadline
+    try:
+        for record in games:
+            moves += len(record.moves)
+    except TimeoutError:
+        pass
+    wall = time.perf_counter() - start
+    gc.unfreeze()
+    share = 100 * evaluator.net_seconds / wall
+    print(
+        f"self-play G={args.games} x K={args.leaves}, {args.selfplay_visits} visits: "
+        f"{evaluator.calls} net calls, "
+        f"{evaluator.positions:,} leaves ({evaluator.cache_hits:,} cache hits) in {wall:.1f} s"
+    )
+    print(
+        f"{share:.1f}% of wall time inside the net  (bar {BAR_NET_SHARE:.0f}%: "
+        f"{'met' if share >= BAR_NET_SHARE else 'NOT met'})"
+    )
+
+
+def match(make_a, make_b, game, n_games: int) -> tuple[float, int]:
+    """Score of A against B over ``n_games`` (colours alternate)."""
+    score = 0.0
+    for g in range(n_games):
+        a, b = make_a(g), make_b(g)
+        players = {1: a, 2: b} if g % 2 == 0 else {1: b, 2: a}
+        pos = game.new_position()
+        while not pos.is_terminal():
+            pos = pos.play(players[pos.to_play].genmove(pos))
+        a_colour = 1 if g % 2 == 0 else 2
+        score += 1.0 if pos.winner() == a_colour else 0.5 if pos.winner() == 0 else 0.0
+    return score, n_games
+
+
+def bench_play_mode(args) -> None:
+    """Single tree (K=8) vs root parallel (4 trees x K=2) at equal time per move, rollout evaluator."""
+    from zero9.mcts_pure import rollout_player
+
+    game = make_game("gomoku", 7, connect=4)
+    t = args.move_time
+
+    def single(g):
+        return rollout_player(game, playouts=10**9, seed=g, time_per_move=t, batch_size=8)
+
+    def parallel(g):
+        return rollout_player(
+            game, playouts=10**9, seed=1000 + g, time_per_move=t, batch_size=2, root_parallel=4
+        )
+
+    score, n = match(single, parallel, game, args.match_games)
+    print(
+        f"play mode, gomoku 7x7 connect 4, {t} s/move: single tree K=8 scores {score}/{n} "
+        f"against root-parallel 4 trees x K=2"
+    )
+
+
+class HeuristicPrior:
+    """Tuning evaluator: one random rollout for the value, a prior that favours points next to stones.
+
+    A uniform prior makes first-play reduction meaningless; this one is crude but informative.
+    """
+
+    def __init__(self, game, seed: int):
+        from zero9.mcts_pure import RolloutEvaluator
+
+        self.rollouts = RolloutEvaluator(game, seed=seed)
+        self.n = game.size
+
+    def evaluate(self, positions):
+        _, values = self.rollouts.evaluate(positions)
+        n, priors = self.n, []
+        for p in positions:
+            stones = p.board_array().reshape(n, n) != 0
+            pad = np.pad(stones, 1)
+            shifts = [(dy, dx) for dy in (-1, 0, 1) for dx in (-1, 0, 1)]
+            near = sum(pad[1 + dy : 1 + dy + n, 1 + dx : 1 + dx + n] for dy, dx in shifts)
+            w = (1.0 + 8.0 * near).ravel() * (~stones.ravel())
+            priors.append(w / w.sum())
+        return np.array(priors, np.float32), values
+
+
+def tune_pair(job) -> str:
+    (c, f), (rc, rf), games, visits = job
+    from zero9.player import SearchPlayer
+
+    game = make_game("gomoku", 7, connect=4)
+
+    def make(cp, fpu, offset):
+        return lambda g: SearchPlayer(game, HeuristicPrior(game, offset + g), visits=visits, seed=offset + g,
+                                      resign_threshold=None, batch_size=1, c_puct=cp, fpu_reduction=fpu)
+
+    score, n = match(make(c, f, 0), make(rc, rf, 1000), game, games)
+    return f"tune: c_puct={c} fpu={f} scores {score}/{n} against c_puct={rc} fpu={rf} ({visits} visits)"
+
+
+def bench_tune(args) -> None:
+    """c_puct x fpu_reduction grid at equal visits against a reference setting, small Gomoku."""
+    from multiprocessing import Pool
+
+    grid = [(c, f) for c in args.tune_c for f in args.tune_fpu]
+    jobs = [(setting, tuple(args.tune_reference), args.match_games, args.tune_visits) for setting in grid]
+    with Pool(args.jobs) as pool:
+        for line in pool.imap(tune_pair, jobs):
+            print(line, flush=True)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--playouts", type=int, default=1600, help="simulations per search (tree speed)")
+    parser.add_argument("--repeats", type=int, default=4)
+    parser.add_argument("--games", type=int, default=32, help="G for the net-share measurement")
+    parser.add_argument("--leaves", type=int, default=8, help="K for the net-share measurement")
+    parser.add_argument("--selfplay-visits", type=int, default=32)
+    parser.add_argument(
+        "--seconds",
+        type=float,
+        default=20.0,
+        help="self-play time for the net share (stops at the first game done after it)",
+    )
+    parser.add_argument("--skip-net", action="store_true")
+    parser.add_argument("--play-mode", action="store_true")
+    parser.add_argument("--tune", action="store_true")
+    parser.add_argument("--move-time", type=float, default=0.3)
+    parser.add_argument("--match-games", type=int, default=10)
+    parser.add_argument("--tune-visits", type=int, default=300)
+    parser.add_argument("--tune-c", type=float, nargs="+", default=[0.8, 1.5, 2.5, 4.0])
+    parser.add_argument("--tune-fpu", type=float, nargs="+", default=[0.0, 0.25, 0.5, 1.0])
+    parser.add_argument("--tune-reference", type=float, nargs=2, default=[1.5, 0.5], metavar=("C", "FPU"))
+    parser.add_argument("--jobs", type=int, default=os.cpu_count(), help="processes for --tune")
+    args = parser.parse_args(argv)
+    bench_tree(args)
+    if not args.skip_net:
+        bench_net_share(args)
+    if args.play_mode:
+        bench_play_mode(args)
+    if args.tune:
+        bench_tune(args)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

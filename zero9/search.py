@@ -1,0 +1,362 @@
+"""PUCT Monte Carlo tree search, as in AlphaGo Zero and Leela Zero, readable top to bottom.
+
+Vocabulary:
+
+- **node**: one position in the tree. An *expanded* node holds numpy arrays over
+  its candidate children (shape ``[n]``, ``n`` = number of candidate actions):
+
+  ====================  ==========================================================
+  ``actions [n] int``   the action that leads to each child
+  ``P [n] float``       prior from the evaluator (renormalised over candidates;
+                        Dirichlet-noised at a self-play root)
+  ``N [n] float``       visit count (virtual losses included while in flight)
+  ``W [n] float``       total value backed up through the child
+  ``Q [n] float``       ``W / N``; for a child never tried, the first-play value
+  ``U0 [n] float``      ``P / (1 + N)``, kept current so PUCT is one expression
+  ====================  ==========================================================
+
+  Every value in a node's arrays is from the view of the player **to move at that
+  node** (the one choosing among the children). A node's own ``value`` (its raw net
+  evaluation, or the rules' result if terminal) is also from its side to move's
+  view, so it is negated on the way up.
+- **PUCT**: pick ``argmax Q + U`` with ``U = c_puct · P · sqrt(ΣN) / (1 + N)``.
+- **first-play urgency (FPU)**: a child never tried gets ``Q = value(node) −
+  fpu_reduction · sqrt(Σ P of tried children)`` (Leela Zero): the more of the
+  policy already explored, the less an untried move is worth guessing.
+- **simulation** (one *playout*): select a leaf by PUCT from the root, evaluate it
+  (net, or the rules for a terminal position — never the net), back the value up.
+  We split it in two halves, :meth:`Tree.select_leaf` and :meth:`Tree.expand_and_backup`,
+  so one evaluator call can serve many leaves (batching).
+- **virtual loss**: while a leaf is in flight, every edge on its path counts
+  ``virtual_loss`` extra visits that each lost, so the next selection in the same
+  batch goes elsewhere. Undone exactly at backup (``N``, ``W`` return to the true
+  counts; tests check it never leaks).
+- **expansion**: a leaf becomes a node with arrays over its legal moves when its
+  evaluation comes back; a child's position is only built (``play``) when the child
+  is first tried, so most of the tree's width is three numbers in an array.
+- **tree reuse**: after a move the chosen child becomes the root (:meth:`Tree.advance`).
+- **visits** = ``ΣN`` at the root (reused visits count); **playouts** = simulations
+  done in this search.
+
+Defaults (values on the [-1, 1] scale, twice Leela Zero's [0, 1] winrate scale):
+``c_puct = 3.0``, ``fpu_reduction = 0.5`` (Leela Zero's 0.25 winrate). Chosen by
+matches at equal visits (300 per move) on 7x7 four-in-a-row, where every leaf's
+value is one random rollout and the prior favours points next to stones (score of
+the setting against the reference, colours alternating; ±~9 is noise at 80 games):
+
+==========  =============================  ===============================
+c_puct      vs c=1.5, fpu=0.5 (60 games)    vs c=4.0, fpu=0.5 (80 games)
+==========  =============================  ===============================
+0.8         17–21 / 60 (fpu 0 .. 1)         —
+1.5         24–33 / 60                      —
+2.5         37–39 / 60                      —
+3.0         —                               33–39 / 80
+4.0         40–47 / 60                      35–40 / 80
+6.0 / 8.0   —                               36–48 / 80, 38–42 / 80
+==========  =============================  ===============================
+
+so ``c_puct`` from 3 to 8 is a plateau clearly above 1.5, and fpu_reduction from 0
+to 1 made no difference beyond noise; we take the low end of the plateau (nearest
+the values tuned for real nets: Leela Zero's 0.8 winrate-scale is 1.6 here) and
+Leela Zero's FPU. Rollout values are noisier than a trained net's, which favours
+exploration: re-run ``scripts/bench_search.py --tune`` with a trained net's
+evaluator before trusting these for strong play.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+import math
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import numpy as np
+
+from zero9.game import Position
+
+
+@dataclass
+class SearchConfig:
+    """Knobs of one search. Defaults are for play; self-play turns on ``noise``."""
+
+    c_puct: float = 3.0
+    fpu_reduction: float = 0.5
+    fpu_root_reduction: float | None = None  # None: same as fpu_reduction (0 when noise is on)
+    fpu_value: float | None = None  # a fixed first-play Q instead (pure MCTS: 0, as AlphaZero_Gomoku)
+    noise: bool = False  # root Dirichlet noise: self-play only, never against a person
+    noise_eps: float = 0.25
+    noise_alpha_scale: float = 0.03 * 361  # alpha = this / number of legal moves (LZ, KataGo)
+    virtual_loss: float = 1.0
+
+
+class Node:
+    """A position in the tree; see the module docstring for the arrays."""
+
+    __slots__ = ("position", "terminal", "value", "pending", "actions", "P", "N", "W", "Q", "U0",
+                 "children", "total", "tried_prior", "sq_sum", "raw_prior")
+
+    def __init__(self, position: Position):
+        self.position = position
+        self.terminal = position.is_terminal()
+        # Terminal positions are scored by the rules, from the side to move's view.
+        self.value = position.result_value(position.to_play) if self.terminal else 0.0
+        self.pending = False  # waiting for an evaluation (a second visit in the batch collides)
+        self.actions = None  # set by expand(); None means not expanded yet
+        self.children: dict[int, Node] = {}  # child index -> Node, created when first tried
+        self.total = 0.0  # ΣN over children (virtual losses included)
+        self.tried_prior = 0.0  # Σ P over children with N > 0, for FPU
+        self.sq_sum = 0.0  # Σ value² backed up through this node (variance for LCB)
+        self.raw_prior = None  # the root's priors before noise, so re-noising starts clean
+
+    @property
+    def expanded(self) -> bool:
+        return self.actions is not None
+
+    def expand(self, priors: np.ndarray, value: float) -> None:
+        """Create the child arrays from the evaluator's priors ``[A]`` and value (side to move)."""
+        actions = np.array(self.position.legal_moves(), dtype=np.intp)
+        p = priors[actions]
+        s = float(p.sum())
+        self.P = p * (1.0 / s) if s > 0 else np.full(len(actions), 1.0 / max(len(actions), 1))
+        self.value = float(value)
+        self.N, self.W, self.Q = np.zeros((3, len(actions)))  # one allocation, three row views
+        self.Q += self.value  # nothing tried yet: FPU = the node's value
+        self.U0 = self.P.astype(np.float64)
+        self.actions = actions
+
+    def refresh_fpu(self, fpu_reduction: float, fpu_value: float | None = None) -> None:
+        """Untried children share one first-play value; recompute it after a new child is tried."""
+        if fpu_value is None:
+            fpu_value = max(self.value - fpu_reduction * math.sqrt(self.tried_prior), -1.0)
+        self.Q[self.N == 0] = fpu_value
+
+    def q_value(self) -> float:
+        """Mean value of the node from its side to move's view (its raw value before any visit)."""
+        return float(self.W.sum() / self.total) if self.expanded and self.total > 0 else self.value
+
+
+@dataclass
+class Leaf:
+    """A selected path: ``nodes[0]`` is the root, ``nodes[k+1]`` the child ``idx[k]`` of ``nodes[k]``."""
+
+    nodes: list[Node]
+    idx: list[int]
+
+    @property
+    def node(self) -> Node:
+        return self.nodes[-1]
+
+
+class Tree:
+    """One search tree over one game, with virtual-loss leaf selection for batching."""
+
+    def __init__(self, position: Position, config: SearchConfig | None = None,
+                 rng: np.random.Generator | None = None):
+        self.config = config or SearchConfig()
+        self.rng = rng or np.random.default_rng()
+        self.root = Node(position)
+        self.playouts = 0  # simulations backed up since the last reset_counters()
+        self.collisions = 0  # leaves selected twice in one batch (virtual loss undone, not counted)
+
+    # --- the two halves of a simulation -------------------------------------------------
+
+    def select_leaf(self) -> Leaf | None:
+        """Walk down by PUCT adding virtual loss; None when the leaf is already in flight."""
+        node, vl = self.root, self.config.virtual_loss
+        leaf = Leaf([node], [])
+        while node.actions is not None and not node.terminal:
+            i = self.select_child(node)
+            child = node.children.get(i)
+            if child is None:
+                child = node.children[i] = Node(node.position.play(int(node.actions[i])))
+            if vl:
+                self._add_visit(node, i, vl, -vl)
+            leaf.nodes.append(child)
+            leaf.idx.append(i)
+            node = child
+        if node.pending:
+            self.collisions += 1
+            self._revert_virtual_loss(leaf)
+            return None
+        node.pending = not node.terminal
+        return leaf
+
+    def select_child(self, node: Node) -> int:
+        """PUCT: the child maximising Q + c_puct · P · sqrt(ΣN) / (1 + N)."""
+        c_sqrt = self.config.c_puct * math.sqrt(max(node.total, 1.0))
+        return int((node.Q + c_sqrt * node.U0).argmax())
+
+    def expand_and_backup(self, leaf: Leaf, priors: np.ndarray | None = None, value: float = 0.0) -> None:
+        """Finish a simulation: expand the leaf with its evaluation (terminal: the rules' value), back up."""
+        node = leaf.node
+        if not node.terminal:
+            is_root = node is self.root
+            node.expand(priors, value)
+            if self.config.fpu_value is not None:
+                node.refresh_fpu(0.0, self.config.fpu_value)
+            node.pending = False
+            if is_root and self.config.noise:
+                self.add_noise()
+        self.backup(leaf, node.value)
+
+    def backup(self, leaf: Leaf, value: float) -> None:
+        """Add ``value`` (the leaf's side to move's view) along the path, undoing the virtual loss."""
+        vl = self.config.virtual_loss
+        for k in range(len(leaf.idx) - 1, -1, -1):
+            value = -value  # one ply up: the other player's view
+            self._add_visit(leaf.nodes[k], leaf.idx[k], 1.0 - vl, value + vl)
+            leaf.nodes[k + 1].sq_sum += value * value
+        if leaf.idx:
+            self.playouts += 1
+
+    def _add_visit(self, node: Node, i: int, dn: float, dw: float) -> None:
+        old = node.N.item(i)  # .item(): Python floats, several times faster than numpy scalars
+        n = old + dn
+        w = node.W.item(i) + dw
+        node.N[i] = n
+        node.W[i] = w
+        node.Q[i] = w / n if n > 0 else 0.0
+        node.U0[i] = node.P.item(i) / (1.0 + n)
+        node.total += dn
+        if (old == 0) != (n == 0):  # a child tried for the first time (or un-tried by a revert)
+            node.tried_prior += node.P[i] if old == 0 else -node.P[i]
+            node.refresh_fpu(self._fpu(node is self.root), self.config.fpu_value)
+
+    def _revert_virtual_loss(self, leaf: Leaf) -> None:
+        vl = self.config.virtual_loss
+        if vl:
+            for node, i in zip(leaf.nodes, leaf.idx, strict=False):
+                self._add_visit(node, i, -vl, vl)
+
+    def _fpu(self, is_root: bool) -> float:
+        cfg = self.config
+        if not is_root:
+            return cfg.fpu_reduction
+        if cfg.fpu_root_reduction is not None:
+            return cfg.fpu_root_reduction
+        return 0.0 if cfg.noise else cfg.fpu_reduction  # noise already spreads the root visits
+
+    # --- root: noise, reuse, the move -----------------------------------------------------
+
+    def add_noise(self) -> None:
+        """Mix Dirichlet noise into the root priors: P = (1-ε)·P + ε·Dir(α), α = 0.03·361 / legal moves."""
+        root, cfg = self.root, self.config
+        if not root.expanded or len(root.actions) == 0:
+            return
+        if root.raw_prior is None:
+            root.raw_prior = root.P.copy()
+        alpha = cfg.noise_alpha_scale / len(root.actions)
+        eta = self.rng.dirichlet(np.full(len(root.actions), alpha))
+        root.P = (1 - cfg.noise_eps) * root.raw_prior + cfg.noise_eps * eta
+        root.U0 = root.P / (1.0 + root.N)
+        root.tried_prior = float(root.P[root.N > 0].sum())
+        root.refresh_fpu(self._fpu(True), self.config.fpu_value)
+
+    def advance(self, action: int) -> None:
+        """Play ``action`` at the root: its subtree (if searched) becomes the new root."""
+        root = self.root
+        child = None
+        if root.expanded:
+            hits = np.flatnonzero(root.actions == action)
+            child = root.children.get(int(hits[0])) if len(hits) else None
+        if child is None or child.pending:
+            child = Node(root.position.play(action))
+        self.root = child
+        if child.expanded:
+            # The root's first-play value differs from an inner node's; re-noise a reused root.
+            child.refresh_fpu(self._fpu(True), self.config.fpu_value)
+            if self.config.noise:
+                self.add_noise()
+
+    def visits(self) -> int:
+        return int(round(self.root.total))
+
+    def visit_policy(self, num_actions: int) -> np.ndarray:
+        """Root visit counts as a distribution over all actions, float32 ``[A]`` (the policy target)."""
+        pi = np.zeros(num_actions, dtype=np.float32)
+        root = self.root
+        if root.expanded and root.total > 0:
+            pi[root.actions] = root.N / root.total
+        return pi
+
+    def choose_action(self, proportional: bool = False, lcb: bool = False) -> int:
+        """The move to play: most visits; or drawn in proportion to visits (``randomcnt``); or best LCB."""
+        root = self.root
+        if not root.expanded or root.total <= 0:
+            raise ValueError("choose_action: the root has not been searched")
+        if proportional:
+            return int(root.actions[self.rng.choice(len(root.N), p=root.N / root.N.sum())])
+        if lcb:
+            bounds = lower_confidence_bounds(root)
+            eligible = root.N >= max(2.0, 0.1 * root.N.max())
+            if eligible.any():
+                return int(root.actions[np.where(eligible, bounds, -np.inf).argmax()])
+        # Most visits; ties broken by Q then prior (lexsort's last key is the primary one).
+        return int(root.actions[np.lexsort((root.P, root.Q, root.N))[-1]])
+
+
+def lower_confidence_bounds(node: Node, z: float = 1.96) -> np.ndarray:
+    """Per child: Q − z · std / sqrt(N) from the backed-up values' variance; −2 below 2 visits."""
+    lcb = np.full(len(node.N), -2.0)
+    for i, child in node.children.items():
+        n = node.N[i]
+        if n >= 2:
+            q = node.Q[i]
+            var = max(child.sq_sum / n - q * q, 0.0) * n / (n - 1)
+            lcb[i] = q - z * math.sqrt(var / n)
+    return lcb
+
+
+def collect_leaves(tree: Tree, k: int) -> list[Leaf]:
+    """Select up to ``k`` leaves for one evaluator call; terminal leaves are backed up at once.
+
+    Stops early at a collision (a leaf already in flight): the batch goes out as it is.
+    """
+    leaves = []
+    for _ in range(k):
+        leaf = tree.select_leaf()
+        if leaf is None:
+            break
+        if leaf.node.terminal:
+            tree.expand_and_backup(leaf)
+            if tree.root.terminal:
+                break
+        else:
+            leaves.append(leaf)
+    return leaves
+
+
+@contextlib.contextmanager
+def gc_paused() -> Iterator[None]:
+    """Switch Python's cyclic garbage collector off while searching.
+
+    A search allocates many small objects that live on (nodes, positions); every few
+    hundred allocations the collector would scan them all, though the tree holds no
+    reference cycles (children point down, positions point up). Measured by
+    ``scripts/bench_search.py`` (gc on / frozen / off): off was the fastest in most cases.
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def run_simulations(tree: Tree, evaluator, playouts: int, batch_size: int = 1) -> int:
+    """The plain loop: ``playouts`` simulations on one tree, up to ``batch_size`` leaves per net call.
+
+    Returns the number of simulations backed up. Time limits, ``stop`` and many trees
+    at once: :func:`zero9.batched.search_trees`, the same loop over a list of trees.
+    """
+    start = tree.playouts
+    with gc_paused():
+        while tree.playouts - start < playouts and not tree.root.terminal:
+            leaves = collect_leaves(tree, min(batch_size, playouts - (tree.playouts - start)))
+            if leaves:
+                priors, values = evaluator.evaluate([leaf.node.position for leaf in leaves])
+                for leaf, p, v in zip(leaves, priors, values, strict=True):
+                    tree.expand_and_backup(leaf, p, float(v))
+    return tree.playouts - start
