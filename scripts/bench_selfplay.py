@@ -1,0 +1,108 @@
+"""Self-play throughput against the net's raw batched forward speed, measured in the same run.
+
+    PYTHONPATH=. python3 scripts/bench_selfplay.py --device cuda --game go --size 9 --blocks 10 \\
+        --filters 128 --workers 14 --games-parallel 64 --leaves 8 --seconds 60
+
+Prints: net evaluations/s during self-play (cache hits excluded, counted after a
+warm-up), the raw throughput of ``net.predict`` (numpy in, numpy out, the call
+self-play makes) at the batch self-play actually used and at batch 1024, the
+ratio, and the settings. A random net of the asked shape is used: speed does not
+depend on the weights (games from a random net are longer, if anything).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+
+def raw_throughput(net, planes_shape: tuple[int, ...], batch: int, seconds: float = 5.0) -> float:
+    """Positions per second through ``net.predict`` at ``batch`` (after a warm-up)."""
+    rng = np.random.default_rng(0)
+    x = (rng.random((batch, *planes_shape)) < 0.3).astype(np.float32)
+    for _ in range(3):
+        net.predict(x)
+    n, start = 0, time.perf_counter()
+    while time.perf_counter() - start < seconds:
+        net.predict(x)
+        n += batch
+    return n / (time.perf_counter() - start)
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--device", default="auto")
+    p.add_argument("--game", default="go", choices=["go", "gomoku"])
+    p.add_argument("--size", type=int, default=9)
+    p.add_argument("--connect", type=int, default=None)
+    p.add_argument("--blocks", type=int, default=10)
+    p.add_argument("--filters", type=int, default=128)
+    p.add_argument("--workers", type=int, default=0, help="0: one per core")
+    p.add_argument("--games-parallel", type=int, default=64)
+    p.add_argument("--leaves", type=int, default=8)
+    p.add_argument("--visits", type=int, default=400)
+    p.add_argument("--gumbel", action="store_true")
+    p.add_argument("--seconds", type=float, default=60.0, help="self-play time measured (after the warm-up)")
+    p.add_argument("--warmup", type=float, default=20.0, help="seconds of self-play before measuring")
+    args = p.parse_args(argv)
+
+    import torch
+
+    from zero9.batched import SelfPlayConfig
+    from zero9.checkpoint import save_checkpoint
+    from zero9.features import num_planes
+    from zero9.game import make_game
+    from zero9.net import make_net, resolve_device
+    from zero9.search import SearchConfig
+    from zero9.selfplay import default_workers, play_selfplay
+
+    device = str(resolve_device(args.device))
+    params = {"connect": args.connect} if args.connect else {}
+    game = make_game(args.game, args.size, **params)
+    torch.manual_seed(0)
+    net = make_net(game, args.blocks, args.filters)
+    workers = args.workers or default_workers(device)
+    cfg = SelfPlayConfig(visits=args.visits, parallel_games=args.games_parallel, leaves_per_tree=args.leaves,
+                         search=SearchConfig(noise=True), gumbel=args.gumbel, seed=1, resign_threshold=None)
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "net.pt"
+        save_checkpoint(path, net, {"game": game.to_dict()})
+        stats = play_selfplay(path, 10**9, cfg, Path(tmp) / "chunks", None, workers=workers, device=device,
+                              progress=False, seconds=args.warmup + args.seconds, warmup_seconds=args.warmup)
+    selfplay_rate = stats.measured_evals / stats.measured_seconds if stats.measured_seconds else 0.0
+    batch = max(1, round(stats.evals / stats.calls)) if stats.calls else 1
+    net = net.to(device).eval()
+    shape = (num_planes(game), game.size, game.size)
+    scale = 1
+    if device == "cpu":
+        # Self-play ran W one-thread workers; the fair raw figure is W one-thread forward loops.
+        torch.set_num_threads(1)
+        scale = min(workers, os.cpu_count() or 1)
+    raw_batch = scale * raw_throughput(net, shape, batch)
+    raw_1024 = scale * raw_throughput(net, shape, 1024)
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    print(f"settings: {game.to_dict()}, net {args.blocks}x{args.filters}, device {device}, "
+          f"workers {workers}, "
+          f"games in flight {args.games_parallel}/worker, leaves {args.leaves}/game, visits {args.visits}, "
+          f"gumbel {args.gumbel}, cores {os.cpu_count()}, load {load:.1f}")
+    print(f"self-play: {stats.games} games finished, {stats.moves} moves, "
+          f"mean batch {stats.evals / max(1, stats.calls):.1f} over {stats.measured_seconds:.1f}s measured")
+    if scale > 1:
+        print(f"(cpu: raw figures are {scale} one-thread forward loops, like the {workers} "
+              "one-thread workers)")
+    print(f"net evaluations/s during self-play: {selfplay_rate:,.0f}")
+    print(f"raw net.predict throughput at batch {batch}: {raw_batch:,.0f}/s "
+          f"-> ratio {selfplay_rate / raw_batch:.2f}")
+    print(f"raw net.predict throughput at batch 1024: {raw_1024:,.0f}/s "
+          f"-> ratio {selfplay_rate / raw_1024:.2f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

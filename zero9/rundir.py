@@ -1,0 +1,260 @@
+"""The run directory: where one learning run keeps everything, and how it writes safely.
+
+Vocabulary:
+
+- **run directory** (``--dir``): one folder per learning run. Its layout is the
+  reference in ``docs/run-directory.md``; :class:`RunDir` names every path in it so
+  no other module builds paths by hand.
+- **generation**: a promoted (or, without gating, trained) net. Generation 0 is the
+  random initial net; self-play of generation ``g`` uses the best net after ``g``
+  trainings and writes its games under ``chunks/gen{g:04d}/``.
+- **record**: one finished self-play game on disk: a training chunk (``.npz`` or
+  Leela Zero ``.gz``) plus, optionally, its SGF. Records are written atomically as
+  soon as each game ends, so the number of records on disk *is* the game count:
+  nothing is counted that is not there and nothing twice.
+- **atomic write**: write to a temporary file in the same folder, flush, fsync,
+  then ``os.replace`` onto the final name. A reader (or a rerun after ``kill -9``)
+  sees the old file or the new one, never half of one. Temporary names start with
+  ``.tmp-`` and are ignored (and swept) by every reader here.
+- **status** (``status.json``): a summary rewritten atomically after the files it
+  summarises: ``generation``, ``games``, ``best`` (net hash), ``positions`` and
+  timings. On resume the loop recounts records from disk, so a stale status can
+  lag but never over-count.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+CHUNK_SUFFIXES = (".npz", ".gz")
+TMP_PREFIX = ".tmp-"
+
+
+def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> None:
+    """Write ``data`` to ``path`` through a temporary file and ``os.replace``."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=TMP_PREFIX, dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        _unlink_quietly(tmp)
+        raise
+
+
+def atomic_write_text(path: str | os.PathLike, text: str) -> None:
+    atomic_write_bytes(path, text.encode("utf-8"))
+
+
+def atomic_write_json(path: str | os.PathLike, obj: Any) -> None:
+    atomic_write_text(path, json.dumps(obj, indent=2, sort_keys=True) + "\n")
+
+
+def atomic_save_with(path: str | os.PathLike, save_fn) -> None:
+    """Atomic write for writers that want a file name (``torch.save``, ``np.savez``).
+
+    ``save_fn(tmp_path)`` must write the complete file at ``tmp_path``; the
+    temporary name keeps the final suffix because some writers append one.
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f"{TMP_PREFIX}{os.getpid()}-{time.monotonic_ns()}-{path.name}")
+    try:
+        save_fn(tmp)
+        with open(tmp, "rb+") as f:
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        _unlink_quietly(tmp)
+        raise
+
+
+def read_json(path: str | os.PathLike, default: Any = None) -> Any:
+    """Parse a JSON file; ``default`` if it does not exist; ValueError naming a corrupt one."""
+    path = Path(path)
+    if not path.exists():
+        return default
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as e:
+        raise ValueError(f"corrupt JSON file {path}: {e}") from e
+
+
+def append_jsonl(path: str | os.PathLike, obj: dict) -> None:
+    """Append one JSON line. A line cut short by a crash is skipped by :func:`read_jsonl`."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a", encoding="utf-8") as f:
+        f.write(json.dumps(obj, sort_keys=True) + "\n")
+        f.flush()
+
+
+def read_jsonl(path: str | os.PathLike) -> list[dict]:
+    """All complete JSON lines of a log; a torn last line (crash mid-append) is dropped."""
+    path = Path(path)
+    if not path.exists():
+        return []
+    rows = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        line = line.strip()
+        if not line:
+            continue
+        try:
+            rows.append(json.loads(line))
+        except json.JSONDecodeError:
+            continue  # only a crash mid-append leaves one; it is the newest and partial
+    return rows
+
+
+def rewrite_jsonl(path: str | os.PathLike, rows: list[dict]) -> None:
+    atomic_write_text(path, "".join(json.dumps(r, sort_keys=True) + "\n" for r in rows))
+
+
+def _unlink_quietly(path: str | os.PathLike) -> None:
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        pass
+
+
+class RunDir:
+    """Paths of a run directory and the few operations on them (see module docstring)."""
+
+    def __init__(self, root: str | os.PathLike):
+        self.root = Path(root)
+
+    # --- paths -------------------------------------------------------------------
+    @property
+    def config_path(self) -> Path:
+        return self.root / "config.json"
+
+    @property
+    def status_path(self) -> Path:
+        return self.root / "status.json"
+
+    @property
+    def nets_dir(self) -> Path:
+        return self.root / "nets"
+
+    @property
+    def chunks_dir(self) -> Path:
+        return self.root / "chunks"
+
+    @property
+    def sgf_dir(self) -> Path:
+        return self.root / "sgf"
+
+    @property
+    def logs_dir(self) -> Path:
+        return self.root / "logs"
+
+    @property
+    def plots_dir(self) -> Path:
+        return self.root / "plots"
+
+    @property
+    def train_log(self) -> Path:
+        return self.logs_dir / "train_log.jsonl"
+
+    @property
+    def selfplay_log(self) -> Path:
+        return self.logs_dir / "selfplay.jsonl"
+
+    @property
+    def events_log(self) -> Path:
+        return self.logs_dir / "events.jsonl"
+
+    @property
+    def rating_games(self) -> Path:
+        return self.root / "ratings" / "games.jsonl"
+
+    @property
+    def ratings_path(self) -> Path:
+        return self.root / "ratings" / "ratings.json"
+
+    @property
+    def train_state_path(self) -> Path:
+        """The in-progress training state (model, optimizer, step) for resuming mid-training."""
+        return self.nets_dir / "train_state.pt"
+
+    def gen_chunks_dir(self, generation: int) -> Path:
+        return self.chunks_dir / f"gen{generation:04d}"
+
+    def gen_sgf_dir(self, generation: int) -> Path:
+        return self.sgf_dir / f"gen{generation:04d}"
+
+    def net_path(self, net_hash: str) -> Path:
+        return self.nets_dir / f"{net_hash}.pt"
+
+    def lz_weights_path(self, net_hash: str) -> Path:
+        return self.nets_dir / f"{net_hash}.txt.gz"
+
+    def best_net_path(self) -> Path | None:
+        best = self.status().get("best")
+        return self.net_path(best) if best else None
+
+    # --- reading -----------------------------------------------------------------
+    def exists(self) -> bool:
+        return self.config_path.exists()
+
+    def config(self) -> dict:
+        cfg = read_json(self.config_path)
+        if cfg is None:
+            raise ValueError(f"{self.root} is not a zero9 run directory (no config.json)")
+        return cfg
+
+    def status(self) -> dict:
+        return read_json(self.status_path, default={}) or {}
+
+    def write_status(self, **updates: Any) -> dict:
+        """Merge ``updates`` into status.json (atomically) and return the new status."""
+        status = self.status()
+        status.update(updates)
+        status["updated"] = time.time()
+        atomic_write_json(self.status_path, status)
+        return status
+
+    def chunk_files(self, generation: int | None = None) -> list[Path]:
+        """Finished training chunks in creation order (generation, then name), temp files excluded."""
+        base = self.gen_chunks_dir(generation) if generation is not None else self.chunks_dir
+        return sorted_chunk_files(base)
+
+    def count_games(self, generation: int | None = None) -> int:
+        """Self-play games on disk: one chunk per game (see module docstring)."""
+        return len(self.chunk_files(generation))
+
+    def sweep_temp_files(self) -> int:
+        """Delete temp files a crash left behind; returns how many."""
+        n = 0
+        if self.root.exists():
+            for p in self.root.rglob(f"{TMP_PREFIX}*"):
+                _unlink_quietly(p)
+                n += 1
+        return n
+
+
+def sorted_chunk_files(base: str | os.PathLike) -> list[Path]:
+    """Chunk files under ``base`` (recursively) sorted by path: generation folders then names.
+
+    Writers name records ``{time_ns:019d}-...`` so path order is creation order.
+    """
+    base = Path(base)
+    if not base.exists():
+        return []
+    if base.is_file():
+        return [base]
+    files = [
+        p
+        for p in base.rglob("*")
+        if p.is_file() and p.name.endswith(CHUNK_SUFFIXES) and not p.name.startswith(TMP_PREFIX)
+    ]
+    return sorted(files)
