@@ -151,11 +151,14 @@ def test_load_net_reads_both_kinds_and_checks_size(tmp_path):
 
 def test_default_net_path(tmp_path, monkeypatch):
     shipped = default_net_path("go", 9)
-    assert shipped is not None and shipped.name == "initial_9x9.txt.gz"
+    assert shipped is not None and shipped.name.startswith("go_9x9_best")  # the trained net beats initial_
     net, meta = load_net(shipped, device="cpu")
     assert (meta["blocks"], meta["filters"], meta["size"]) == (10, 64, 9)
 
     monkeypatch.setattr(ckpt_mod, "EXAMPLE_DATA", tmp_path)
+    assert default_net_path("go", 9) is None
+    (tmp_path / "initial_9x9.txt.gz").write_bytes(b"")
+    assert default_net_path("go", 9).name == "initial_9x9.txt.gz"  # Go 9x9 falls back to the random net
     assert default_net_path("gomoku", 15) is None
     for name in ("gomoku_15x15_gen3.pt", "gomoku_15x15_gen9.pt", "gomoku_15x15_best.pt", "go_9x9_x.pt"):
         (tmp_path / name).write_bytes(b"")

@@ -1,4 +1,9 @@
-"""``zero9 demo``: play a quick random game on the console and print it as it goes.
+"""``zero9 demo``: play a quick game on the console and print it as it goes.
+
+By default the shipped net for the game and size (``example-data/``) plays both
+sides with a short search, printing each move with its win rate; ``--random``
+plays a random game instead (also what happens when no net is shipped for the
+board).
 
 Vocabulary: a **random player** picks uniformly among the legal moves, except that in Go it
 never fills one of its own single-point eyes (so games end by two passes instead of filling
@@ -12,6 +17,8 @@ import argparse
 import random
 import sys
 
+import numpy as np
+
 from zero9.display import board_to_text
 from zero9.game import Position, make_game
 
@@ -24,6 +31,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--moves-shown", type=int, default=10, metavar="K",
                         help="print the board every K moves (0: only at the end; default 10)")
     parser.add_argument("--quiet", action="store_true", help="print only the result")
+    parser.add_argument("--random", action="store_true", help="random players instead of the shipped net")
+    parser.add_argument("--net", default=None, help="net file (default: the shipped net)")
+    parser.add_argument("--visits", type=int, default=16, help="visits per net move (default 16)")
 
 
 def random_move(position: Position, rng: random.Random) -> int:
@@ -52,6 +62,31 @@ def play_random_game(game, rng: random.Random, on_move=None) -> Position:
     return pos
 
 
+def net_move_chooser(game, net_path: str | None, visits: int, seed: int):
+    """A ``choose(position) -> action`` that searches with a net, or None when no net fits the game.
+
+    Returns (chooser, description). The player resigns never: a demo game is played out.
+    """
+    from zero9.checkpoint import default_net_path, load_net
+    from zero9.evaluator import NetEvaluator
+    from zero9.player import SearchPlayer
+
+    path = net_path or default_net_path(game.name, game.size)
+    if path is None:
+        return None, "no shipped net for this game and size"
+    net, meta = load_net(path, device="cpu", expected_size=game.size)
+    if meta["game"]["game"] != game.name:
+        raise ValueError(f"net {path} is for {meta['game']['game']}, not {game.name}")
+    player = SearchPlayer(game, NetEvaluator(net, rng=np.random.default_rng(seed)), visits=visits,
+                          resign_threshold=None, seed=seed)
+
+    def choose(position: Position) -> tuple[int, float]:
+        decision = player.choose(position)
+        return decision.action, decision.winrate
+
+    return choose, f"net {meta['hash']} ({path}), {visits} visits a move"
+
+
 def run(args: argparse.Namespace) -> int:
     params = {"komi": args.komi} if args.game == "go" else {}
     try:
@@ -63,15 +98,28 @@ def run(args: argparse.Namespace) -> int:
         return 2
     seed = args.seed if args.seed is not None else random.randrange(1 << 30)
     rng = random.Random(seed)
+    chooser, what = None, "random players"
+    if not args.random:
+        try:
+            chooser, what = net_move_chooser(game, args.net, args.visits, seed)
+        except (OSError, ValueError) as e:
+            print(f"zero9 demo: error: {e}", file=sys.stderr)
+            return 2
+        if chooser is None:
+            what = f"random players ({what})"
+
     if not args.quiet:
-        print(f"random {game.name} game on {game.size}x{game.size} (seed {seed})")
+        print(f"{game.name} on {game.size}x{game.size}, {what} (seed {seed})")
     line: list[str] = []
+    winrates: dict[int, float] = {}
 
     def show(pos: Position) -> None:
         if args.quiet:
             return
         colour = "B" if pos.to_play == 2 else "W"
-        line.append(f"{pos.move_number}.{colour} {game.action_to_vertex(pos.last_move)}")
+        winrate = winrates.get(pos.move_number)
+        shown = f" {100 * winrate:.0f}%" if winrate is not None else ""
+        line.append(f"{pos.move_number}.{colour} {game.action_to_vertex(pos.last_move)}{shown}")
         if len(line) == 8:
             print("  ".join(line))
             line.clear()
@@ -81,7 +129,15 @@ def run(args: argparse.Namespace) -> int:
                 line.clear()
             print(board_to_text(pos) + "\n")
 
-    final = play_random_game(game, rng, show)
+    if chooser is None:
+        final = play_random_game(game, rng, show)
+    else:
+        final = game.new_position()
+        while not final.is_terminal():
+            action, winrate = chooser(final)
+            winrates[final.move_number + 1] = winrate
+            final = final.play(action)
+            show(final)
     if not args.quiet:
         if line:
             print("  ".join(line))
