@@ -574,14 +574,21 @@ class PlayModel:
         wr = "" if a.winrate is None else f" (your win rate {100 * a.winrate:.0f}%)"
         self.say(f"hint: {self.game.action_to_vertex(a.hint)}{wr}")
 
-    def _took_eval(self, result: Result) -> None:
+    def _analysis_for(self, result: Result, failure: str) -> Analysis | None:
+        """The analysis ``result`` belongs to; None if its move is gone or it failed (``failure`` is said)."""
         idx = self._index_of(result.tag)
         if idx is None:
-            return
+            return None
         a = self.analysis.setdefault(idx, Analysis())
         if result.error:
             a.done = True
-            self.say(f"the net failed: {result.error}", "error")
+            self.say(f"{failure}: {result.error}", "error")
+            return None
+        return a
+
+    def _took_eval(self, result: Result) -> None:
+        a = self._analysis_for(result, "the net failed")
+        if a is None:
             return
         policy, winrate = result.value
         a.policy = policy
@@ -589,13 +596,8 @@ class PlayModel:
             a.winrate = winrate
 
     def _took_analyze(self, result: Result) -> None:
-        idx = self._index_of(result.tag)
-        if idx is None:
-            return
-        a = self.analysis.setdefault(idx, Analysis())
-        if result.error:
-            a.done = True
-            self.say(f"analysis failed: {result.error}", "error")
+        a = self._analysis_for(result, "analysis failed")
+        if a is None:
             return
         stats = move_stats(result.value)
         if stats:

@@ -31,19 +31,12 @@ from gui.layout import Layout
 from gui.widgets import BUTTON_H, Column, Widget
 from zero9.game import BLACK, COLOUR_NAMES, COLUMN_LETTERS, EMPTY, WHITE
 
-WOOD = (222, 184, 107)
-WOOD_DARK = (196, 152, 78)
-LINE = (40, 30, 20)
-BACKGROUND = (44, 47, 54)
-PANEL_TEXT = (232, 232, 228)
-DIM_TEXT = (160, 164, 172)
-ERROR = (255, 120, 100)
-WARN = (255, 190, 90)
-BUTTON = (72, 78, 90)
-BUTTON_ACTIVE = (64, 140, 200)
-BUTTON_DISABLED = (58, 60, 66)
-BEST = (80, 210, 255)
-HINT = (40, 200, 90)
+# The palette (RGB), one line per part of the window.
+WOOD, WOOD_DARK, LINE = (222, 184, 107), (196, 152, 78), (40, 30, 20)  # the board
+BACKGROUND, PANEL_TEXT, DIM_TEXT = (44, 47, 54), (232, 232, 228), (160, 164, 172)  # the side panel
+ERROR, WARN = (255, 120, 100), (255, 190, 90)  # message levels
+BUTTON, BUTTON_ACTIVE, BUTTON_DISABLED = (72, 78, 90), (64, 140, 200), (58, 60, 66)
+BEST, HINT = (80, 210, 255), (40, 200, 90)  # the search's best move, the hint's move
 MAX_CANDIDATES = 10
 MAX_PV = 12
 

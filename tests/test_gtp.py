@@ -8,8 +8,9 @@ import time
 import pytest
 
 from zero9.game import make_game
-from zero9.gtp import COMMANDS, Clock, EngineOptions, GTPEngine, NetSource, fixed_handicap_points, read_sgf
+from zero9.gtp import COMMANDS, Clock, EngineOptions, GTPEngine, NetSource, fixed_handicap_points
 from zero9.gtpclient import GTPClient, find_gnugo, gnugo_command
+from zero9.sgf import read_sgf
 
 SHIPPED = os.path.join(os.path.dirname(__file__), "..", "example-data", "initial_9x9.txt.gz")
 

@@ -41,6 +41,7 @@ def test_gnugo_command_line(gnugo_path):
     assert cmd[0] == gnugo_path
     assert cmd[1:5] == ["--mode", "gtp", "--level", "3"]
     assert "--chinese-rules" in cmd and "--positional-superko" in cmd
+    assert cmd.count("--capture-all-dead") == 1  # Tromp-Taylor needs dead stones off the board
     assert cmd[cmd.index("--boardsize") + 1] == "9" and cmd[cmd.index("--komi") + 1] == "7.5"
 
 

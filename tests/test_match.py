@@ -8,9 +8,9 @@ import textwrap
 import pytest
 
 from zero9.game import make_game
-from zero9.gtp import read_sgf
 from zero9.gtpclient import GTPClient, find_gnugo, gnugo_command
 from zero9.match import make_player, play_match, spec_name
+from zero9.sgf import read_sgf
 
 needs_gnugo = pytest.mark.skipif(find_gnugo() is None, reason="GNU Go not installed")
 
@@ -28,6 +28,14 @@ def test_bad_specs_are_refused_with_the_spec_named():
 
 
 @needs_gnugo
+def test_gnugo_player_captures_dead_stones_before_passing():
+    player = make_player("gnugo:2", make_game("go", 9, komi=6.5))
+    argv = player.argv
+    assert argv.count("--capture-all-dead") == 1 and argv[argv.index("--komi") + 1] == "6.5"
+    player.close()
+
+
+@needs_gnugo
 @pytest.mark.timeout(300)
 def test_full_9x9_game_against_gnu_go_through_the_cli_is_legal_for_gnu_go(tmp_path):
     out = subprocess.run([sys.executable, "-m", "zero9", "match", "uniform:8", "gnugo:1", "--games", "1",
@@ -42,11 +50,11 @@ def test_full_9x9_game_against_gnu_go_through_the_cli_is_legal_for_gnu_go(tmp_pa
     assert len(record.actions) > 20
     # The last two moves are passes (Tromp-Taylor after both pass) unless someone resigned.
     if not record.result.endswith("R"):
-        assert [a for _, a in record.actions[-2:]] == [81, 81]
+        assert [a for _, a in record.moves[-2:]] == [81, 81]
     # GNU Go replays every move: each one legal under its Chinese rules and positional superko.
     with GTPClient(gnugo_command(level=1, size=9)) as gnugo:
         gnugo.send("clear_board")
-        for colour, action in record.actions:
+        for colour, action in record.moves:
             vertex = record.game.action_to_vertex(action)
             gnugo.send(f"play {'b' if colour == 1 else 'w'} {vertex}")  # raises GTPError if illegal
         tt = gnugo.send("final_score")
@@ -113,7 +121,7 @@ def test_gomoku_match_against_gomokubench_through_the_cli(tmp_path):
         assert record.game.name == "gomoku"
         assert record.result in ("B+", "W+", "0") and not record.result.endswith("F")
         final = record.game.new_position()
-        for _, action in record.actions:
+        for _, action in record.moves:
             final = final.play(action)
         assert final.is_terminal() or record.result == "0"
     assert "gomokubench:easy" in {read_sgf(tmp_path / "game-0000.sgf").white,

@@ -5,26 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
+from helpers import random_planes, randomise_bn
 from torch import nn
 
 from zero9.net import BN_EPSILON, ZeroNet, flops_per_position, make_net, resolve_device
-
-
-def random_planes(batch: int, planes: int, size: int, seed: int = 0) -> np.ndarray:
-    return np.random.default_rng(seed).integers(0, 2, (batch, planes, size, size)).astype(np.float32)
-
-
-def randomise_bn(net: ZeroNet, seed: int = 0) -> None:
-    """Non-trivial running stats and betas, so tests see what BN does."""
-    g = torch.Generator().manual_seed(seed)
-    with torch.no_grad():
-        for m in net.modules():
-            if isinstance(m, nn.BatchNorm2d):
-                m.running_mean.copy_(torch.randn(m.running_mean.shape, generator=g))
-                m.running_var.copy_(torch.rand(m.running_var.shape, generator=g) + 0.5)
-        for name, p in net.named_parameters():
-            if name.endswith("beta"):
-                p.copy_(torch.randn(p.shape, generator=g))
 
 
 @pytest.mark.parametrize("size,actions,planes", [(9, 82, 18), (7, 49, 5), (13, 170, 18)])

@@ -7,8 +7,8 @@ import pytest
 from zero9.cli import main
 from zero9.elo import score_from_elo
 from zero9.game import BLACK, WHITE, make_game
-from zero9.gtp import record_to_sgf
 from zero9.ratings import rate_folder, read_games, result_score
+from zero9.sgf import write_sgf
 
 
 def write_games(folder, truth: dict[str, float], per_pair: int, seed: int = 5) -> int:
@@ -21,8 +21,9 @@ def write_games(folder, truth: dict[str, float], per_pair: int, seed: int = 5) -
             for k in range(per_pair):
                 black, white = (a, b) if k % 2 == 0 else (b, a)
                 black_wins = rng.random() < score_from_elo(truth[black] - truth[white])
-                text = record_to_sgf(game, [(BLACK, 40), (WHITE, 81), (BLACK, 81)], black=black, white=white,
-                                     result="B+R" if black_wins else "W+3.5")
+                result = "B+R" if black_wins else "W+3.5"
+                text = write_sgf(game, [(BLACK, 40), (WHITE, 81), (BLACK, 81)], result,
+                                 properties={"PB": black, "PW": white})
                 sub = folder / ("deep" if n % 3 == 0 else "")
                 sub.mkdir(exist_ok=True)
                 (sub / f"g{n}.sgf").write_text(text)
@@ -39,7 +40,7 @@ def test_ratings_recover_the_order_with_random_pinned_at_zero(tmp_path):
     truth = {"random": 0.0, "uniform:8": 150.0, "gnugo:1": 600.0}
     n = write_games(tmp_path, truth, 120)
     (tmp_path / "junk.sgf").write_text("not an sgf")
-    unfinished = record_to_sgf(make_game("go", 9), [(BLACK, 3)], black="random", white="gnugo:1")
+    unfinished = write_sgf(make_game("go", 9), [(BLACK, 3)], properties={"PB": "random", "PW": "gnugo:1"})
     (tmp_path / "unfinished.sgf").write_text(unfinished)
     games, skipped = read_games(tmp_path)
     assert len(games) == n and len(skipped) == 2

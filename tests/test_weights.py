@@ -7,27 +7,10 @@ import gzip
 import numpy as np
 import pytest
 import torch
-from torch import nn
+from helpers import random_planes, randomise_bn
 
 from zero9.net import ZeroNet
 from zero9.weights import load_lz_weights, lz_text, parse_lz_weights, save_lz_weights
-
-
-def random_planes(batch: int, planes: int, size: int, seed: int = 0) -> np.ndarray:
-    return np.random.default_rng(seed).integers(0, 2, (batch, planes, size, size)).astype(np.float32)
-
-
-def randomise_bn(net: ZeroNet, seed: int = 0) -> None:
-    g = torch.Generator().manual_seed(seed)
-    with torch.no_grad():
-        for m in net.modules():
-            if isinstance(m, nn.BatchNorm2d):
-                m.running_mean.copy_(torch.randn(m.running_mean.shape, generator=g))
-                m.running_var.copy_(torch.rand(m.running_var.shape, generator=g) + 0.5)
-        for name, p in net.named_parameters():
-            if name.endswith("beta"):
-                p.copy_(torch.randn(p.shape, generator=g))
-
 
 # --- an independent Leela Zero writer and forward pass, from the README and Network.cpp ---
 

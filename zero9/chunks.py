@@ -208,20 +208,27 @@ def _check_game(data: ChunkData, game: Any, path: Path) -> None:
 # --- Leela Zero text chunks -------------------------------------------------------------
 
 
-def read_lz_chunk(path: str | os.PathLike) -> ChunkData:
-    """Read a leelaz(-ninenine) v1 text chunk (gzip'd or plain) into 18-plane records."""
+def read_lz_text(path: str | os.PathLike, what: str) -> str:
+    """The ASCII text of a Leela Zero file (a chunk or weights), gunzipped when it starts with gzip's magic.
+
+    ``what`` names the kind of file in errors (``'training chunk'``, ``'weights file'``).
+    """
     path = Path(path)
     raw = path.read_bytes()
     if raw[:2] == b"\x1f\x8b":
         try:
             raw = gzip.decompress(raw)
         except (OSError, EOFError) as e:
-            raise ValueError(f"training chunk {path}: corrupt gzip data ({e})") from e
+            raise ValueError(f"{what} {path}: corrupt gzip data ({e})") from e
     try:
-        text = raw.decode("ascii")
+        return raw.decode("ascii")
     except UnicodeDecodeError as e:
-        raise ValueError(f"training chunk {path}: not text (byte {e.start} is not ASCII)") from e
-    return parse_lz_chunk(text, str(path))
+        raise ValueError(f"{what} {path}: not a text file (byte {e.start} is not ASCII)") from e
+
+
+def read_lz_chunk(path: str | os.PathLike) -> ChunkData:
+    """Read a leelaz(-ninenine) v1 text chunk (gzip'd or plain) into 18-plane records."""
+    return parse_lz_chunk(read_lz_text(path, "training chunk"), str(path))
 
 
 def parse_lz_chunk(text: str, name: str = "<text>") -> ChunkData:

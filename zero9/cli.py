@@ -56,4 +56,11 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog=f"zero9 {name}", description=text)
     module.add_arguments(parser)
     args = parser.parse_args(rest)
-    return int(module.run(args) or 0)
+    try:
+        return int(module.run(args) or 0)
+    except (ValueError, OSError) as error:  # bad input or a bad file: a clear line, no traceback
+        print(f"zero9 {name}: error: {error}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print(f"zero9 {name}: interrupted", file=sys.stderr)
+        return 130

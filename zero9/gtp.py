@@ -49,7 +49,6 @@ from zero9 import __version__
 from zero9.game import (
     BLACK,
     COLOUR_NAMES,
-    WHITE,
     Game,
     IllegalMove,
     Position,
@@ -57,6 +56,7 @@ from zero9.game import (
     opponent,
     parse_colour,
 )
+from zero9.sgf import read_sgf, save_sgf, write_sgf
 
 MIN_SIZE, MAX_SIZE = 5, 19
 PROTOCOL_VERSION = "2"
@@ -230,108 +230,6 @@ class Clock:
         elif seconds <= 0 and self.kind in ("canadian", "byoyomi"):
             seconds, stones = self.byo_time, self.byo_stones
         self.left[colour] = (seconds, stones)
-
-
-# ----------------------------------------------------------------------------- SGF
-
-
-def sgf_point(point: int, size: int) -> str:
-    """SGF coordinates: column letter then row letter counted from the *top*."""
-    y, x = divmod(point, size)
-    return chr(ord("a") + x) + chr(ord("a") + size - 1 - y)
-
-
-def record_to_sgf(
-    game: Game,
-    actions: list[tuple[int, int]],
-    setup: list[tuple[int, int]] = (),  # type: ignore[assignment]
-    black: str = "",
-    white: str = "",
-    result: str = "",
-    extra: dict[str, str] | None = None,
-) -> str:
-    """An SGF game: root properties, AB/AW setup, then one ``;B[ee]`` node per (colour, action)."""
-    size = game.size
-    props = [f"GM[{1 if game.name == 'go' else 4}]", "FF[4]", "CA[UTF-8]", f"AP[zero9:{__version__}]",
-             f"SZ[{size}]"]
-    if game.name == "go":
-        props += [f"KM[{game.komi:g}]", "RU[Chinese]"]
-    else:
-        import json
-
-        params = {k: v for k, v in game.to_dict().items() if k not in ("game", "size")}
-        props.append(f"ZG[{json.dumps(params)}]")  # the window's own property for Gomoku's rules
-    for key, value in (("PB", black), ("PW", white), ("RE", result), *sorted((extra or {}).items())):
-        if value:
-            props.append(f"{key}[{_sgf_escape(value)}]")
-    for colour, tag in ((BLACK, "AB"), (WHITE, "AW")):
-        stones = [sgf_point(p, size) for c, p in setup if c == colour]
-        if stones:
-            props.append(tag + "".join(f"[{s}]" for s in stones))
-    nodes = []
-    for colour, action in actions:
-        where = "" if action == game.pass_action else sgf_point(action, size)
-        nodes.append(f";{'B' if colour == BLACK else 'W'}[{where}]")
-    return "(;" + "".join(props) + "\n" + "\n".join(nodes) + ")\n"
-
-
-def _sgf_escape(text: str) -> str:
-    return text.replace("\\", "\\\\").replace("]", "\\]")
-
-
-@dataclass
-class SgfGame:
-    """What ``loadsgf`` and ``zero9 ratings`` read from an SGF file."""
-
-    game: Game
-    setup: list[tuple[int, int]]
-    actions: list[tuple[int, int]]
-    black: str = ""
-    white: str = ""
-    result: str = ""
-
-
-def read_sgf(path: str | os.PathLike) -> SgfGame:
-    """Parse an SGF file (main line only) with sgfmill; ValueError naming the file if it is bad."""
-    from sgfmill import sgf
-
-    path = Path(path)
-    try:
-        data = path.read_bytes()
-    except OSError as e:
-        raise ValueError(f"cannot read SGF file {path}: {e.strerror}") from None
-    try:
-        tree = sgf.Sgf_game.from_bytes(data)
-        root = tree.get_root()
-        size = tree.get_size()
-        gm = int(root.get("GM")) if root.has_property("GM") else 1
-        if gm == 4:
-            import json
-
-            params = json.loads(root.get_raw("ZG").decode()) if root.has_property("ZG") else {}
-            game = make_game("gomoku", size, **params)
-        elif gm == 1:
-            komi = float(root.get("KM")) if root.has_property("KM") else 7.5
-            game = make_game("go", size, komi=komi)
-        else:
-            raise ValueError(f"GM[{gm}] is neither Go (1) nor Gomoku (4)")
-        setup: list[tuple[int, int]] = []
-        black_stones, white_stones, _ = root.get_setup_stones()
-        for colour, stones in ((BLACK, black_stones), (WHITE, white_stones)):
-            setup += [(colour, row * size + col) for row, col in sorted(stones)]
-        actions = []
-        for node in tree.get_main_sequence()[1:]:
-            colour, move = node.get_move()
-            if colour is None:
-                continue
-            action = game.pass_action if move is None else move[0] * size + move[1]
-            if action is None:
-                raise ValueError("a pass in a game without passes")
-            actions.append((BLACK if colour == "b" else WHITE, action))
-        return SgfGame(game, setup, actions, tree.get_player_name("b") or "", tree.get_player_name("w") or "",
-                       root.get("RE") if root.has_property("RE") else "")
-    except (ValueError, KeyError) as e:
-        raise ValueError(f"bad SGF file {path}: {e}") from None
 
 
 # ----------------------------------------------------------------------------- engine
@@ -926,7 +824,7 @@ class GTPEngine:
         else:
             game = self.game
         # Build it all aside first: a bad file must leave the current game untouched.
-        actions = record.actions if upto is None else record.actions[: upto - 1]
+        actions = record.moves if upto is None else record.moves[: upto - 1]
         try:
             position = game.new_position()
             for colour, point in record.setup:
@@ -945,11 +843,11 @@ class GTPEngine:
         _nargs(args, 0, 1, usage="printsgf [FILE]")
         moves = [m for step in self._steps() for m in step]
         result = self.position.result_string() if self.position.is_terminal() else ""
-        text = record_to_sgf(self.game, moves, self.setup, result=result,
-                             black=ENGINE_NAME, white=ENGINE_NAME)
+        text = write_sgf(self.game, moves, result, setup=self.setup,
+                         properties={"PB": ENGINE_NAME, "PW": ENGINE_NAME})
         if args:
             try:
-                Path(args[0]).write_text(text)
+                save_sgf(args[0], text)
             except OSError as e:
                 raise GTPFailure(f"cannot write {args[0]}: {e.strerror}") from None
             return ""

@@ -49,10 +49,14 @@ def find_gnugo() -> str | None:
 
 
 def gnugo_command(level: int = 10, size: int = 9, komi: float = 7.5) -> list[str]:
-    """GNU Go's GTP command line with area scoring and positional superko, as zero9 plays."""
+    """GNU Go's GTP command line with area scoring and positional superko, as zero9 plays.
+
+    ``--capture-all-dead``: GNU Go otherwise passes with dead stones left on the board (fine
+    under Japanese scoring), and Tromp-Taylor, which zero9 scores by, would count them alive.
+    """
     path = find_gnugo() or GNUGO_PATHS[0]
     return [path, "--mode", "gtp", "--level", str(int(level)), "--chinese-rules", "--positional-superko",
-            "--boardsize", str(int(size)), "--komi", str(float(komi))]
+            "--capture-all-dead", "--boardsize", str(int(size)), "--komi", str(float(komi))]
 
 
 class GTPClient:

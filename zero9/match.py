@@ -394,10 +394,9 @@ def make_player(spec: str | dict, game: Game, visits: int = DEFAULT_VISITS, seed
             raise ValueError(f"{spec}: GNU Go plays Go, not {game.name}")
         if find_gnugo() is None:
             raise ValueError(f"{spec}: GNU Go is not installed")
+        # gnugo_command has GNU Go capture dead stones before it passes, as Tromp-Taylor needs.
         argv = gnugo_command(level=_count(arg, spec, lo=0), size=game.size, komi=getattr(game, "komi", 7.5))
-        # GNU Go passes leaving dead stones on the board, as in Japanese scoring; Tromp-Taylor
-        # would count them alive, so make it capture them before it passes.
-        return GTPAgent(name, argv + ["--capture-all-dead"], move_timeout)
+        return GTPAgent(name, argv, move_timeout)
     if kind == "gtp":
         return GTPAgent(name, _argv(arg, spec), move_timeout)
     if kind == "pbrain":
@@ -598,7 +597,7 @@ def _close_worker() -> None:
 
 
 def _play_one(index: int) -> GameResult:
-    from zero9.gtp import record_to_sgf
+    from zero9.sgf import save_sgf, write_sgf
 
     job: _Job = _WORKER["job"]
     a, b = _WORKER["agents"]
@@ -611,11 +610,9 @@ def _play_one(index: int) -> GameResult:
     moves = _moves_of(position)
     record = GameResult(index, black.name, white.name, result, winner, len(moves), score_a, events=events)
     if job.sgf_dir:
-        text = record_to_sgf(game, _coloured(moves), black=black.name, white=white.name, result=result,
-                             extra={"GN": f"game {index}", "GC": "; ".join(events)})
-        path = Path(job.sgf_dir) / f"game-{index:04d}.sgf"
-        path.write_text(text)
-        record.sgf = str(path)
+        text = write_sgf(game, _coloured(moves), result, properties={
+            "PB": black.name, "PW": white.name, "GN": f"game {index}", "GC": "; ".join(events)})
+        record.sgf = str(save_sgf(Path(job.sgf_dir) / f"game-{index:04d}.sgf", text))
     return record
 
 

@@ -37,7 +37,7 @@ def result_score(result: str) -> float | None:
 
 def read_games(folder: str | Path) -> tuple[list[tuple[str, str, float]], list[str]]:
     """(games as (black, white, black's score), skipped files with the reason) under ``folder``."""
-    from sgfmill import sgf
+    from zero9.sgf import read_sgf
 
     folder = Path(folder)
     if not folder.is_dir():
@@ -45,14 +45,12 @@ def read_games(folder: str | Path) -> tuple[list[tuple[str, str, float]], list[s
     games, skipped = [], []
     for path in sorted(folder.rglob("*.sgf")):
         try:
-            root = sgf.Sgf_game.from_bytes(path.read_bytes()).get_root()
-            black = root.get("PB") if root.has_property("PB") else ""
-            white = root.get("PW") if root.has_property("PW") else ""
-            result = root.get("RE") if root.has_property("RE") else ""
-        except (ValueError, KeyError, OSError) as e:
+            record = read_sgf(path)
+        except ValueError as e:
             skipped.append(f"{path}: unreadable ({e})")
             continue
-        score = result_score(result)
+        black, white = record.black, record.white
+        score = result_score(record.result)
         if not black or not white or score is None:
             skipped.append(f"{path}: no players or no result")
         elif black == white:

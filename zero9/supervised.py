@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 
 from zero9.game import BLACK, EMPTY, WHITE, Game, IllegalMove, make_game
+from zero9.sgf import split_collection
 
 RESULT = re.compile(r"^\s*([BW])\s*\+", re.IGNORECASE)
 DRAW_RESULTS = {"0", "draw", "jigo", "d"}
@@ -78,31 +79,6 @@ def sgf_files(paths: list[str | os.PathLike]) -> list[Path]:
     return found
 
 
-def split_collection(data: bytes) -> list[bytes]:
-    """The top-level game trees ``(;...)`` of an SGF file, respecting ``[...]`` values and escapes."""
-    games, depth, start, i, in_value = [], 0, None, 0, False
-    while i < len(data):
-        c = data[i:i + 1]
-        if in_value:
-            if c == b"\\":
-                i += 1  # the escaped character cannot end the value
-            elif c == b"]":
-                in_value = False
-        elif c == b"[":
-            in_value = True
-        elif c == b"(":
-            if depth == 0:
-                start = i
-            depth += 1
-        elif c == b")" and depth > 0:
-            depth -= 1
-            if depth == 0 and start is not None:
-                games.append(data[start:i + 1])
-                start = None
-        i += 1
-    return games
-
-
 def parse_result(text: str | None) -> int | None:
     """RE text -> BLACK, WHITE, EMPTY (draw), or None when there is no usable result."""
     if not text:
@@ -117,40 +93,28 @@ def parse_result(text: str | None) -> int | None:
 
 def game_positions(sgf_bytes: bytes, game: Game) -> tuple[list[Any], list[int], int] | str:
     """(positions before each move, actions, winner) of one SGF game, or the reason to skip it."""
-    import sgfmill.sgf
+    from zero9.sgf import SgfError, parse_sgf
 
     try:
-        sgf = sgfmill.sgf.Sgf_game.from_bytes(sgf_bytes)
-    except ValueError as e:
-        return f"unreadable SGF ({e})"
-    root = sgf.get_root()
-    gm = root.get("GM") if root.has_property("GM") else 1
-    if (gm == 4) != (game.name == "gomoku"):
+        record = parse_sgf(sgf_bytes)
+    except SgfError as e:
+        if e.reason == "unknown game":
+            return "wrong game"
+        return f"unreadable SGF ({e.detail})" if e.reason == "unreadable SGF" else e.reason
+    if record.game.name != game.name:
         return "wrong game"
-    if sgf.get_size() != game.size:
+    if record.game.size != game.size:
         return "wrong size"
-    winner = parse_result(root.get("RE") if root.has_property("RE") else None)
+    winner = parse_result(record.result)
     if winner is None:
         return "no result"
-    if any(root.has_property(p) for p in ("AB", "AW", "AE")):
+    if record.setup:
         return "setup stones"
     position = game.new_position()
     positions, actions = [], []
-    for node in sgf.get_main_sequence()[1:]:
-        colour, move = node.get_move()
-        if colour is None:
-            if any(node.has_property(p) for p in ("AB", "AW", "AE")):
-                return "setup stones"
-            continue
-        if (BLACK if colour == "b" else WHITE) != position.to_play:
+    for colour, action in record.moves:
+        if colour != position.to_play:
             return "moves out of turn"
-        if move is None:
-            if game.pass_action is None:
-                return "pass in a game without passes"
-            action = game.pass_action
-        else:
-            row, col = move  # sgfmill's row 0 is the bottom row, as our y
-            action = row * game.size + col
         if position.is_terminal():
             return "moves after the end"
         try:

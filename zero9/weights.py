@@ -37,11 +37,11 @@ import gzip
 import math
 import os
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 import torch
 
+from zero9.chunks import read_lz_text
 from zero9.net import BN_EPSILON, POLICY_FILTERS, VALUE_FILTERS, VALUE_HIDDEN, ZeroNet
 
 FORMAT_VERSION = "1"
@@ -65,27 +65,12 @@ class LZShape:
         return self.num_actions == self.size * self.size + 1
 
 
-def read_text(path: str | os.PathLike) -> str:
-    """The text of a weights file, gunzipped when it starts with the gzip magic bytes."""
-    path = Path(path)
-    raw = path.read_bytes()
-    if raw[:2] == b"\x1f\x8b":
-        try:
-            raw = gzip.decompress(raw)
-        except (OSError, EOFError) as e:
-            raise ValueError(f"weights file {path}: corrupt gzip data ({e})") from e
-    try:
-        return raw.decode("ascii")
-    except UnicodeDecodeError as e:
-        raise ValueError(f"weights file {path}: not a text file (byte {e.start} is not ASCII)") from e
-
-
 def load_lz_weights(path: str | os.PathLike, expected_size: int | None = None) -> ZeroNet:
     """Read a Leela Zero v1 weights file (``.txt`` or gzip'd) into a new :class:`ZeroNet` on the CPU.
 
     ``expected_size``: refuse a net for another board size, naming both sizes.
     """
-    return parse_lz_weights(read_text(path), str(path), expected_size)
+    return parse_lz_weights(read_lz_text(path, "weights file"), str(path), expected_size)
 
 
 def parse_lz_weights(text: str, name: str = "<text>", expected_size: int | None = None) -> ZeroNet:

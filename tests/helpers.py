@@ -1,0 +1,30 @@
+"""Small helpers shared by test files: ``from helpers import ...`` (pytest puts tests/ on the path).
+
+- **random planes**: a reproducible batch of 0/1 network inputs ``[B, C, N, N]``.
+- **randomised batch norm**: non-trivial running statistics and betas, so a test
+  sees what batch norm does (a fresh net's BN is the identity and hides mistakes).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+from torch import nn
+
+
+def random_planes(batch: int, planes: int, size: int, seed: int = 0) -> np.ndarray:
+    """``batch`` random 0/1 input stacks of shape ``[planes, size, size]``, float32."""
+    return np.random.default_rng(seed).integers(0, 2, (batch, planes, size, size)).astype(np.float32)
+
+
+def randomise_bn(net: nn.Module, seed: int = 0) -> None:
+    """Give every BatchNorm2d random running stats and every ``*beta`` parameter random values, in place."""
+    g = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for m in net.modules():
+            if isinstance(m, nn.BatchNorm2d):
+                m.running_mean.copy_(torch.randn(m.running_mean.shape, generator=g))
+                m.running_var.copy_(torch.rand(m.running_var.shape, generator=g) + 0.5)
+        for name, p in net.named_parameters():
+            if name.endswith("beta"):
+                p.copy_(torch.randn(p.shape, generator=g))
