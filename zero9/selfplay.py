@@ -153,49 +153,30 @@ def record_chunk(record: GameRecord):
 
 
 def sgf_text(record: GameRecord, net_hash: str, options: dict[str, Any]) -> str:
-    """The game as SGF (via sgfmill) with the net hash, options and result in the root."""
-    import sgfmill.sgf
+    """The game as SGF with the net hash, options and result in the root."""
+    from zero9.sgf import write_sgf
 
-    game = record.game
-    sgf = sgfmill.sgf.Sgf_game(size=game.size)
-    root = sgf.get_root()
-    if game.name == "gomoku":
-        root.set_raw("GM", b"4")
-    params = game.to_dict()
-    if "komi" in params:
-        root.set("KM", float(params["komi"]))
-    root.set("RE", record.result or "?")
-    root.set("PB", f"zero9 {net_hash}")
-    root.set("PW", f"zero9 {net_hash}")
-    root.set("GN", f"zero9 self-play {net_hash} #{record.index}")
-    root.set("PC", "zero9 self-play")
-    root.set("C", json.dumps({"net": net_hash, "game": params, "options": options,
-                              "resigned": record.resigned,
-                              "no_resign": record.no_resign, "would_resign": record.would_resign},
-                             sort_keys=True))
-    colours = {BLACK: "b"}
-    for m in record.moves:
-        colour = colours.get(m.position.to_play, "w")
-        node = sgf.extend_main_sequence()
-        if game.pass_action is not None and m.action == game.pass_action:
-            node.set_move(colour, None)
-        else:
-            y, x = divmod(m.action, game.size)
-            node.set_move(colour, (y, x))  # sgfmill's row 0 is the bottom row, as ours
-    return sgf.serialise().decode("utf-8")
+    params = record.game.to_dict()
+    comment = json.dumps({"net": net_hash, "game": params, "options": options, "resigned": record.resigned,
+                          "no_resign": record.no_resign, "would_resign": record.would_resign}, sort_keys=True)
+    moves = [(m.position.to_play, m.action) for m in record.moves]
+    player = f"zero9 {net_hash}"
+    return write_sgf(record.game, moves, record.result or "?", properties={
+        "PB": player, "PW": player, "GN": f"zero9 self-play {net_hash} #{record.index}",
+        "PC": "zero9 self-play", "C": comment})
 
 
 def write_record(record: GameRecord, stem: str, chunk_dir: Path, sgf_dir: Path | None, net_hash: str,
                  options: dict[str, Any], lz_dir: Path | None = None) -> Path:
     """Write the shard (then the SGF, then the optional LZ chunk) of one game; returns the shard's path."""
     from zero9.chunks import write_lz_chunk, write_npz_shard
-    from zero9.rundir import atomic_write_text
+    from zero9.sgf import save_sgf
 
     data = record_chunk(record)
     path = chunk_dir / f"{stem}-{len(data)}p.npz"
     write_npz_shard(path, data, meta={"net": net_hash, "result": record.result})
     if sgf_dir is not None:
-        atomic_write_text(sgf_dir / f"{stem}.sgf", sgf_text(record, net_hash, options))
+        save_sgf(sgf_dir / f"{stem}.sgf", sgf_text(record, net_hash, options))
     if lz_dir is not None and record.game.name == "go" and record.winner != EMPTY and len(data):
         write_lz_chunk(lz_dir / f"{stem}.gz", data)
     return path
