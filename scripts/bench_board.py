@@ -13,7 +13,10 @@ search does). A game ends after two passes.
   ``apply_action``; the eye test reads ``observation_tensor``. ``pip install open-spiel``.
 
 The rounds alternate between the boards so that load from other processes on a shared machine
-falls on all of them alike. Prints a table, then the ratio to OpenSpiel and, last,
+falls on all of them alike. The work per move is the same for every board (one legal list, the
+same random choice and eye test, one copy-and-play) and the games come out as long (moves /
+games in the table); zero9 alone checks positional superko (minigo: simple ko), so if anything
+the comparison errs against zero9. Prints a table, then the ratio to OpenSpiel and, last,
 ``speedup vs minigo: X.XXx``.
 
     python scripts/bench_board.py [--seconds 20] [--seed 1]

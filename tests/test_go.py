@@ -370,9 +370,46 @@ def test_incremental_state_matches_a_fresh_replay_and_pickles():
         # liberties: every group's liberty bitboard is its empty neighbours
         geo = pos._geo
         empty = geo.full & ~(pos.black | pos.white)
-        for col, st, lb, _ in pos._groups.values():
+        for st, lb in (t for t in pos._groups if t is not None):
             assert lb == geo.neighbours(st) & empty
-            assert st & (pos.black if col == BLACK else pos.white) == st
+            same = pos.black if st & pos.black else pos.white
+            assert st & same == st and geo.flood(st & -st, same) == st  # one colour, a whole chain
+        # stones of groups with one liberty ("weak", for the legal-move shifts): side to move's, other's
+        mine = pos.black if pos.to_play == BLACK else pos.white
+        groups = [t for t in pos._groups if t is not None]
+        for stones, weak in zip((mine, (pos.black | pos.white) ^ mine), pos._weak, strict=True):
+            assert weak == sum(st for st, lb in groups if st & stones and lb.bit_count() == 1)
+        # every stone belongs to the group its id names
+        for p in geo.points(pos.black | pos.white):
+            assert pos._groups[pos._gid_at[p]][0] >> p & 1
+
+
+def test_sibling_positions_share_history_without_mixing_it():
+    # A search tree plays many moves from one position; each child (captures included, which
+    # start a new superko segment from a shared history) must match the same game replayed alone.
+    rng = random.Random(3)
+    g = Go(7, move_cap=0)
+    positions = list(_random_game(g, rng))
+    for pos in positions[10:-1:7]:
+        children = [pos.play(a) for a in pos.legal_moves()]
+        for child in children[::3] + [c for c in children if c.captures != pos.captures]:
+            replayed = pickle.loads(pickle.dumps(child))  # built from scratch by replaying the moves
+            assert child.legal_moves() == replayed.legal_moves()
+            grandchildren = [child.play(a) for a in child.legal_moves()[::5]]
+            for gc in grandchildren:
+                assert gc.legal_moves() == pickle.loads(pickle.dumps(gc)).legal_moves()
+
+
+def test_bitboard_to_point_list_on_every_size():
+    from zero9.go import geometry
+
+    rng = random.Random(4)
+    for n in (5, 9, 13, 19):  # 4, 11, 22 and 46 bytes: the generated per-byte code covers them all
+        geo = geometry(n)
+        for b in [0, geo.full] + [rng.getrandbits(n * n) & rng.getrandbits(n * n) for _ in range(50)]:
+            expected = [p for p in range(n * n) if b >> p & 1]
+            assert geo.points(b) == expected and geo.points_and_pass(b) == expected + [n * n]
+            assert geo.few_points(b) == expected
 
 
 def test_hash_includes_side_to_move_and_is_stable_across_processes():
@@ -414,12 +451,13 @@ def test_board_text_marks_the_last_move():
 def test_demo_command_plays_a_game(capsys):
     from zero9.cli import main
 
-    assert main(["demo", "--seed", "3", "--moves-shown", "0"]) == 0
+    # --random: the rules' own demo, without the shipped net's search (slow on a loaded CPU)
+    assert main(["demo", "--random", "--seed", "3", "--moves-shown", "0"]) == 0
     out = capsys.readouterr().out
-    assert "random go game on 9x9 (seed 3)" in out and "1.B " in out
+    assert "9x9" in out and "random" in out and "(seed 3)" in out and "1.B " in out
     last = out.strip().splitlines()[-1]
     assert last.startswith("result ") and "Tromp-Taylor score" in last
-    assert main(["demo", "--game", "gomoku", "--size", "9", "--seed", "1", "--quiet"]) == 0
+    assert main(["demo", "--random", "--game", "gomoku", "--size", "9", "--seed", "1", "--quiet"]) == 0
     assert capsys.readouterr().out.startswith("result ")
     assert main(["demo", "--size", "3"]) == 2
     assert "board size" in capsys.readouterr().err

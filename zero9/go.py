@@ -6,22 +6,32 @@ Vocabulary (on top of :mod:`zero9.game`, which defines colours, points and verti
   Python ints are arbitrary-precision, so one int holds a whole 19x19 board and set
   operations on points are single ``&``, ``|``, ``~`` expressions.
 - **group** (a chain): a maximal set of same-coloured stones connected along the lines.
-  It is stored as a tuple ``(colour, stones, liberties, zhash)``: two bitboards and the
-  XOR of the stones' Zobrist keys. Every group has an id, ``1 + the point of one of its
-  stones``, and ``gid_at[p]`` (a bytearray, cheap to copy and unseen by the garbage
-  collector) holds the id of the group on point ``p`` (0 if empty).
+  It is stored as a tuple ``(stones, liberties)`` of two bitboards (its colour is that of
+  its stones). Every group has an id, ``1 + the point of one of its stones``, and
+  ``gid_at[p]`` (a bytearray, cheap to copy and unseen by the garbage collector) holds the
+  id of the group on point ``p`` (0 if empty). ``groups[id]`` is the group's tuple (None for
+  an unused id: a list, not a dict, as list indexing is the cheapest lookup). A move copies
+  the id table and the group list and replaces only the tuples of the groups it touches.
 - **liberty**: an empty point next to a group. A group with no liberty is captured; a
-  group with one is **in atari** (a bitmask of group ids per colour tracks those). Liberties
+  group with one is **in atari**, and its stones are **weak** (one bitboard per colour holds
+  them; groups never share stones, so a group leaves it with one ``& ~stones``). Liberties
   are kept up to date *incrementally* on each move instead of being found again by flood
-  fill; this is what makes play and the legal-move list cheap.
+  fill; this is what makes play and the legal-move list cheap: the legal points come from a
+  few whole-board shifts (see :meth:`GoPosition._legal_points`), with no loop over points.
 - **move**: a point or ``pass`` (action ``size*size``). A move that leaves its own group
   without liberties and captures nothing is **suicide** and illegal.
 - **positional superko**: a move may not recreate the stones of any earlier position in
   the game (whoever is to move), as in Leela Zero and leelaz-ninenine. Passing is always
   legal. Whole boards are compared by **board hash**, the XOR of the Zobrist keys of all
   stones; ``position.hash`` also folds in the side to move (for evaluation caches).
+- **segment** (of the history): the positions since the last capture. Within one, every move
+  adds a stone, so a board can only repeat one from an earlier segment with as many stones
+  (or, for a capturing move, one of this segment, found by counting). The segment's hashes
+  sit in a tuple (one per stone count), the earlier segments' in a list indexed by stone
+  count, built once per capture and shared by the whole segment.
 - **position**: immutable; ``play`` returns a new :class:`GoPosition` that shares the
-  unchanged group tuples with its parent (copy-on-write).
+  unchanged group tuples with its parent (copy-on-write). Its legal points are computed
+  on the first ``legal_moves()`` call and kept as a bitboard.
 - **end of game**: two passes in a row, a resignation, or the move cap (``2 * size**2``
   moves, passes included, by default as leelaz-ninenine; 0 turns the cap off).
 - **score** (Tromp-Taylor area scoring): black stones plus empty regions that reach only
@@ -35,6 +45,7 @@ import functools
 import math
 import random
 from array import array
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -43,6 +54,26 @@ import numpy as np
 from zero9.game import BLACK, EMPTY, WHITE, IllegalMove, point_to_vertex, vertex_to_point
 
 MIN_SIZE, MAX_SIZE = 5, 19
+
+
+def _points_function(byte_points: list[list[tuple[int, ...]]], *last: int) -> Callable[[int], list[int]]:
+    """``points(b)``: the points of bitboard ``b``, ascending (then ``last``), a table lookup per byte.
+
+    Generated once per board size with the loop over the bytes unrolled into one list display:
+    the legal-move list is built on every move, and this is a third faster than the loop.
+    """
+    # def points(b, *, t0=byte_points[0], ...):
+    #     x0, x1, ... = b.to_bytes(nbytes, "little")
+    #     return [*t0[x0], *t1[x1], ..., *last]
+    nbytes = len(byte_points)
+    tables = ", ".join(f"t{i}=t[{i}]" for i in range(nbytes))
+    names = ", ".join(f"x{i}" for i in range(nbytes))
+    items = ", ".join([f"*t{i}[x{i}]" for i in range(nbytes)] + [str(p) for p in last])
+    code = (f"def points(b, *, {tables}):\n    {names}, = b.to_bytes({nbytes}, 'little')\n"
+            f"    return [{items}]\n")
+    namespace = {"t": tuple(byte_points)}
+    exec(code, namespace)
+    return namespace["points"]
 
 
 class Geometry:
@@ -74,6 +105,8 @@ class Geometry:
         self.nbytes = (nn + 7) // 8
         self.byte_points = [[tuple(i * 8 + b for b in range(8) if v >> b & 1) for v in range(256)]
                             for i in range(self.nbytes)]
+        self.points = _points_function(self.byte_points)
+        self.points_and_pass = _points_function(self.byte_points, nn)  # a legal-move list
         rng = random.Random(0x5EED0000 + n)  # fixed seed: hashes agree across processes and runs
         self.zobrist = {BLACK: [rng.getrandbits(64) for _ in range(nn)],
                         WHITE: [rng.getrandbits(64) for _ in range(nn)]}
@@ -103,17 +136,6 @@ class Geometry:
             low = b & -b
             out.append(low.bit_length() - 1)
             b ^= low
-        return out
-
-    def points(self, b: int) -> list[int]:
-        """The points of bitboard ``b``, ascending."""
-        out: list[int] = []
-        if not b:
-            return out
-        table = self.byte_points
-        for i, v in enumerate(b.to_bytes(self.nbytes, "little")):
-            if v:
-                out += table[i][v]
         return out
 
 
@@ -154,11 +176,12 @@ class Go:
             raise ValueError(f"bad move cap {self.move_cap!r}: expected None, 0 (no cap) or a positive int")
         object.__setattr__(self, "move_cap", cap)
 
-    @property
+    # Cached: search and self-play read these on every move (a frozen dataclass still allows it).
+    @functools.cached_property
     def num_actions(self) -> int:
         return self.size * self.size + 1
 
-    @property
+    @functools.cached_property
     def pass_action(self) -> int:
         return self.size * self.size
 
@@ -199,29 +222,32 @@ def _replay(game: Go, actions: tuple[int, ...], resigned: int) -> GoPosition:
 class GoPosition:
     """A Go position: stones, side to move, history (via ``parent``). Immutable."""
 
-    __slots__ = ("game", "_geo", "black", "white", "_gid_at", "_groups", "to_play", "move_number",
+    __slots__ = ("game", "_geo", "_mine", "_theirs", "_gid_at", "_groups", "to_play", "move_number",
                  "last_move", "parent", "passes", "board_hash", "hash", "_caps", "_nstones",
-                 "_max_stones", "_seen", "_legal", "_resigned", "_lost", "_atari", "_done")
+                 "_seg_hashes", "_seen", "_through", "_legal", "_resigned", "_lost", "_weak", "_done")
 
     @classmethod
     def _initial(cls, game: Go) -> GoPosition:
         geo = geometry(game.size)
         pos = object.__new__(cls)
         pos.game, pos._geo = game, geo
-        pos.black = pos.white = 0
+        pos._mine = pos._theirs = 0  # stones of the side to move, of the other side (bitboards)
         # bytes, not a list: copied per move, and invisible to the garbage collector
         pos._gid_at = bytearray(geo.nn) if geo.nn < 255 else array("H", bytes(2 * geo.nn))
-        pos._groups = {}
+        pos._groups = [None] * (geo.nn + 1)  # group id (1 + a point) -> (stones, liberties)
         pos.to_play, pos.move_number, pos.last_move, pos.parent, pos.passes = BLACK, 0, None, None, 0
         pos.board_hash = pos.hash = 0
         pos._caps = (0, 0)
-        pos._nstones = pos._max_stones = 0
-        pos._seen = None
+        pos._nstones = 0
+        # The superko history, by segment (see the module docstring).
+        pos._seg_hashes = (0,)  # board hashes of this segment, oldest first: one per stone count
+        pos._seen = [()] * (geo.nn + 1)  # earlier segments' board hashes, by stone count
+        pos._through = None  # _seen with this segment added, once a capture has asked for it
         pos._legal = None
         pos._resigned = EMPTY
         pos._done = False  # terminal: two passes, resignation or the move cap
         pos._lost = (0, 0)  # bitboards of points where black / white stones have been captured
-        pos._atari = (0, 0)  # bit g set: black's / white's group g has a single liberty
+        pos._weak = (0, 0)  # stones in groups in atari: the side to move's, the other side's
         return pos
 
     def __reduce__(self):
@@ -252,6 +278,16 @@ class GoPosition:
     def is_terminal(self) -> bool:
         return self._done
 
+    @property
+    def black(self) -> int:
+        """Bitboard of black's stones."""
+        return self._mine if self.to_play == BLACK else self._theirs
+
+    @property
+    def white(self) -> int:
+        """Bitboard of white's stones."""
+        return self._theirs if self.to_play == BLACK else self._mine
+
     def stones(self, colour: int) -> int:
         """Bitboard of ``colour``'s stones."""
         return self.black if colour == BLACK else self.white
@@ -270,8 +306,13 @@ class GoPosition:
         points (none at all on the edge), so that a false eye does not count.
         """
         geo = self._geo
-        own, opp = (self.black, self.white) if colour == BLACK else (self.white, self.black)
-        if (own | opp) >> point & 1 or geo.nbr_bb[point] & ~own:
+        if colour == self.to_play:
+            own, opp = self._mine, self._theirs
+        else:
+            own, opp = self._theirs, self._mine
+        if geo.nbr_bb[point] & ~own:  # first: most points have a neighbour that is not ours
+            return False
+        if (own | opp) >> point & 1:
             return False
         bad = (geo.diag_bb[point] & opp).bit_count()
         return bad == 0 if geo.on_edge[point] else bad < 2
@@ -284,25 +325,26 @@ class GoPosition:
         except ValueError:
             return repr(action)
 
-    def _history_by_count(self) -> dict[int, tuple[int, ...]]:
-        """Board hashes of this position and all earlier ones, keyed by stone count.
+    def _history_through_here(self) -> list[tuple[int, ...]]:
+        """Board hashes of this position, its segment and all earlier ones, by stone count.
 
-        Built lazily and shared along the game: a board can only repeat one with as many
-        stones, so the superko check looks at a handful of hashes, not the whole history.
+        What a capture from here starts its new segment with: built once per position (sibling
+        captures in a search tree share it) from this segment's hashes, without walking up.
         """
-        if self._seen is None:
-            chain = []
-            p: GoPosition | None = self
-            while p is not None and p._seen is None:
-                chain.append(p)
-                p = p.parent
-            seen = p._seen if p is not None else {}
-            for q in reversed(chain):
-                if q.parent is None or q.board_hash != q.parent.board_hash:
-                    seen = dict(seen)
-                    seen[q._nstones] = seen.get(q._nstones, ()) + (q.board_hash,)
-                q._seen = seen
-        return self._seen
+        if self._through is None:
+            seen = self._seen.copy()
+            for nstones, h in enumerate(self._seg_hashes, self._nstones + 1 - len(self._seg_hashes)):
+                seen[nstones] += (h,)
+            self._through = seen
+        return self._through
+
+    def _repeats(self, board_hash: int, nstones: int) -> bool:
+        """True if a board with this hash and ``nstones`` stones occurred in this game (here included)."""
+        if board_hash in self._seen[nstones]:
+            return True
+        # In the open segment every move adds a stone: the board with nstones stones is found by counting.
+        i = nstones - self._nstones - 1
+        return -len(self._seg_hashes) <= i < 0 and self._seg_hashes[i] == board_hash
 
     def is_legal(self, action: int) -> bool:
         if self._done:
@@ -320,7 +362,6 @@ class GoPosition:
         pos = self._copy()
         pos._resigned = self.to_play
         pos._done = True
-        pos._legal = []
         return pos
 
     def _copy(self) -> GoPosition:
@@ -329,240 +370,237 @@ class GoPosition:
             setattr(pos, name, getattr(self, name))
         return pos
 
-    def play(self, action: int) -> GoPosition:
-        """The position after the side to move plays ``action``. Raises IllegalMove; ``self`` is unchanged."""
-        geo = self._geo
-        if self._done:
-            raise IllegalMove(self._vertex(action), "game over")
-        if type(action) is not int:  # the hot path gets plain ints; check anything else once
-            if not _is_int(action):
-                raise IllegalMove(repr(action), f"not a point or pass on the {geo.size}x{geo.size} board")
-            action = int(action)
+    def _pass(self) -> GoPosition:
         pos = object.__new__(GoPosition)
-        pos.game, pos._geo = self.game, geo
+        pos.game, pos._geo = self.game, self._geo
+        pos._mine, pos._theirs = self._theirs, self._mine  # the other side moves next
+        pos._gid_at, pos._groups = self._gid_at, self._groups
+        pos._weak = self._weak[::-1]
         pos.to_play = 3 - self.to_play
-        pos.move_number = move_number = self.move_number + 1
-        pos.last_move, pos.parent = action, self
+        pos.move_number = self.move_number + 1
+        pos.last_move, pos.parent = self._geo.nn, self
+        pos.passes = self.passes + 1
+        pos.board_hash = self.board_hash
+        pos.hash = self.hash ^ self._geo.zobrist_white_to_move
+        pos._caps, pos._lost = self._caps, self._lost
+        pos._nstones = self._nstones
+        pos._seg_hashes, pos._seen, pos._through = self._seg_hashes, self._seen, self._through
         pos._legal = None
         pos._resigned = EMPTY
         cap = self.game.move_cap
-        pos._done = cap > 0 and move_number >= cap
-        if action == geo.nn:
-            pos.black, pos.white = self.black, self.white
-            pos._gid_at, pos._groups = self._gid_at, self._groups
-            pos.passes = self.passes + 1
-            if pos.passes >= 2:
-                pos._done = True
-            pos.board_hash = self.board_hash
-            pos.hash = self.hash ^ geo.zobrist_white_to_move
-            pos._caps, pos._nstones, pos._max_stones = self._caps, self._nstones, self._max_stones
-            pos._seen = self._seen
-            pos._lost, pos._atari = self._lost, self._atari
-            return pos
-        if not 0 <= action < geo.nn:
-            raise IllegalMove(repr(action), f"not a point or pass on the {geo.size}x{geo.size} board")
+        pos._done = pos.passes >= 2 or (cap > 0 and pos.move_number >= cap)
+        return pos
+
+    def _play_unusual(self, action: object) -> GoPosition:
+        """``play`` for everything but a point on an unfinished game: pass, numpy ints, bad input."""
+        if self._done:
+            raise IllegalMove(self._vertex(action), "game over")
+        nn = self._geo.nn
+        if not _is_int(action) or not 0 <= action <= nn:
+            n = self._geo.size
+            raise IllegalMove(repr(action), f"not a point or pass on the {n}x{n} board")
+        return self._pass() if action == nn else self.play(int(action))
+
+    def play(self, action: int) -> GoPosition:
+        """The position after the side to move plays ``action``. Raises IllegalMove; ``self`` is unchanged."""
+        geo = self._geo
+        if type(action) is not int or not 0 <= action < geo.nn or self._done:
+            return self._play_unusual(action)
         bit = 1 << action
         c = self.to_play
-        own, opp = (self.black, self.white) if c == BLACK else (self.white, self.black)
-        if (own | opp) & bit:
+        own, opp = self._mine, self._theirs
+        occupied = own | opp
+        if occupied & bit:
             raise IllegalMove(self._vertex(action), "occupied")
 
-        gid_at, groups = self._gid_at, self._groups
+        # Update copies of the group tables in one pass over the neighbour groups: own groups merge
+        # with the stone, opponent groups lose a liberty or are captured. ``self`` is left as it was,
+        # so an illegal move found below just drops the copies.
+        gid_at, groups = self._gid_at[:], self._groups[:]
+        weak_own, weak_opp = self._weak
         new_stones = bit
-        new_libs = geo.nbr_bb[action] & ~(own | opp)
-        zkey = geo.zobrist[c][action]
-        new_z = zkey
-        touched = set(map(gid_at.__getitem__, geo.nbrs[action]))  # the neighbour groups' ids
-        touched.discard(0)
-        merged: list[int] = []
-        changed = None
-        captured = cap_z = merged_ids = 0
-        for g in touched:
-            col, st, lb, zh = groups[g]
-            if col == c:
+        new_libs = geo.nbr_bb[action] & ~occupied
+        merged: list[int] = []  # ids of the own groups joined by the move
+        captured = 0
+        for q in geo.nbrs[action]:
+            g = gid_at[q]
+            t = groups[g]
+            if t is None:  # an empty point, or a group already merged or captured from another side
+                continue
+            st, lb = t
+            if st & own:
                 merged.append(g)
-                merged_ids |= 1 << g
                 new_stones |= st
                 new_libs |= lb
-                new_z ^= zh
+                groups[g] = None
             elif lb == bit:
                 captured |= st
-                cap_z ^= zh
-            else:
-                if changed is None:
-                    changed = []
-                changed.append((g, (col, st, lb ^ bit, zh)))
+                groups[g] = None
+            elif lb & bit:  # not yet seen from another side
+                lb ^= bit
+                groups[g] = (st, lb)
+                if not lb & (lb - 1):
+                    weak_opp |= st
         new_libs &= ~bit
-        if not captured and not new_libs:
+        if not new_libs and not captured:
             raise IllegalMove(self._vertex(action), "suicide")
+
+        if not merged:
+            keep = action + 1
+        elif len(merged) == 1:
+            keep = merged[0]
+        else:  # the merged group keeps the id of the biggest; relabel the others' stones
+            old = self._groups
+            keep = most = 0
+            for g in merged:
+                k = old[g][0].bit_count()
+                if k > most:
+                    keep, most = g, k
+            for g in merged:
+                if g != keep:
+                    for p in geo.few_points(old[g][0]):
+                        gid_at[p] = keep
+        gid_at[action] = keep
+        groups[keep] = (new_stones, new_libs)
+        # Stones of groups in atari: the new group's stones enter or leave together.
+        if new_libs & (new_libs - 1):
+            weak_own &= ~new_stones
+        else:
+            weak_own |= new_stones
         nstones = self._nstones + 1
-        board_hash = self.board_hash ^ zkey
+        board_hash = self.board_hash ^ geo.zobrist[c][action]
         if captured:
-            nstones -= captured.bit_count()
-            board_hash ^= cap_z
-        # A board can only repeat one with as many stones that had a stone of ours on this point.
-        if (nstones <= self._max_stones and self._lost[c - 1] >> action & 1
-                and board_hash in self._history_by_count().get(nstones, ())):
+            weak_opp &= ~captured
+            opp ^= captured
+            zkey_opp = geo.zobrist[3 - c]
+            # The captured points become liberties of the own groups next to them (the new one too);
+            # every other neighbour of a captured stone was captured with it.
+            rest = captured
+            while rest:
+                free = rest & -rest
+                rest ^= free
+                p = free.bit_length() - 1
+                gid_at[p] = 0
+                board_hash ^= zkey_opp[p]
+                nstones -= 1
+                for q in geo.nbrs[p]:
+                    g = gid_at[q]
+                    t = groups[g]
+                    if t is not None:
+                        st, lb = t
+                        lb |= free
+                        groups[g] = (st, lb)
+                        weak_own = weak_own & ~st if lb & (lb - 1) else weak_own | st
+        # Only a board with a stone of ours on this point, and as many stones, can repeat.
+        if self._lost[c - 1] >> action & 1 and self._repeats(board_hash, nstones):
             raise IllegalMove(self._vertex(action), "superko (repeats an earlier position)")
 
-        gid_at = gid_at[:]
-        groups = groups.copy()
-        if changed is not None:
-            for g, t in changed:
-                groups[g] = t
-        if merged:
-            keep = merged[0]
-            if len(merged) > 1:  # relabel the smaller groups into the biggest
-                most = -1
-                for g in merged:
-                    k = groups[g][1].bit_count()
-                    if k > most:
-                        keep, most = g, k
-                for g in merged:
-                    if g != keep:
-                        for p in geo.few_points(groups[g][1]):
-                            gid_at[p] = keep
-                        del groups[g]
-        else:
-            keep = action + 1
-        gid_at[action] = keep
-        groups[keep] = (c, new_stones, new_libs, new_z)
-        # Groups with one liberty: only the groups next to the move (and own groups next to
-        # captured stones, which gain liberties) can enter or leave that state.
-        atari_own = self._atari[c - 1] & ~merged_ids
-        if not new_libs & (new_libs - 1):
-            atari_own |= 1 << keep
-        atari_opp = self._atari[2 - c]
-        if atari_opp:
-            for g in touched:
-                atari_opp &= ~(1 << g)
-        if changed is not None:
-            for g, t in changed:
-                if not t[2] & (t[2] - 1):
-                    atari_opp |= 1 << g
+        pos = object.__new__(GoPosition)
         if captured:
-            for g in touched:
-                if g in groups and groups[g][1] & captured:
-                    del groups[g]
-            for p in geo.few_points(captured):
-                gid_at[p] = 0
-            # The captured points become liberties of every own group that touches them.
-            near = geo.neighbours(captured)
-            for g, (col, st, lb, zh) in list(groups.items()):
-                if col == c and st & near:
-                    lb |= geo.neighbours(st) & captured
-                    groups[g] = (col, st, lb, zh)
-                    atari_own &= ~(1 << g)
-                    if not lb & (lb - 1):  # the new group may have had no liberty before the capture
-                        atari_own |= 1 << g
             lb_, lw_ = self._lost
             pos._lost = (lb_, lw_ | captured) if c == BLACK else (lb_ | captured, lw_)
             b, w = self._caps
             ncap = self._nstones + 1 - nstones
             pos._caps = (b + ncap, w) if c == BLACK else (b, w + ncap)
+            # A capture starts a new segment of the history; the ended one's boards join the list.
+            pos._seg_hashes, pos._seen = (board_hash,), self._history_through_here()
         else:
-            pos._lost = self._lost
-            pos._caps = self._caps
-        own |= bit
-        opp &= ~captured
-        if c == BLACK:
-            pos.black, pos.white = own, opp
-            pos.hash = board_hash ^ geo.zobrist_white_to_move
-        else:
-            pos.black, pos.white = opp, own
-            pos.hash = board_hash
-        pos._gid_at, pos._groups = gid_at, groups
-        pos._atari = (atari_own, atari_opp) if c == BLACK else (atari_opp, atari_own)
+            pos._lost, pos._caps = self._lost, self._caps
+            pos._seg_hashes, pos._seen = self._seg_hashes + (board_hash,), self._seen
+        pos._through = None
+        pos._mine, pos._theirs = opp, own | bit  # the opponent moves next
+        pos._weak = (weak_opp, weak_own)
+        pos.hash = board_hash ^ geo.zobrist_white_to_move if c == BLACK else board_hash
+        pos.game, pos._geo = self.game, geo
+        pos.to_play = 3 - c
+        pos.move_number = move_number = self.move_number + 1
+        pos.last_move, pos.parent = action, self
         pos.passes = 0
         pos.board_hash = board_hash
+        pos._gid_at, pos._groups = gid_at, groups
         pos._nstones = nstones
-        pos._max_stones = nstones if nstones > self._max_stones else self._max_stones
-        pos._seen = None
+        pos._legal = None
+        pos._resigned = EMPTY
+        cap = self.game.move_cap
+        pos._done = cap > 0 and move_number >= cap
         return pos
 
     def legal_moves(self) -> list[int]:
         """All legal actions for the side to move, ascending, pass last; [] when the game is over."""
-        if self._legal is None:
-            self._legal = self._compute_legal()
-        return self._legal.copy()
-
-    def _compute_legal(self) -> list[int]:
         if self._done:
             return []
+        legal = self._legal
+        if legal is None:  # cached as a bitboard: the list is built fresh for each caller
+            legal = self._legal = self._legal_points()
+        return self._geo.points_and_pass(legal)
+
+    def _legal_points(self) -> int:
+        """Bitboard of the points the side to move may play."""
         geo = self._geo
         c = self.to_play
-        own, opp = (self.black, self.white) if c == BLACK else (self.white, self.black)
+        own, opp = self._mine, self._theirs
         empty = geo.full ^ (own | opp)
-        n = geo.size
+        n, not_col0, not_col_last = geo.size, geo.not_col0, geo.not_col_last
         # A point with an empty neighbour is never suicide.
-        legal = empty & (((empty << 1) & geo.not_col0) | ((empty >> 1) & geo.not_col_last)
+        legal = empty & (((empty << 1) & not_col0) | ((empty >> 1) & not_col_last)
                          | (empty << n) | (empty >> n))
-        groups = self._groups
-        # Last liberties: of opponent groups (playing there captures) and of own groups.
-        opp_last = own_last = 0
-        atari_own, atari_opp = self._atari if c == BLACK else self._atari[::-1]
-        if atari_own:
-            for g in geo.few_points(atari_own):
-                own_last |= groups[g][2]
-        if atari_opp:
-            for g in geo.few_points(atari_opp):
-                opp_last |= groups[g][2]
         surrounded = empty ^ legal
-        if surrounded:
-            # Legal when it captures, or joins only own groups that keep another liberty.
-            own_near = ((own << 1) & geo.not_col0) | ((own >> 1) & geo.not_col_last) | (own << n) | (own >> n)
-            legal |= surrounded & (opp_last | (own_near & ~own_last))
-            unsure = surrounded & own_near & own_last & ~opp_last
-            if unsure:
-                gid_at = self._gid_at
-                for p in geo.few_points(unsure):
-                    bit = 1 << p
-                    for q in geo.nbrs[p]:
-                        col, _, lb, _ = groups[gid_at[q]]
-                        if col == c and lb != bit:
-                            legal |= bit
-                            break
-        lost = self._lost[c - 1]
-        if lost & empty and (self._nstones < self._max_stones or opp_last & lost):
-            legal = self._drop_superko(legal, c, opp_last)
-        out = geo.points(legal)
-        out.append(geo.nn)
-        return out
+        lost = self._lost[c - 1] & empty
+        if surrounded or lost:
+            # Playing next to an opponent group in atari (on its last liberty) captures it.
+            weak_own, w = self._weak
+            opp_last = w and empty & (((w << 1) & not_col0) | ((w >> 1) & not_col_last) | (w << n) | (w >> n))
+            if surrounded:
+                # A point without empty neighbours is legal if it captures, or if it joins an own group
+                # with another liberty: one not in atari (a group in atari next to it has it as last liberty).
+                s = own & ~weak_own
+                legal |= surrounded & (opp_last | ((s << 1) & not_col0) | ((s >> 1) & not_col_last)
+                                       | (s << n) | (s >> n))
+            if lost:
+                a = self.last_move
+                if a is None or a == geo.nn or self._lost[2 - c] >> a & 1:
+                    if self._seen[self._nstones + 1] or opp_last & lost:
+                        legal = self._drop_superko(legal, c, opp_last)
+                else:
+                    # The opponent's last stone stands where that side never lost one, so an earlier
+                    # board (it would hold that stone too) can only come back by capturing it.
+                    libs = self._groups[self._gid_at[a]][1]
+                    if not libs & (libs - 1) and libs & lost:
+                        legal = self._drop_superko(legal, c, libs, quiet=False)
+        return legal
 
-    def _drop_superko(self, legal: int, c: int, captures: int) -> int:
+    def _drop_superko(self, legal: int, c: int, captures: int, quiet: bool = True) -> int:
         """``legal`` without the moves that would recreate an earlier board.
 
-        ``captures`` holds the moves that capture. A move can only recreate a board that had
-        the same number of stones, and had a ``c`` stone where it is played; so only points
-        where ``c`` has lost stones before need the full check after a capture.
+        ``captures`` holds the moves that capture (the ones to check); ``quiet``: check the moves
+        that capture nothing too. A move can only recreate a board with the same number of
+        stones that had a ``c`` stone where it is played. A move that captures nothing adds a
+        stone: only boards before the last capture have that many, and one dict lookup maps
+        each of them back to the move that would recreate it.
         """
         geo = self._geo
         nstones = self._nstones + 1
-        seen = None
-        if nstones <= self._max_stones:
-            # Map each earlier hash with that stone count back to the move that would recreate it.
-            seen = self._history_by_count()
-            who = geo.zobrist_point[c]
-            for h in seen.get(nstones, ()):
-                p = who.get(h ^ self.board_hash)
-                if p is not None and not captures >> p & 1:
-                    legal &= ~(1 << p)
-        captures &= self._lost[c - 1]
+        own_stones = self._mine
+        who = geo.zobrist_point[c]
+        for h in self._seen[nstones] if quiet else ():
+            p = who.get(h ^ self.board_hash)
+            if p is not None and not captures >> p & 1:
+                legal &= ~(1 << p)
+        captures &= self._lost[c - 1] & legal
         if captures:
-            seen = seen or self._history_by_count()
-            groups, gid_at, zkey = self._groups, self._gid_at, geo.zobrist[c]
+            groups, gid_at = self._groups, self._gid_at
+            zkey, zkey_opp = geo.zobrist[c], geo.zobrist[3 - c]
             for p in geo.few_points(captures):
                 bit = 1 << p
-                cap_z, ncap, done = 0, 0, []
+                board_hash, count, dead = self.board_hash ^ zkey[p], nstones, 0
                 for q in geo.nbrs[p]:
-                    g = gid_at[q]
-                    if g and g not in done:
-                        done.append(g)
-                        col, st, lb, zh = groups[g]
-                        if col != c and lb == bit:
-                            cap_z ^= zh
-                            ncap += st.bit_count()
-                if (self.board_hash ^ zkey[p] ^ cap_z) in seen.get(nstones - ncap, ()):
+                    st, lb = groups[gid_at[q]] or (0, 0)
+                    if lb == bit and st & ~own_stones:
+                        dead |= st
+                for q in geo.few_points(dead):
+                    board_hash ^= zkey_opp[q]
+                    count -= 1
+                if self._repeats(board_hash, count):
                     legal &= ~bit
         return legal
 

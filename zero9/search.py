@@ -117,11 +117,11 @@ class Node:
         """Create the child arrays from the evaluator's priors ``[A]`` and value (side to move)."""
         actions = np.array(self.position.legal_moves(), dtype=np.intp)
         p = priors[actions]
-        s = float(p.sum())
+        s = float(np.add.reduce(p))  # p.sum() without its Python wrapper: tiny arrays, many calls
         self.P = p * (1.0 / s) if s > 0 else np.full(len(actions), 1.0 / max(len(actions), 1))
         self.value = float(value)
         self.N, self.W, self.Q = np.zeros((3, len(actions)))  # one allocation, three row views
-        self.Q += self.value  # nothing tried yet: FPU = the node's value
+        self.Q.fill(self.value)  # nothing tried yet: FPU = the node's value
         self.U0 = self.P.astype(np.float64)
         self.actions = actions
 
@@ -129,7 +129,7 @@ class Node:
         """Untried children share one first-play value; recompute it after a new child is tried."""
         if fpu_value is None:
             fpu_value = max(self.value - fpu_reduction * math.sqrt(self.tried_prior), -1.0)
-        self.Q[self.N == 0] = fpu_value
+        np.putmask(self.Q, self.N == 0, fpu_value)  # faster than boolean-index assignment
 
     def q_value(self) -> float:
         """Mean value of the node from its side to move's view (its raw value before any visit)."""
@@ -164,17 +164,19 @@ class Tree:
     def select_leaf(self) -> Leaf | None:
         """Walk down by PUCT adding virtual loss; None when the leaf is already in flight."""
         node, vl = self.root, self.config.virtual_loss
-        leaf = Leaf([node], [])
+        nodes, idx = [node], []
+        select_child = self.select_child
         while node.actions is not None and not node.terminal:
-            i = self.select_child(node)
+            i = select_child(node)
             child = node.children.get(i)
-            if child is None:
-                child = node.children[i] = Node(node.position.play(int(node.actions[i])))
+            if child is None:  # first try: only now is the child's position built
+                child = node.children[i] = Node(node.position.play(node.actions.item(i)))
             if vl:
                 self._add_visit(node, i, vl, -vl)
-            leaf.nodes.append(child)
-            leaf.idx.append(i)
+            nodes.append(child)
+            idx.append(i)
             node = child
+        leaf = Leaf(nodes, idx)
         if node.pending:
             self.collisions += 1
             self._revert_virtual_loss(leaf)
@@ -203,24 +205,31 @@ class Tree:
     def backup(self, leaf: Leaf, value: float) -> None:
         """Add ``value`` (the leaf's side to move's view) along the path, undoing the virtual loss."""
         vl = self.config.virtual_loss
-        for k in range(len(leaf.idx) - 1, -1, -1):
+        nodes, idx = leaf.nodes, leaf.idx
+        add_visit = self._add_visit
+        for k in range(len(idx) - 1, -1, -1):
             value = -value  # one ply up: the other player's view
-            self._add_visit(leaf.nodes[k], leaf.idx[k], 1.0 - vl, value + vl)
-            leaf.nodes[k + 1].sq_sum += value * value
-        if leaf.idx:
+            add_visit(nodes[k], idx[k], 1.0 - vl, value + vl)
+            nodes[k + 1].sq_sum += value * value
+        if idx:
             self.playouts += 1
 
     def _add_visit(self, node: Node, i: int, dn: float, dw: float) -> None:
-        old = node.N.item(i)  # .item(): Python floats, several times faster than numpy scalars
+        # .item() and scalar stores: Python floats, several times faster than numpy scalars.
+        N = node.N
+        old = N.item(i)
         n = old + dn
         w = node.W.item(i) + dw
-        node.N[i] = n
         node.W[i] = w
         node.Q[i] = w / n if n > 0 else 0.0
-        node.U0[i] = node.P.item(i) / (1.0 + n)
+        if not dn:  # a backup that replaces a virtual loss: the visit count stays
+            return
+        N[i] = n
+        p = node.P.item(i)
+        node.U0[i] = p / (1.0 + n)
         node.total += dn
         if (old == 0) != (n == 0):  # a child tried for the first time (or un-tried by a revert)
-            node.tried_prior += node.P[i] if old == 0 else -node.P[i]
+            node.tried_prior += p if old == 0 else -p
             node.refresh_fpu(self._fpu(node is self.root), self.config.fpu_value)
 
     def _revert_virtual_loss(self, leaf: Leaf) -> None:
