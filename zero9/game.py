@@ -147,6 +147,20 @@ class Game(Protocol):
         ...
 
 
+def play_moves(game: Game, moves: list[int | str]) -> Position:
+    """The position after playing ``moves`` (actions or vertices) from the start of ``game``."""
+    position = game.new_position()
+    for move in moves:
+        position = position.play(game.vertex_to_action(move) if isinstance(move, str) else move)
+    return position
+
+
+def replay(game: Game, actions: tuple[int, ...], resigned: int) -> Position:
+    """Rebuild a position, history included, by replaying its moves (how positions unpickle)."""
+    position = play_moves(game, list(actions))
+    return position.resign() if resigned else position
+
+
 def make_game(game: str = "go", size: int | None = None, **params: Any) -> Game:
     """Build a game by name: ``make_game('go', 9, komi=7.5)``, ``make_game('gomoku', 15, connect=5)``.
 

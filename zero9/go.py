@@ -51,7 +51,7 @@ from typing import Any
 
 import numpy as np
 
-from zero9.game import BLACK, EMPTY, WHITE, IllegalMove, point_to_vertex, vertex_to_point
+from zero9.game import BLACK, EMPTY, WHITE, IllegalMove, play_moves, point_to_vertex, replay, vertex_to_point
 
 MIN_SIZE, MAX_SIZE = 5, 19
 
@@ -207,16 +207,7 @@ class Go:
 
     def play_moves(self, moves: list[int | str]) -> GoPosition:
         """The position after playing ``moves`` (actions or vertices) from the empty board."""
-        pos = self.new_position()
-        for m in moves:
-            pos = pos.play(self.vertex_to_action(m) if isinstance(m, str) else m)
-        return pos
-
-
-def _replay(game: Go, actions: tuple[int, ...], resigned: int) -> GoPosition:
-    """Unpickle: rebuild a position (and its history) by replaying its moves."""
-    pos = game.play_moves(list(actions))
-    return pos.resign() if resigned else pos
+        return play_moves(self, moves)
 
 
 class GoPosition:
@@ -257,7 +248,7 @@ class GoPosition:
         while p is not None and p.last_move is not None:
             actions.append(p.last_move)
             p = p.parent
-        return (_replay, (self.game, tuple(reversed(actions)), self._resigned))
+        return (replay, (self.game, tuple(reversed(actions)), self._resigned))
 
     def __repr__(self) -> str:
         n = self.game.size

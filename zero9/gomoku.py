@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from zero9.game import BLACK, EMPTY, WHITE, IllegalMove, point_to_vertex, vertex_to_point
+from zero9.game import BLACK, EMPTY, WHITE, IllegalMove, play_moves, point_to_vertex, replay, vertex_to_point
 
 MIN_SIZE, MAX_SIZE = 6, 19
 VARIANTS = ("freestyle", "standard")
@@ -93,16 +93,7 @@ class Gomoku:
 
     def play_moves(self, moves: list[int | str]) -> GomokuPosition:
         """The position after playing ``moves`` (actions or vertices) from the empty board."""
-        pos = self.new_position()
-        for m in moves:
-            pos = pos.play(self.vertex_to_action(m) if isinstance(m, str) else m)
-        return pos
-
-
-def _replay(game: Gomoku, actions: tuple[int, ...], resigned: int) -> GomokuPosition:
-    """Unpickle: rebuild a position (and its history) by replaying its moves."""
-    pos = game.play_moves(list(actions))
-    return pos.resign() if resigned else pos
+        return play_moves(self, moves)
 
 
 class GomokuPosition:
@@ -129,7 +120,7 @@ class GomokuPosition:
         while p is not None and p.last_move is not None:
             actions.append(p.last_move)
             p = p.parent
-        return (_replay, (self.game, tuple(reversed(actions)), self._resigned))
+        return (replay, (self.game, tuple(reversed(actions)), self._resigned))
 
     def __repr__(self) -> str:
         n = self.game.size
