@@ -30,6 +30,10 @@ one by one with their round and opponent, and only the missing ones are played.
 and net shape are fixed when the run is created (a different ``--game``,
 ``--size``, ``--blocks`` ... on a rerun is an error); every other option is taken
 from the command line of each invocation.
+
+**Ray** (``--ray auto|ADDRESS``, :mod:`zero9.distributed`): self-play and rating games
+run on actors across a cluster's nodes; this process still writes every file, so a
+run switches between local and Ray mode and resumes either way (``docs/ray.md``).
 """
 
 from __future__ import annotations
@@ -92,6 +96,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                       help="comma-separated anchors: random, mcts:N (pure MCTS, N playouts), gnugo[:level] "
                            "(default: random,mcts:100 ; Go adds gnugo:1 when installed)")
     loop.add_argument("--no-plots", action="store_true", help="do not redraw the plots after each round")
+    loop.add_argument("--ray", default=None, metavar="auto|ADDRESS",
+                      help="self-play and rating games on a Ray cluster (auto: the running one, else a local "
+                           "one); --workers is then actors per node (0: one per CPU). See docs/ray.md")
     loop.add_argument("--threads", type=int, default=0,
                       help="torch CPU threads per process (0: training 1 for small nets, else one per core; "
                            "self-play workers share the cores)")
@@ -238,10 +245,16 @@ class AutoTrain:
         from zero9.selfplay import WorkerPool
 
         self.prepare()
-        workers = self.args.workers or os.cpu_count() or 1
-        shared = max(1, (os.cpu_count() or 1) // workers) if self.device == "cpu" else 1
-        threads = self.args.threads or shared
-        with WorkerPool(0 if workers == 1 else workers, threads) as self.pool:
+        if self.args.ray:
+            from zero9.distributed import RayPool  # imports ray: only with --ray
+
+            pool = RayPool(self.args.ray, workers=self.args.workers)
+        else:
+            workers = self.args.workers or os.cpu_count() or 1
+            shared = max(1, (os.cpu_count() or 1) // workers) if self.device == "cpu" else 1
+            threads = self.args.threads or shared
+            pool = WorkerPool(0 if workers == 1 else workers, threads)
+        with pool as self.pool:
             self.loop()
         self.save_wall()
         return 0
@@ -302,13 +315,16 @@ class AutoTrain:
         seed = None if self.args.seed is None else self.args.seed * 100_003 + g * 1009 + have
         cfg = type(cfg)(**{**cfg.__dict__, "seed": seed})
         options = config_summary(cfg)
-        stats = play_selfplay(rd.net_path(best), need, cfg, rd.gen_chunks_dir(g),
-                              rd.gen_sgf_dir(g) if self.sgf else None, pool=self.pool,
-                              device=self.device, progress=True, options=options,
-                              lz_dir=rd.root / "lz_chunks" / f"gen{g:04d}" if self.args.lz_chunks else None)
+        play = getattr(self.pool, "play_selfplay", play_selfplay)  # a Ray pool plays rounds its own way
+        stats = play(rd.net_path(best), need, cfg, rd.gen_chunks_dir(g),
+                     rd.gen_sgf_dir(g) if self.sgf else None, pool=self.pool,
+                     device=self.device, progress=True, options=options,
+                     lz_dir=rd.root / "lz_chunks" / f"gen{g:04d}" if self.args.lz_chunks else None)
         row = {"generation": g, "net": best, "time": time.time(), "wall_seconds": self.wall_seconds(),
                "total_games": rd.count_games()}
         row.update(stats.as_dict())
+        if hasattr(self.pool, "lost"):  # Ray: actors now, and actors lost (and replaced) so far
+            row.update(ray_actors=self.pool.size, ray_lost=self.pool.lost)
         append_jsonl(rd.selfplay_log, row)
         rd.write_status(games=rd.count_games(), wall_seconds=self.wall_seconds())
         print(f"self-play gen {g}: {stats.games} games in {stats.seconds:.0f}s, "
