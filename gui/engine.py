@@ -83,9 +83,8 @@ def build_engine(game: Game, net: str | None, visits: int) -> Engine:
 
     Raises NetMismatch or ValueError (naming the file) when ``net`` cannot be used.
     """
-    from zero9.player import SearchPlayer
-
     from zero9.evaluator import NetEvaluator, UniformEvaluator
+    from zero9.player import SearchPlayer
 
     path = resolve_net_path(game, net)
     if path is None:

@@ -3,6 +3,7 @@
     python scripts/bench_search.py                 # both figures (about a minute on 2 cores)
     python scripts/bench_search.py --play-mode     # + single tree vs root parallel at equal time
     python scripts/bench_search.py --tune --match-games 60   # + c_puct / FPU grid (zero9.search's table)
+    python scripts/bench_search.py --skip-net --profile      # + cProfile of the 9x9 K=8 tree search
 
 1. ``9x9 go: N sims/s``: simulations per second of :mod:`zero9.search` with the
    :class:`~zero9.evaluator.UniformEvaluator` on one core (mid-game 9x9 Go, 8x8
@@ -100,6 +101,18 @@ def bench_tree(args) -> None:
                     f"  K={k} gc {mode:<6}: {rate:,.0f} sims/s  ({ref / rate:.1f} board moves' time per sim)"
                 )
         print(f"{label}: {best:,.0f} sims/s  (bar {BAR_SIMS:,}: {'met' if best >= BAR_SIMS else 'NOT met'})")
+
+
+def profile_tree(args) -> None:
+    """cProfile of the mid-game 9x9 tree search (K=8, gc off): where a simulation's time goes."""
+    import cProfile
+    import pstats
+
+    pos = midgame(make_game("go", 9), 30)
+    profiler = cProfile.Profile()
+    profiler.runcall(sims_per_second, pos, args.playouts, args.repeats, 8, "off")
+    print(f"profile: 9x9 go, K=8, {args.repeats} x {args.playouts} simulations (profiler inflates times)")
+    pstats.Stats(profiler).sort_stats("tottime").print_stats(args.profile_lines)
 
 
 def bench_net_share(args) -> None:
@@ -262,6 +275,8 @@ def main(argv: list[str] | None = None) -> int:
         help="self-play time for the net share (stops at the first game done after it)",
     )
     parser.add_argument("--skip-net", action="store_true")
+    parser.add_argument("--profile", action="store_true", help="cProfile the 9x9 tree search")
+    parser.add_argument("--profile-lines", type=int, default=20, help="functions listed by --profile")
     parser.add_argument("--play-mode", action="store_true")
     parser.add_argument("--tune", action="store_true")
     parser.add_argument("--move-time", type=float, default=0.3)
@@ -273,6 +288,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--jobs", type=int, default=os.cpu_count(), help="processes for --tune")
     args = parser.parse_args(argv)
     bench_tree(args)
+    if args.profile:
+        profile_tree(args)
     if not args.skip_net:
         bench_net_share(args)
     if args.play_mode:

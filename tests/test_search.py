@@ -177,3 +177,33 @@ def test_lcb_and_proportional_choice(go9):
     assert tree.choose_action(lcb=True) in legal
     picks = {tree.choose_action(proportional=True) for _ in range(50)}
     assert picks <= legal and len(picks) > 1
+
+
+def puct_argmax(tree: Tree, node: Node) -> int:
+    """The PUCT formula written out in full, lowest index on ties (numpy's argmax)."""
+    c_sqrt = tree.config.c_puct * math.sqrt(max(node.total, 1.0))
+    return int(np.argmax(node.Q + c_sqrt * node.P / (1.0 + node.N)))
+
+
+@pytest.mark.parametrize("fpu_value", [None, 0.0])
+def test_select_child_is_the_full_puct_argmax_at_every_node(go9, fpu_value):
+    # Non-uniform priors with exact ties: the full formula with numpy's lowest-index tie-break at every
+    # node, untried ones included (a guard for shortcuts such as taking argmax P there).
+    rng = np.random.default_rng(3)
+    prior = np.round(rng.random(go9.num_actions), 1).astype(np.float32) + np.float32(0.01)
+
+    class Lumpy(ScoreEvaluator):
+        def evaluate(self, positions):
+            _, values = super().evaluate(positions)
+            return np.tile(prior, (len(positions), 1)), values
+
+    tree = Tree(go9.play_moves(["E5", "D4"]), SearchConfig(fpu_value=fpu_value), np.random.default_rng(4))
+    run_simulations(tree, Lumpy(go9), 300, batch_size=4)
+    checked = untried = 0
+    for node in walk(tree.root):
+        if node.expanded and len(node.actions) and not node.terminal:
+            assert tree.select_child(node) == puct_argmax(tree, node)
+            assert node.P.dtype == np.float32 and np.array_equal(node.U0, node.P / (1.0 + node.N))
+            checked += 1
+            untried += node.total == 0
+    assert checked > 50 and untried > 10
