@@ -2,7 +2,8 @@
 # The test command of the README: installs what the tests need, then runs the whole suite.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-if ! command -v gnugo >/dev/null && [ ! -x /usr/games/gnugo ]; then
+# GNU Go (the rules oracle and a match opponent) and Xvfb (the window on a real X server)
+if { ! command -v gnugo >/dev/null && [ ! -x /usr/games/gnugo ]; } || ! command -v Xvfb >/dev/null; then
   SUDO=""; [ "$(id -u)" = 0 ] || SUDO="sudo"
   $SUDO apt-get update -qq && $SUDO apt-get install -y -qq gnugo xvfb >/dev/null
 fi
