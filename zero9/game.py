@@ -147,6 +147,21 @@ class Game(Protocol):
         ...
 
 
+def line_of_play(position: Position) -> list[Position]:
+    """The positions from the start of the game to ``position`` (both included), following ``parent``."""
+    line = []
+    p: Position | None = position
+    while p is not None:
+        line.append(p)
+        p = p.parent
+    return line[::-1]
+
+
+def actions_played(position: Position) -> tuple[int, ...]:
+    """The actions that led from the start of the game to ``position``."""
+    return tuple(p.last_move for p in line_of_play(position)[1:])
+
+
 def play_moves(game: Game, moves: list[int | str]) -> Position:
     """The position after playing ``moves`` (actions or vertices) from the start of ``game``."""
     position = game.new_position()

@@ -51,7 +51,17 @@ from typing import Any
 
 import numpy as np
 
-from zero9.game import BLACK, EMPTY, WHITE, IllegalMove, play_moves, point_to_vertex, replay, vertex_to_point
+from zero9.game import (
+    BLACK,
+    EMPTY,
+    WHITE,
+    IllegalMove,
+    actions_played,
+    play_moves,
+    point_to_vertex,
+    replay,
+    vertex_to_point,
+)
 
 MIN_SIZE, MAX_SIZE = 5, 19
 
@@ -243,12 +253,7 @@ class GoPosition:
 
     def __reduce__(self):
         # Replaying keeps pickles small (no tables, no deep parent recursion); self-play ships positions.
-        actions = []
-        p: GoPosition | None = self
-        while p is not None and p.last_move is not None:
-            actions.append(p.last_move)
-            p = p.parent
-        return (replay, (self.game, tuple(reversed(actions)), self._resigned))
+        return (replay, (self.game, actions_played(self), self._resigned))
 
     def __repr__(self) -> str:
         n = self.game.size

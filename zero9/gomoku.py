@@ -24,7 +24,17 @@ from typing import Any
 
 import numpy as np
 
-from zero9.game import BLACK, EMPTY, WHITE, IllegalMove, play_moves, point_to_vertex, replay, vertex_to_point
+from zero9.game import (
+    BLACK,
+    EMPTY,
+    WHITE,
+    IllegalMove,
+    actions_played,
+    play_moves,
+    point_to_vertex,
+    replay,
+    vertex_to_point,
+)
 
 MIN_SIZE, MAX_SIZE = 6, 19
 VARIANTS = ("freestyle", "standard")
@@ -115,12 +125,7 @@ class GomokuPosition:
         return pos
 
     def __reduce__(self):
-        actions = []
-        p: GomokuPosition | None = self
-        while p is not None and p.last_move is not None:
-            actions.append(p.last_move)
-            p = p.parent
-        return (replay, (self.game, tuple(reversed(actions)), self._resigned))
+        return (replay, (self.game, actions_played(self), self._resigned))
 
     def __repr__(self) -> str:
         n = self.game.size

@@ -49,7 +49,7 @@ from pathlib import Path
 from typing import Any
 
 from zero9 import __version__
-from zero9.game import BLACK, WHITE, Game, Position, make_game
+from zero9.game import BLACK, WHITE, Game, Position, line_of_play, make_game
 
 SGF_GAME_CODES = {"go": 1, "gomoku": 4}
 GAME_NAMES = {code: name for name, code in SGF_GAME_CODES.items()}
@@ -98,12 +98,8 @@ class SgfRecord:
 
 def moves_from_position(position: Position) -> list[tuple[int, int]]:
     """The moves from the empty board to ``position``, walking its ``parent`` links."""
-    moves = []
-    p: Position | None = position
-    while p is not None and p.parent is not None and p.last_move is not None:
-        moves.append((p.parent.to_play, p.last_move))
-        p = p.parent
-    return moves[::-1]
+    line = line_of_play(position)
+    return [(before.to_play, after.last_move) for before, after in zip(line, line[1:], strict=False)]
 
 
 def write_sgf(
