@@ -2,9 +2,19 @@
 # Before the first call, on a machine with network, fetch what the GPU box lacks into ignored folders:
 #   python3 -m pip download --no-deps --only-binary=:all: --python-version 3.12 -d .whl sgfmill==1.1.1
 #   mkdir -p .devcarry && (cd .devcarry && apt-get download gnugo)
-# and carry .whl and .devcarry with the call.
+# and, for the Ray benchmark, Ray itself (its wheel is over the 64 MiB a call carries, so
+# carry it unpacked without its Java jars, dashboard build and libraries zero9 does not use):
+#   pip download --no-deps --only-binary=:all: --python-version 3.12 --platform manylinux2014_x86_64 \
+#       -d /tmp/w ray==2.60.0 jsonschema jsonschema-specifications referencing rpds-py
+#   unzip -q /tmp/w/ray-*.whl -d /tmp/r && rm -rf /tmp/r/ray/{jars,dashboard/client/build,rllib,data,serve,tune,train,llm}
+#   mkdir -p .raycarry && tar -C /tmp/r -cJf .raycarry/ray-min.tar.xz . && mv /tmp/w/[jr][se]*.whl .raycarry/
+# and carry .whl, .devcarry (and .raycarry) with the call.
 export PYTHONUNBUFFERED=1
 python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .whl/*.whl 2>/dev/null
+if [ -d .raycarry ] && [ ! -d /tmp/site/ray ]; then
+  python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .raycarry/*.whl
+  tar -C /tmp/site -xJf .raycarry/ray-min.tar.xz
+fi
 export PYTHONPATH=/tmp/site:$PWD
 [ -x /tmp/gg/usr/games/gnugo ] || { mkdir -p /tmp/gg && dpkg -x .devcarry/gnugo_*_amd64.deb /tmp/gg; }
 export PATH=/tmp/gg/usr/games:$PATH
