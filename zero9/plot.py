@@ -109,7 +109,9 @@ def _plot_elo(run_dir: RunDir, out: Path) -> Path | None:
         ax.grid(alpha=0.3)
         for name, value in anchors.items():
             ax.axhline(value, ls=":", color="grey")
-            ax.annotate(name, (0, value), fontsize=7, color="grey", va="bottom")
+            # x in axes fraction, y in data: the label stays inside the plot whatever the x range
+            ax.annotate(name, (0.01, value), xycoords=("axes fraction", "data"), fontsize=8,
+                        color="grey", va="bottom")
     axes[0].set_title("strength over wall time")
     axes[1].set_title("strength over self-play games")
     return _save(fig, out / "elo.png")
