@@ -15,7 +15,7 @@ import pytest
 from zero9.rundir import RunDir, read_json, read_jsonl
 
 TINY = ["--game", "gomoku", "--size", "6", "--connect", "4", "--blocks", "1", "--filters", "16",
-        "--games-per-gen", "16", "--visits", "32", "--steps", "100", "--generations", "3", "--device", "cpu"]
+        "--games-per-gen", "16", "--visits", "32", "--pcr", "1", "--steps", "100", "--generations", "3", "--device", "cpu"]
 
 
 def autotrain_cmd(run_dir: Path, extra: list[str] | None = None) -> list[str]:
