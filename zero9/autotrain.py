@@ -112,9 +112,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     tr.add_argument("--window-max", type=int, default=500_000, help="window at most this many positions")
     tr.add_argument("--downsample", type=int, default=0, help="keep 1 position in N (0: automatic)")
     tr.add_argument("--warmup", type=int, default=-1, help="warm-up steps of the run (-1: min(200, steps/4))")
-    # Playout cap randomisation is on in the loop: at equal compute it beat full searches on every
-    # move 36-4 (docs/runs/ab, 9x9 Gomoku, 8 minutes each); standalone `zero9 selfplay` keeps 1.
-    add_selfplay_arguments(parser, {"pcr": 0.25})
+    # Playout cap randomisation is on in the loop (None: 0.25 with PUCT, off with --gumbel): at equal
+    # compute it beat full searches on every move 36-4 (docs/runs/ab, 9x9 Gomoku, 8 minutes each).
+    add_selfplay_arguments(parser, {"pcr": None})
 
 
 def train_options(args: argparse.Namespace) -> TrainOptions:

@@ -41,6 +41,7 @@ from zero9.batched import GameRecord, SelfPlayConfig
 from zero9.game import BLACK, EMPTY
 
 TICK_SECONDS = 1.0  # how often workers report their counters
+PCR_DEFAULT_SHARE = 0.25  # KataGo's share of full searches
 
 
 class StopSelfPlay(Exception):
@@ -70,8 +71,10 @@ def add_selfplay_arguments(parser: argparse.ArgumentParser, defaults: dict | Non
                    help="resign below this winrate (negative: never)")
     g.add_argument("--no-resign-share", type=float, default=d["no_resign_share"],
                    help="share of games that never resign (measures false resignations)")
+    pcr_default = "1" if d["pcr"] == 1.0 else "0.25; 1 with --gumbel or --visits <= --fast-visits"
     g.add_argument("--pcr", type=float, default=d["pcr"], metavar="SHARE",
-                   help="playout cap randomisation: share of moves with a full, recorded search (1 = off)")
+                   help="playout cap randomisation: share of moves with a full, recorded search "
+                        f"(1 = off; default here: {pcr_default})")
     g.add_argument("--fast-visits", type=int, default=d["fast_visits"], help="visits of PCR's fast moves")
     g.add_argument("--opening-moves", type=int, default=d["opening_moves"],
                    help="cheap random opening: unrecorded moves up to a random move number below this")
@@ -90,8 +93,13 @@ def selfplay_config(args: argparse.Namespace, seed: int | None = None) -> SelfPl
     for name in ("visits", "games_parallel", "leaves", "fast_visits", "opening_visits"):
         if getattr(args, name) < 1:
             raise ValueError(f"--{name.replace('_', '-')} must be >= 1, got {getattr(args, name)}")
+    if args.pcr is None:  # autotrain's default: PCR for PUCT (it won its A/B), off for Gumbel (not measured)
+        args.pcr = 1.0 if args.gumbel or args.fast_visits >= args.visits else PCR_DEFAULT_SHARE
     if not 0 < args.pcr <= 1:
         raise ValueError(f"--pcr must be in (0, 1], got {args.pcr}")
+    if args.pcr < 1 and args.fast_visits >= args.visits:
+        raise ValueError(f"--fast-visits ({args.fast_visits}) must be below --visits ({args.visits}) "
+                         f"with --pcr {args.pcr:g}: fast moves are the cheap ones (--pcr 1 turns them off)")
     if not 0 <= args.no_resign_share <= 1:
         raise ValueError(f"--no-resign-share must be in [0, 1], got {args.no_resign_share}")
     return SelfPlayConfig(
