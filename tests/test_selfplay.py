@@ -101,3 +101,23 @@ def test_bad_options_are_clear_errors(tmp_path):
         selfplay_config(parser.parse_args(["--visits", "0"]))
     with pytest.raises(ValueError, match="--pcr"):
         selfplay_config(parser.parse_args(["--pcr", "1.5"]))
+
+
+def test_autotrain_turns_pcr_on_for_puct_only():
+    import argparse
+
+    from zero9.autotrain import add_arguments
+    from zero9.selfplay import selfplay_config
+
+    parser = argparse.ArgumentParser()
+    add_arguments(parser)
+
+    def share(*extra: str) -> float:
+        return selfplay_config(parser.parse_args(["--dir", "x", *extra])).full_search_share
+
+    assert share() == 0.25  # PUCT at 200 visits, fast moves at 32
+    assert share("--gumbel", "--visits", "64") == 1.0
+    assert share("--visits", "32") == 1.0  # fast moves would not be cheaper
+    assert share("--pcr", "0.5") == 0.5
+    with pytest.raises(ValueError, match="--fast-visits"):
+        share("--visits", "16", "--pcr", "0.25")
