@@ -410,6 +410,19 @@ def test_bitboard_to_point_list_on_every_size():
             expected = [p for p in range(n * n) if b >> p & 1]
             assert geo.points(b) == expected and geo.points_and_pass(b) == expected + [n * n]
             assert geo.few_points(b) == expected
+            actions = geo.actions(b | geo.pass_bit)  # the search's array form, pass included
+            assert actions.dtype == np.intp and actions.tolist() == expected + [n * n]
+
+
+def test_legal_actions_array_is_the_legal_move_list():
+    for n in (5, 9, 16):  # 16x16: the pass bit starts a byte of its own
+        game = Go(n)
+        rng = random.Random(n)
+        pos = game.new_position()
+        while not pos.is_terminal():
+            assert pos.legal_actions().tolist() == pos.legal_moves()
+            pos = pos.play(rng.choice(pos.legal_moves()))
+        assert pos.legal_actions().tolist() == pos.legal_moves() == []
 
 
 def test_hash_includes_side_to_move_and_is_stable_across_processes():

@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import functools
 import math
+import operator
 import random
 from array import array
 from collections.abc import Callable
@@ -86,6 +87,29 @@ def _points_function(byte_points: list[list[tuple[int, ...]]], *last: int) -> Ca
     return namespace["points"]
 
 
+def _actions_function(nbits: int) -> Callable[[int], np.ndarray]:
+    """``actions(b)``: the points of bitboard ``b`` (``nbits`` bits) as an ascending intp array.
+
+    The search wants the legal moves as a numpy index array; converting a list of Python ints
+    costs several times more than building the list. Here each byte of the bitboard looks up
+    the machine bytes of its points, and the joined bytes are the array (loop unrolled as above).
+    """
+    # def actions(b, *, t0=chunks[0], ...):
+    #     x0, x1, ... = b.to_bytes(nbytes, "little")
+    #     return frombuffer(b"".join((t0[x0], t1[x1], ...)), intp)
+    nbytes = (nbits + 7) // 8
+    chunks = [tuple(np.array([i * 8 + b for b in range(8) if v >> b & 1], np.intp).tobytes()
+                    for v in range(256)) for i in range(nbytes)]
+    tables = ", ".join(f"t{i}=t[{i}]" for i in range(nbytes))
+    names = ", ".join(f"x{i}" for i in range(nbytes))
+    items = ", ".join(f"t{i}[x{i}]" for i in range(nbytes))
+    code = (f"def actions(b, *, {tables}):\n    {names}, = b.to_bytes({nbytes}, 'little')\n"
+            f"    return frombuffer(b''.join(({items},)), intp)\n")
+    namespace = {"t": tuple(chunks), "frombuffer": np.frombuffer, "intp": np.intp}
+    exec(code, namespace)
+    return namespace["actions"]
+
+
 class Geometry:
     """Per-size tables (neighbours, masks, Zobrist keys), built once per board size and shared."""
 
@@ -117,6 +141,8 @@ class Geometry:
                             for i in range(self.nbytes)]
         self.points = _points_function(self.byte_points)
         self.points_and_pass = _points_function(self.byte_points, nn)  # a legal-move list
+        self.pass_bit = 1 << nn  # pass as bit nn, so that one bitboard holds every legal action
+        self.actions = _actions_function(nn + 1)  # a legal-action array: actions(legal | pass_bit)
         rng = random.Random(0x5EED0000 + n)  # fixed seed: hashes agree across processes and runs
         self.zobrist = {BLACK: [rng.getrandbits(64) for _ in range(nn)],
                         WHITE: [rng.getrandbits(64) for _ in range(nn)]}
@@ -194,6 +220,11 @@ class Go:
     @functools.cached_property
     def pass_action(self) -> int:
         return self.size * self.size
+
+    @functools.cached_property
+    def _end_move(self) -> float:
+        """The move number at which the move cap ends the game (infinite without a cap)."""
+        return self.move_cap if self.move_cap > 0 else math.inf
 
     def new_position(self) -> GoPosition:
         """The empty board, black to move."""
@@ -329,8 +360,10 @@ class GoPosition:
         """
         if self._through is None:
             seen = self._seen.copy()
-            for nstones, h in enumerate(self._seg_hashes, self._nstones + 1 - len(self._seg_hashes)):
-                seen[nstones] += (h,)
+            seg = self._seg_hashes  # one board per stone count, up to this position's
+            low, high = self._nstones + 1 - len(seg), self._nstones + 1
+            # seen[k] += (h,) for each (k, h) of the segment, as one C loop: zip makes the 1-tuples.
+            seen[low:high] = map(operator.add, seen[low:high], zip(seg))
             self._through = seen
         return self._through
 
@@ -517,8 +550,7 @@ class GoPosition:
         pos._nstones = nstones
         pos._legal = None
         pos._resigned = EMPTY
-        cap = self.game.move_cap
-        pos._done = cap > 0 and move_number >= cap
+        pos._done = move_number >= self.game._end_move
         return pos
 
     def legal_moves(self) -> list[int]:
@@ -529,6 +561,15 @@ class GoPosition:
         if legal is None:  # cached as a bitboard: the list is built fresh for each caller
             legal = self._legal = self._legal_points()
         return self._geo.points_and_pass(legal)
+
+    def legal_actions(self) -> np.ndarray:
+        """``legal_moves()`` as an intp array (read-only), built without the list: what the search expands."""
+        if self._done:
+            return np.zeros(0, np.intp)
+        legal = self._legal
+        if legal is None:
+            legal = self._legal = self._legal_points()
+        return self._geo.actions(legal | self._geo.pass_bit)
 
     def _legal_points(self) -> int:
         """Bitboard of the points the side to move may play."""
