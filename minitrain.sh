@@ -19,10 +19,10 @@ gpu=$(python3 -c 'import torch; print(torch.cuda.is_available())' 2>/dev/null ||
 dir="${RUN_DIR:-runs/$preset}"
 
 case "$preset:$gpu" in
-  gomoku8:False)  # measured on a 2-core desktop: see docs/run-directory.md
+  gomoku8:False)  # measured on a 2-core desktop: docs/runs/minitrain-gomoku8/, tutorial 5
     opts=(--game gomoku --size 8 --connect 5 --blocks 3 --filters 32 --visits 100 --pcr 0.25 --fast-visits 20
-          --games-per-gen 64 --games-parallel 16 --leaves 4 --steps 200 --batch-size 128
-          --window-min 20000 --eval-games 4 --anchors random,mcts:200 --hours 0.5) ;;
+          --games-per-gen 256 --games-parallel 32 --leaves 4 --steps 80 --batch-size 128
+          --window-min 20000 --eval-games 4 --anchors random,mcts:200 --hours 0.47) ;;
   gomoku8:True)
     opts=(--game gomoku --size 8 --connect 5 --blocks 6 --filters 64 --visits 200
           --games-per-gen 512 --games-parallel 128 --steps 2000 --batch-size 256
