@@ -55,7 +55,7 @@ def test_many_trees_many_leaves_leave_consistent_counts():
             if node.expanded:
                 assert node.N.sum() == pytest.approx(node.total)
                 for i, child in node.children.items():
-                    if child.expanded and not child.terminal:
+                    if child.evaluated and not child.terminal:
                         assert node.N[i] == 1 + child.total
 
 

@@ -119,10 +119,11 @@ def test_virtual_loss_never_leaks(go9):
             continue
         assert np.all(node.N == np.round(node.N)) and np.all(node.N >= 0)
         for i, child in node.children.items():
-            if child.expanded and not child.terminal:
-                # every visit of the edge expanded the child once or went through it
+            if child.evaluated and not child.terminal:
+                # every visit of the edge evaluated the child once or went through it
                 assert node.N[i] == 1 + child.total
-                assert node.W[i] == pytest.approx(-(child.value + child.W.sum()))
+                below = child.W.sum() if child.expanded else 0.0  # arrays only once gone through
+                assert node.W[i] == pytest.approx(-(child.value + below))
             else:
                 assert node.N[i] == (0 if not child.terminal else node.N[i])
 
@@ -201,6 +202,8 @@ def test_select_child_is_the_full_puct_argmax_at_every_node(go9, fpu_value):
     run_simulations(tree, Lumpy(go9), 300, batch_size=4)
     checked = untried = 0
     for node in walk(tree.root):
+        if node.evaluated and not node.expanded:
+            node.expand(tree.config.fpu_value)  # a leaf's arrays, as the next simulation through builds them
         if node.expanded and len(node.actions) and not node.terminal:
             assert tree.select_child(node) == puct_argmax(tree, node)
             assert node.P.dtype == np.float32 and np.array_equal(node.U0, node.P / (1.0 + node.N))

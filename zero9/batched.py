@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from zero9.game import Game, Position, opponent
-from zero9.search import SearchConfig, Tree, collect_leaves, gc_paused
+from zero9.search import SearchConfig, Tree, checked_values, collect_leaves, gc_paused
 
 
 @dataclass
@@ -143,8 +143,9 @@ def evaluate_leaves(evaluator, batch: list) -> None:
     if not batch:
         return
     priors, values = evaluator.evaluate([leaf.node.position for _, leaf in batch])
-    for (tree, leaf), p, v in zip(batch, priors, values, strict=True):
-        tree.expand_and_backup(leaf, p, float(v))
+    values = checked_values(priors, values, len(batch))  # (lengths checked: no strict zip)
+    for (tree, leaf), p, v in zip(batch, priors, values, strict=False):
+        tree.expand_and_backup(leaf, p, v)
 
 
 # --- self-play ------------------------------------------------------------------------------

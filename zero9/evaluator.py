@@ -5,7 +5,9 @@ Vocabulary:
 - **evaluator**: any object with ``evaluate(positions) -> (priors, values)``:
   ``priors`` float32 ``[B, A]`` summing to 1 over all actions (the search itself
   drops illegal ones), ``values`` float32 ``[B]`` in [-1, 1] from the side to move's
-  view. ``B = len(positions)``; one call is one batch.
+  view. ``B = len(positions)``; one call is one batch. The search keeps each leaf's
+  row of ``priors`` until a simulation goes through that leaf: return new arrays
+  from each call (or arrays you never write again), never one buffer refilled.
 - **free evaluator** (:class:`UniformEvaluator`): uniform priors, value 0. It costs
   nothing, so it measures the tree code alone, and with enough visits the rules'
   terminal values still find forced wins.

@@ -57,10 +57,11 @@ def considered_visits(m: int, n: int) -> list[int]:
     return sequence[:n]
 
 
-def completed_q(node: Node) -> np.ndarray:
+def completed_q(node: Node, N: np.ndarray | None = None) -> np.ndarray:
     """Q of visited children; the mixed value for the others (node's side to move's view)."""
-    visited = node.N > 0
-    total = node.N.sum()
+    N = node.N if N is None else N  # (node.N builds the array: callers that have it pass it)
+    visited = N > 0
+    total = N.sum()
     if visited.any():
         weighted = float((node.P[visited] * node.Q[visited]).sum() / max(node.P[visited].sum(), 1e-12))
         mixed = (node.value + total * weighted) / (total + 1)
@@ -69,16 +70,18 @@ def completed_q(node: Node) -> np.ndarray:
     return np.where(visited, node.Q, mixed)
 
 
-def sigma(node: Node, q: np.ndarray) -> np.ndarray:
+def sigma(node: Node, q: np.ndarray, N: np.ndarray | None = None) -> np.ndarray:
     """σ(q̂): completed Q rescaled to [0, 1], times (c_visit + max N) · c_scale."""
+    N = node.N if N is None else N
     lo, hi = q.min(), q.max()
     q_hat = (q - lo) / max(hi - lo, 1e-8)
-    return (C_VISIT + node.N.max()) * C_SCALE * q_hat
+    return (C_VISIT + N.max()) * C_SCALE * q_hat
 
 
-def improved_policy(node: Node) -> np.ndarray:
+def improved_policy(node: Node, N: np.ndarray | None = None) -> np.ndarray:
     """softmax(logits + σ(completed Q)) over the node's children."""
-    z = np.log(np.maximum(node.P, 1e-30)) + sigma(node, completed_q(node))
+    N = node.N if N is None else N
+    z = np.log(np.maximum(node.P, 1e-30)) + sigma(node, completed_q(node, N), N)
     z = np.exp(z - z.max())
     return z / z.sum()
 
@@ -112,22 +115,24 @@ class GumbelTree(Tree):
 
     def select_child(self, node: Node) -> int:
         if node is not self.root:
-            pi = improved_policy(node)
-            return int((pi - node.N / (1.0 + node.N.sum())).argmax())
+            N = node.N
+            pi = improved_policy(node, N)
+            return int((pi - N / (1.0 + N.sum())).argmax())
         if self.gumbel is None or len(self.gumbel) != len(node.actions):
             self._prepare_root()
         k = int(round(node.total))
-        score = self._root_score()
+        N = node.N
+        score = self._root_score(N)
         if k < len(self.table):
-            score = np.where(node.N == self.table[k], score, -np.inf)
+            score = np.where(N == self.table[k], score, -np.inf)
             if not np.isfinite(score).any():
-                score = self._root_score()
+                score = self._root_score(N)
         return int(score.argmax())
 
-    def _root_score(self) -> np.ndarray:
+    def _root_score(self, N: np.ndarray) -> np.ndarray:
         root = self.root
         logits = np.log(np.maximum(root.P, 1e-30))
-        return self.gumbel + logits + sigma(root, completed_q(root))
+        return self.gumbel + logits + sigma(root, completed_q(root, N), N)
 
     def choose_action(self, proportional: bool = False, lcb: bool = False) -> int:
         """Among the most visited root actions, the best by g + logits + σ(q̂)."""
@@ -136,7 +141,8 @@ class GumbelTree(Tree):
             raise ValueError("choose_action: the root has not been searched")
         if self.gumbel is None or len(self.gumbel) != len(root.actions):
             self._prepare_root()
-        score = np.where(root.N == root.N.max(), self._root_score(), -np.inf)
+        N = root.N
+        score = np.where(N == N.max(), self._root_score(N), -np.inf)
         return int(root.actions[score.argmax()])
 
     def policy_target(self, num_actions: int) -> np.ndarray:

@@ -300,7 +300,8 @@ class SearchPlayer:
                 continue
             child = root.children.get(int(i)) if len(self.trees) == 1 else None
             qi = float(q[i]) if n[i] > 0 else float("nan")
-            value = -child.value if child is not None and (child.expanded or child.terminal) else float("nan")
+            known = child is not None and (child.evaluated or child.terminal)
+            value = -child.value if known else float("nan")
             a = int(actions[i])
             lcb_i = (max(float(lcb[i]), -1.0) + 1) / 2
             stats.append(MoveStats(a, self.game.action_to_vertex(a), int(n[i]), (qi + 1) / 2, float(p[i]),

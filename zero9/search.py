@@ -2,8 +2,8 @@
 
 Vocabulary:
 
-- **node**: one position in the tree. An *expanded* node holds numpy arrays over
-  its candidate children (shape ``[n]``, ``n`` = number of candidate actions):
+- **node**: one position in the tree. An *expanded* node holds arrays over its
+  candidate children (shape ``[n]``, ``n`` = number of legal actions):
 
   ====================  ==========================================================
   ``actions [n] int``   the action that leads to each child
@@ -19,6 +19,12 @@ Vocabulary:
   node** (the one choosing among the children). A node's own ``value`` (its raw net
   evaluation, or the rules' result if terminal) is also from its side to move's
   view, so it is negated on the way up.
+- **what it costs**: a numpy call costs about a microsecond whatever the size of
+  these small arrays, a Python list item a few dozen nanoseconds. So each kind of
+  work goes where it is cheap: ``Q`` and ``U0`` are the two rows of one array
+  ``QU [2, n]`` (PUCT for all children is one vector-matrix product), while ``N``
+  and ``W``, changed one child at a time, are Python lists ``n`` and ``w`` (the
+  properties ``N`` and ``W`` read them as arrays).
 - **PUCT**: pick ``argmax Q + U`` with ``U = c_puct · P · sqrt(ΣN) / (1 + N)``.
 - **first-play urgency (FPU)**: a child never tried gets ``Q = value(node) −
   fpu_reduction · sqrt(Σ P of tried children)`` (Leela Zero): the more of the
@@ -31,9 +37,12 @@ Vocabulary:
   ``virtual_loss`` extra visits that each lost, so the next selection in the same
   batch goes elsewhere. Undone exactly at backup (``N``, ``W`` return to the true
   counts; tests check it never leaks).
-- **expansion**: a leaf becomes a node with arrays over its legal moves when its
-  evaluation comes back; a child's position is only built (``play``) when the child
-  is first tried, so most of the tree's width is three numbers in an array.
+- **expansion**: a leaf's evaluation (priors and value) is kept when it comes back;
+  the arrays over its legal moves are built the first time a simulation goes
+  *through* it (:meth:`Node.expand`), so a leaf that is never visited again (a
+  third of them, typically) never pays for them. A child's position is only built
+  (``play``) when the child is first tried, so most of the tree's width is a few
+  numbers in an array.
 - **tree reuse**: after a move the chosen child becomes the root (:meth:`Tree.advance`).
 - **visits** = ``ΣN`` at the root (reused visits count); **playouts** = simulations
   done in this search.
@@ -90,19 +99,29 @@ class SearchConfig:
     virtual_loss: float = 1.0
 
 
+def legal_actions(position: Position) -> np.ndarray:
+    """The legal moves as an intp array; a position may build it itself (Go: from its bitboard)."""
+    build = getattr(position, "legal_actions", None)
+    if build is not None:
+        return build()
+    moves = position.legal_moves()
+    return np.fromiter(moves, np.intp, len(moves))  # (a little cheaper than np.array for a list)
+
+
 class Node:
     """A position in the tree; see the module docstring for the arrays."""
 
-    __slots__ = ("position", "terminal", "value", "pending", "actions", "P", "N", "W", "Q", "U0",
-                 "children", "total", "tried_prior", "sq_sum", "raw_prior")
+    __slots__ = ("position", "terminal", "value", "pending", "priors", "actions", "P", "n", "w", "Q", "U0",
+                 "untried", "QU", "children", "total", "tried_prior", "sq_sum", "raw_prior")
 
     def __init__(self, position: Position):
         self.position = position
-        self.terminal = position.is_terminal()
+        self.terminal = terminal = position.is_terminal()
         # Terminal positions are scored by the rules, from the side to move's view.
-        self.value = position.result_value(position.to_play) if self.terminal else 0.0
+        self.value = position.result_value(position.to_play) if terminal else 0.0
         self.pending = False  # waiting for an evaluation (a second visit in the batch collides)
-        self.actions = None  # set by expand(); None means not expanded yet
+        self.priors = None  # the evaluator's priors [A], kept until expand()
+        self.actions = self.n = self.w = None  # set by expand(); None means not expanded yet
         self.children: dict[int, Node] = {}  # child index -> Node, created when first tried
         self.total = 0.0  # ΣN over children (virtual losses included)
         self.tried_prior = 0.0  # Σ P over children with N > 0, for FPU
@@ -110,42 +129,68 @@ class Node:
         self.raw_prior = None  # the root's priors before noise, so re-noising starts clean
 
     @property
+    def N(self) -> np.ndarray | None:
+        """Visit counts, as an array (the search keeps them in the list ``n``)."""
+        return None if self.n is None else np.array(self.n)
+
+    @property
+    def W(self) -> np.ndarray | None:
+        """Total values, as an array (the search keeps them in the list ``w``)."""
+        return None if self.w is None else np.array(self.w)
+
+    @property
     def expanded(self) -> bool:
+        """The child arrays exist (a simulation has gone through this node, or it is the root)."""
         return self.actions is not None
 
-    def expand(self, priors: np.ndarray, value: float) -> None:
-        """Create the child arrays from the evaluator's priors ``[A]`` and value (side to move)."""
-        actions = np.array(self.position.legal_moves(), dtype=np.intp)
-        p = priors[actions]
-        s = float(np.add.reduce(p))  # p.sum() without its Python wrapper: tiny arrays, many calls
-        self.P = p * (1.0 / s) if s > 0 else np.full(len(actions), 1.0 / max(len(actions), 1))
-        self.value = float(value)
-        self.N, self.W, self.Q = np.zeros((3, len(actions)))  # one allocation, three row views
-        self.Q.fill(self.value)  # nothing tried yet: FPU = the node's value
-        self.U0 = self.P.astype(np.float64)
-        self.actions = actions
+    @property
+    def evaluated(self) -> bool:
+        """The evaluation (priors and value) is in: expanded, or ready to expand."""
+        return self.priors is not None or self.actions is not None
+
+    def expand(self, fpu_value: float | None = None) -> None:
+        """Create the child arrays from the kept priors, renormalised over the legal moves.
+
+        Untried children start at the first-play value: the node's own value (nothing
+        tried, nothing to reduce), or ``fpu_value`` where the search fixes one.
+        """
+        # A numpy call here costs more than its arithmetic: as few as possible, no temporaries.
+        actions = legal_actions(self.position)
+        n = len(actions)
+        p = self.priors[actions]  # a copy (fancy indexing): safe to scale in place
+        s = float(np.add.reduce(p))
+        if s > 0:
+            p *= 1.0 / s
+        else:
+            p.fill(1.0 / max(n, 1))
+        self.n, self.w = [0.0] * n, [0.0] * n
+        self.QU = QU = np.empty((2, n))  # Q and U0 as two rows: PUCT is one vector-matrix product
+        self.Q, self.U0 = QU[0], QU[1]  # (not "= QU": unpacking an array probes for a third row)
+        self.Q.fill(self.value if fpu_value is None else fpu_value)
+        self.U0[:] = p  # P / (1 + 0)
+        self.untried = np.empty(n, dtype=bool)  # N == 0, kept so that the FPU refresh is one putmask
+        self.untried.fill(True)
+        self.P, self.actions, self.priors = p, actions, None
 
     def refresh_fpu(self, fpu_reduction: float, fpu_value: float | None = None) -> None:
         """Untried children share one first-play value; recompute it after a new child is tried."""
         if fpu_value is None:
             fpu_value = max(self.value - fpu_reduction * math.sqrt(self.tried_prior), -1.0)
-        np.putmask(self.Q, self.N == 0, fpu_value)  # faster than boolean-index assignment
+        np.putmask(self.Q, self.untried, fpu_value)
 
     def q_value(self) -> float:
         """Mean value of the node from its side to move's view (its raw value before any visit)."""
-        return float(self.W.sum() / self.total) if self.expanded and self.total > 0 else self.value
+        return sum(self.w) / self.total if self.expanded and self.total > 0 else self.value
 
 
-@dataclass
 class Leaf:
     """A selected path: ``nodes[0]`` is the root, ``nodes[k+1]`` the child ``idx[k]`` of ``nodes[k]``."""
 
-    nodes: list[Node]
-    idx: list[int]
+    __slots__ = ("nodes", "idx", "node")
 
-    @property
-    def node(self) -> Node:
-        return self.nodes[-1]
+    def __init__(self, nodes: list[Node], idx: list[int]):
+        self.nodes, self.idx = nodes, idx
+        self.node = nodes[-1]  # the leaf itself
 
 
 class Tree:
@@ -156,6 +201,7 @@ class Tree:
         self.config = config or SearchConfig()
         self.rng = rng or np.random.default_rng()
         self.root = Node(position)
+        self._coef = np.ones(2)  # (1, c_puct · sqrt(ΣN)), see select_child
         self.playouts = 0  # simulations backed up since the last reset_counters()
         self.collisions = 0  # leaves selected twice in one batch (virtual loss undone, not counted)
 
@@ -166,11 +212,16 @@ class Tree:
         node, vl = self.root, self.config.virtual_loss
         nodes, idx = [node], []
         select_child = self.select_child
-        while node.actions is not None and not node.terminal:
+        while not node.terminal:
+            if node.actions is None:
+                if node.priors is None:
+                    break  # not evaluated yet (or in flight): the leaf
+                node.expand(self.config.fpu_value)  # the first simulation through it
             i = select_child(node)
-            child = node.children.get(i)
+            children = node.children
+            child = children.get(i)
             if child is None:  # first try: only now is the child's position built
-                child = node.children[i] = Node(node.position.play(node.actions.item(i)))
+                child = children[i] = Node(node.position.play(node.actions.item(i)))
             if vl:
                 self._add_visit(node, i, vl, -vl)
             nodes.append(child)
@@ -186,20 +237,26 @@ class Tree:
 
     def select_child(self, node: Node) -> int:
         """PUCT: the child maximising Q + c_puct · P · sqrt(ΣN) / (1 + N)."""
-        c_sqrt = self.config.c_puct * math.sqrt(max(node.total, 1.0))
-        return int((node.Q + c_sqrt * node.U0).argmax())
+        # (1, c) @ [Q; U0] is Q + c · U0 for every child in one numpy call (two for Q + c * U0),
+        # with the same two roundings per element; ties go to the lowest index (argmax).
+        coef = self._coef
+        coef[1] = self.config.c_puct * math.sqrt(node.total if node.total > 1.0 else 1.0)
+        return int(coef.dot(node.QU).argmax())
 
     def expand_and_backup(self, leaf: Leaf, priors: np.ndarray | None = None, value: float = 0.0) -> None:
-        """Finish a simulation: expand the leaf with its evaluation (terminal: the rules' value), back up."""
+        """Finish a simulation: keep the leaf's evaluation (terminal: the rules' value), back it up.
+
+        The leaf's child arrays are built by the next simulation that goes through it
+        (:meth:`Node.expand`): many leaves are never visited again and never need them.
+        The root is expanded at once (noise, statistics).
+        """
         node = leaf.node
         if not node.terminal:
-            is_root = node is self.root
-            node.expand(priors, value)
-            if self.config.fpu_value is not None:
-                node.refresh_fpu(0.0, self.config.fpu_value)
-            node.pending = False
-            if is_root and self.config.noise:
-                self.add_noise()
+            node.priors, node.value, node.pending = priors, float(value), False
+            if node is self.root:
+                node.expand(self.config.fpu_value)
+                if self.config.noise:
+                    self.add_noise()
         self.backup(leaf, node.value)
 
     def backup(self, leaf: Leaf, value: float) -> None:
@@ -215,22 +272,21 @@ class Tree:
             self.playouts += 1
 
     def _add_visit(self, node: Node, i: int, dn: float, dw: float) -> None:
-        # .item() and scalar stores: Python floats, several times faster than numpy scalars.
-        N = node.N
-        old = N.item(i)
-        n = old + dn
-        w = node.W.item(i) + dw
-        node.W[i] = w
-        node.Q[i] = w / n if n > 0 else 0.0
-        if not dn:  # a backup that replaces a virtual loss: the visit count stays
-            return
-        N[i] = n
-        p = node.P.item(i)
-        node.U0[i] = p / (1.0 + n)
-        node.total += dn
-        if (old == 0) != (n == 0):  # a child tried for the first time (or un-tried by a revert)
-            node.tried_prior += p if old == 0 else -p
-            node.refresh_fpu(self._fpu(node is self.root), self.config.fpu_value)
+        """Add ``dn`` visits and ``dw`` value to child ``i``, keeping Q, U0, ΣN and FPU current."""
+        n = node.n[i] + dn  # Python floats throughout: a numpy scalar costs several times more
+        w = node.w[i] + dw
+        node.w[i] = w
+        node.Q[i] = w / n if n else 0.0
+        if dn:  # (a backup that replaces a virtual loss keeps the visit count)
+            node.n[i] = n
+            p = node.P.item(i)
+            node.U0[i] = p / (1.0 + n)
+            node.total += dn
+            if n == dn or not n:  # a child tried for the first time (or un-tried by a revert)
+                node.untried[i] = not n
+                node.tried_prior += p if n else -p
+                reduction = self._fpu(True) if node is self.root else self.config.fpu_reduction
+                node.refresh_fpu(reduction, self.config.fpu_value)
 
     def _revert_virtual_loss(self, leaf: Leaf) -> None:
         vl = self.config.virtual_loss
@@ -258,8 +314,9 @@ class Tree:
         alpha = cfg.noise_alpha_scale / len(root.actions)
         eta = self.rng.dirichlet(np.full(len(root.actions), alpha))
         root.P = (1 - cfg.noise_eps) * root.raw_prior + cfg.noise_eps * eta
-        root.U0 = root.P / (1.0 + root.N)
-        root.tried_prior = float(root.P[root.N > 0].sum())
+        N = root.N
+        root.U0[:] = root.P / (1.0 + N)
+        root.tried_prior = float(root.P[N > 0].sum())
         root.refresh_fpu(self._fpu(True), self.config.fpu_value)
 
     def advance(self, action: int) -> None:
@@ -272,6 +329,8 @@ class Tree:
         if child is None or child.pending:
             child = Node(root.position.play(action))
         self.root = child
+        if child.evaluated and not child.expanded:
+            child.expand(self.config.fpu_value)  # the root keeps its arrays (statistics, noise)
         if child.expanded:
             # The root's first-play value differs from an inner node's; re-noise a reused root.
             child.refresh_fpu(self._fpu(True), self.config.fpu_value)
@@ -294,24 +353,25 @@ class Tree:
         root = self.root
         if not root.expanded or root.total <= 0:
             raise ValueError("choose_action: the root has not been searched")
+        N = root.N
         if proportional:
-            return int(root.actions[self.rng.choice(len(root.N), p=root.N / root.N.sum())])
+            return int(root.actions[self.rng.choice(len(N), p=N / N.sum())])
         if lcb:
             bounds = lower_confidence_bounds(root)
-            eligible = root.N >= max(2.0, 0.1 * root.N.max())
+            eligible = N >= max(2.0, 0.1 * N.max())
             if eligible.any():
                 return int(root.actions[np.where(eligible, bounds, -np.inf).argmax()])
         # Most visits; ties broken by Q then prior (lexsort's last key is the primary one).
-        return int(root.actions[np.lexsort((root.P, root.Q, root.N))[-1]])
+        return int(root.actions[np.lexsort((root.P, root.Q, N))[-1]])
 
 
 def lower_confidence_bounds(node: Node, z: float = 1.96) -> np.ndarray:
     """Per child: Q − z · std / sqrt(N) from the backed-up values' variance; −2 below 2 visits."""
-    lcb = np.full(len(node.N), -2.0)
+    lcb = np.full(len(node.n), -2.0)
     for i, child in node.children.items():
-        n = node.N[i]
+        n = node.n[i]
         if n >= 2:
-            q = node.Q[i]
+            q = node.Q.item(i)
             var = max(child.sq_sum / n - q * q, 0.0) * n / (n - 1)
             lcb[i] = q - z * math.sqrt(var / n)
     return lcb
@@ -336,14 +396,30 @@ def collect_leaves(tree: Tree, k: int) -> list[Leaf]:
     return leaves
 
 
+def checked_values(priors, values, n: int) -> list[float]:
+    """The evaluator's values as Python floats, after checking that it answered for all ``n`` positions.
+
+    (Rather than ``zip(..., strict=True)``, which probes a numpy array past its end: an
+    exception raised and dropped inside numpy, a cost felt at one leaf per call.)
+    """
+    if len(priors) != n or len(values) != n:
+        raise ValueError(f"the evaluator returned {len(priors)} priors and {len(values)} values "
+                         f"for {n} positions")
+    return values.tolist() if isinstance(values, np.ndarray) else [float(v) for v in values]
+
+
 @contextlib.contextmanager
 def gc_paused() -> Iterator[None]:
-    """Switch Python's cyclic garbage collector off while searching.
+    """Switch Python's cyclic garbage collector off while searching, and spare it the new tree.
 
     A search allocates many small objects that live on (nodes, positions); every few
     hundred allocations the collector would scan them all, though the tree holds no
-    reference cycles (children point down, positions point up). Measured by
-    ``scripts/bench_search.py`` (gc on / frozen / off): off was the fastest in most cases.
+    reference cycles (children point down, positions point up): reference counting
+    frees it. Switched back on, the collector would still scan everything made during
+    the pause at the next allocation; ``gc.freeze()`` + ``gc.unfreeze()`` instead moves
+    it all, unscanned, to the oldest generation, which is only scanned by the rare full
+    collections. (Skipped when the caller froze objects itself: unfreeze would undo that.)
+    Measured by ``scripts/bench_search.py`` (gc on / frozen / off).
     """
     was_enabled = gc.isenabled()
     gc.disable()
@@ -351,6 +427,9 @@ def gc_paused() -> Iterator[None]:
         yield
     finally:
         if was_enabled:
+            if not gc.get_freeze_count():
+                gc.freeze()
+                gc.unfreeze()
             gc.enable()
 
 
@@ -366,6 +445,7 @@ def run_simulations(tree: Tree, evaluator, playouts: int, batch_size: int = 1) -
             leaves = collect_leaves(tree, min(batch_size, playouts - (tree.playouts - start)))
             if leaves:
                 priors, values = evaluator.evaluate([leaf.node.position for leaf in leaves])
-                for leaf, p, v in zip(leaves, priors, values, strict=True):
-                    tree.expand_and_backup(leaf, p, float(v))
+                values = checked_values(priors, values, len(leaves))  # (lengths checked: no strict zip)
+                for leaf, p, v in zip(leaves, priors, values, strict=False):
+                    tree.expand_and_backup(leaf, p, v)
     return tree.playouts - start
