@@ -222,8 +222,16 @@ class Tree:
             child = children.get(i)
             if child is None:  # first try: only now is the child's position built
                 child = children[i] = Node(node.position.play(node.actions.item(i)))
-            if vl:
-                self._add_visit(node, i, vl, -vl)
+            if vl:  # virtual loss: vl more visits through this edge, each one lost
+                n = node.n[i] + vl
+                w = node.w[i] - vl
+                node.n[i], node.w[i] = n, w
+                node.Q[i] = w / n
+                p = node.P.item(i)
+                node.U0[i] = p / (1.0 + n)
+                node.total += vl
+                if n == vl:  # the child's first visit
+                    self._tried(node, i, p, True)
             nodes.append(child)
             idx.append(i)
             node = child
@@ -262,37 +270,45 @@ class Tree:
     def backup(self, leaf: Leaf, value: float) -> None:
         """Add ``value`` (the leaf's side to move's view) along the path, undoing the virtual loss."""
         vl = self.config.virtual_loss
+        dn = 1.0 - vl  # the real visit replaces the virtual ones (nothing to add for vl = 1)
         nodes, idx = leaf.nodes, leaf.idx
-        add_visit = self._add_visit
         for k in range(len(idx) - 1, -1, -1):
             value = -value  # one ply up: the other player's view
-            add_visit(nodes[k], idx[k], 1.0 - vl, value + vl)
+            node, i = nodes[k], idx[k]
+            n = node.n[i] + dn
+            w = node.w[i] + value + vl
+            node.n[i], node.w[i] = n, w
+            node.Q[i] = w / n
+            if dn:
+                p = node.P.item(i)
+                node.U0[i] = p / (1.0 + n)
+                node.total += dn
+                if n == dn:  # the child's first visit (no virtual loss counted it before)
+                    self._tried(node, i, p, True)
             nodes[k + 1].sq_sum += value * value
         if idx:
             self.playouts += 1
 
-    def _add_visit(self, node: Node, i: int, dn: float, dw: float) -> None:
-        """Add ``dn`` visits and ``dw`` value to child ``i``, keeping Q, U0, ΣN and FPU current."""
-        n = node.n[i] + dn  # Python floats throughout: a numpy scalar costs several times more
-        w = node.w[i] + dw
-        node.w[i] = w
-        node.Q[i] = w / n if n else 0.0
-        if dn:  # (a backup that replaces a virtual loss keeps the visit count)
-            node.n[i] = n
+    def _revert_virtual_loss(self, leaf: Leaf) -> None:
+        """Take back the virtual losses of a path whose leaf turned out to be in flight already."""
+        vl = self.config.virtual_loss
+        for node, i in zip(leaf.nodes, leaf.idx, strict=False):
+            n = node.n[i] - vl
+            w = node.w[i] + vl
+            node.n[i], node.w[i] = n, w
+            node.Q[i] = w / n if n else 0.0  # (0: untried again, the FPU refresh below sets it)
             p = node.P.item(i)
             node.U0[i] = p / (1.0 + n)
-            node.total += dn
-            if n == dn or not n:  # a child tried for the first time (or un-tried by a revert)
-                node.untried[i] = not n
-                node.tried_prior += p if n else -p
-                reduction = self._fpu(True) if node is self.root else self.config.fpu_reduction
-                node.refresh_fpu(reduction, self.config.fpu_value)
+            node.total -= vl
+            if not n:
+                self._tried(node, i, p, False)
 
-    def _revert_virtual_loss(self, leaf: Leaf) -> None:
-        vl = self.config.virtual_loss
-        if vl:
-            for node, i in zip(leaf.nodes, leaf.idx, strict=False):
-                self._add_visit(node, i, -vl, vl)
+    def _tried(self, node: Node, i: int, p: float, tried: bool) -> None:
+        """Child ``i`` (prior ``p``) was just tried for the first time, or un-tried by a revert."""
+        node.untried[i] = not tried
+        node.tried_prior += p if tried else -p
+        reduction = self._fpu(True) if node is self.root else self.config.fpu_reduction
+        node.refresh_fpu(reduction, self.config.fpu_value)
 
     def _fpu(self, is_root: bool) -> float:
         cfg = self.config
