@@ -63,11 +63,11 @@ def completed_q(node: Node, N: np.ndarray | None = None) -> np.ndarray:
     visited = N > 0
     total = N.sum()
     if visited.any():
-        weighted = float((node.P[visited] * node.Q[visited]).sum() / max(node.P[visited].sum(), 1e-12))
+        weighted = float((node.P[visited] * node.q[visited]).sum() / max(node.P[visited].sum(), 1e-12))
         mixed = (node.value + total * weighted) / (total + 1)
     else:
         mixed = node.value
-    return np.where(visited, node.Q, mixed)
+    return np.where(visited, node.q, mixed)  # (q: Q of the tried children)
 
 
 def sigma(node: Node, q: np.ndarray, N: np.ndarray | None = None) -> np.ndarray:

@@ -21,10 +21,13 @@ Vocabulary:
   view, so it is negated on the way up.
 - **what it costs**: a numpy call costs about a microsecond whatever the size of
   these small arrays, a Python list item a few dozen nanoseconds. So each kind of
-  work goes where it is cheap: ``Q`` and ``U0`` are the two rows of one array
-  ``QU [2, n]`` (PUCT for all children is one vector-matrix product), while ``N``
-  and ``W``, changed one child at a time, are Python lists ``n`` and ``w`` (the
-  properties ``N`` and ``W`` read them as arrays).
+  work goes where it is cheap. ``N`` and ``W``, changed one child at a time, are
+  Python lists ``n`` and ``w``. PUCT for all children is one vector-matrix product
+  over the rows of ``QFU [3, n]``: ``q`` (``Q`` of the tried children, 0 for the
+  others), ``f`` (1 for a child never tried, else 0) and ``U0``, so that
+  ``(1, fpu, c) @ QFU`` is ``Q + c · U0`` with every untried child at the node's
+  first-play value ``fpu``, a number changed without touching the array. The
+  properties ``N``, ``W`` and ``Q`` assemble the arrays of the table above.
 - **PUCT**: pick ``argmax Q + U`` with ``U = c_puct · P · sqrt(ΣN) / (1 + N)``.
 - **first-play urgency (FPU)**: a child never tried gets ``Q = value(node) −
   fpu_reduction · sqrt(Σ P of tried children)`` (Leela Zero): the more of the
@@ -111,8 +114,8 @@ def legal_actions(position: Position) -> np.ndarray:
 class Node:
     """A position in the tree; see the module docstring for the arrays."""
 
-    __slots__ = ("position", "terminal", "value", "pending", "priors", "actions", "P", "n", "w", "Q", "U0",
-                 "untried", "QU", "children", "total", "tried_prior", "sq_sum", "raw_prior")
+    __slots__ = ("position", "terminal", "value", "pending", "priors", "actions", "P", "n", "w", "QFU", "q",
+                 "U0", "fpu", "children", "total", "tried_prior", "sq_sum", "raw_prior")
 
     def __init__(self, position: Position):
         self.position = position
@@ -137,6 +140,11 @@ class Node:
     def W(self) -> np.ndarray | None:
         """Total values, as an array (the search keeps them in the list ``w``)."""
         return None if self.w is None else np.array(self.w)
+
+    @property
+    def Q(self) -> np.ndarray | None:
+        """Mean values, untried children at the first-play value (the search keeps ``q`` and ``fpu``)."""
+        return None if self.actions is None else self.q + self.fpu * self.QFU[1]
 
     @property
     def expanded(self) -> bool:
@@ -164,19 +172,18 @@ class Node:
         else:
             p.fill(1.0 / max(n, 1))
         self.n, self.w = [0.0] * n, [0.0] * n
-        self.QU = QU = np.empty((2, n))  # Q and U0 as two rows: PUCT is one vector-matrix product
-        self.Q, self.U0 = QU[0], QU[1]  # (not "= QU": unpacking an array probes for a third row)
-        self.Q.fill(self.value if fpu_value is None else fpu_value)
-        self.U0[:] = p  # P / (1 + 0)
-        self.untried = np.empty(n, dtype=bool)  # N == 0, kept so that the FPU refresh is one putmask
-        self.untried.fill(True)
+        self.QFU = QFU = np.zeros((3, n))  # rows q, f, U0: see the module docstring
+        QFU[1].fill(1.0)  # nothing tried yet
+        QFU[2] = p  # U0 = P / (1 + 0)
+        self.q, self.U0 = QFU[0], QFU[2]  # (not "= QFU": unpacking an array probes for a fourth row)
+        self.fpu = self.value if fpu_value is None else fpu_value  # nothing tried, nothing to reduce
         self.P, self.actions, self.priors = p, actions, None
 
     def refresh_fpu(self, fpu_reduction: float, fpu_value: float | None = None) -> None:
         """Untried children share one first-play value; recompute it after a new child is tried."""
         if fpu_value is None:
             fpu_value = max(self.value - fpu_reduction * math.sqrt(self.tried_prior), -1.0)
-        np.putmask(self.Q, self.untried, fpu_value)
+        self.fpu = fpu_value
 
     def q_value(self) -> float:
         """Mean value of the node from its side to move's view (its raw value before any visit)."""
@@ -201,7 +208,7 @@ class Tree:
         self.config = config or SearchConfig()
         self.rng = rng or np.random.default_rng()
         self.root = Node(position)
-        self._coef = np.ones(2)  # (1, c_puct · sqrt(ΣN)), see select_child
+        self._coef = np.ones(3)  # (1, fpu, c_puct · sqrt(ΣN)), see select_child
         self.playouts = 0  # simulations backed up since the last reset_counters()
         self.collisions = 0  # leaves selected twice in one batch (virtual loss undone, not counted)
 
@@ -226,7 +233,7 @@ class Tree:
                 n = node.n[i] + vl
                 w = node.w[i] - vl
                 node.n[i], node.w[i] = n, w
-                node.Q[i] = w / n
+                node.q[i] = w / n
                 p = node.P.item(i)
                 node.U0[i] = p / (1.0 + n)
                 node.total += vl
@@ -245,11 +252,13 @@ class Tree:
 
     def select_child(self, node: Node) -> int:
         """PUCT: the child maximising Q + c_puct · P · sqrt(ΣN) / (1 + N)."""
-        # (1, c) @ [Q; U0] is Q + c · U0 for every child in one numpy call (two for Q + c * U0),
-        # with the same two roundings per element; ties go to the lowest index (argmax).
+        # (1, fpu, c) @ [q; f; U0] is Q + c · U0 for every child in one numpy call, with the same
+        # two roundings per element as Q + c * U0 (the f term adds an exact 0 or fpu to a 0);
+        # ties go to the lowest index (argmax).
         coef = self._coef
-        coef[1] = self.config.c_puct * math.sqrt(node.total if node.total > 1.0 else 1.0)
-        return int(coef.dot(node.QU).argmax())
+        coef[1] = node.fpu
+        coef[2] = self.config.c_puct * math.sqrt(node.total if node.total > 1.0 else 1.0)
+        return int(coef.dot(node.QFU).argmax())
 
     def expand_and_backup(self, leaf: Leaf, priors: np.ndarray | None = None, value: float = 0.0) -> None:
         """Finish a simulation: keep the leaf's evaluation (terminal: the rules' value), back it up.
@@ -278,7 +287,7 @@ class Tree:
             n = node.n[i] + dn
             w = node.w[i] + value + vl
             node.n[i], node.w[i] = n, w
-            node.Q[i] = w / n
+            node.q[i] = w / n
             if dn:
                 p = node.P.item(i)
                 node.U0[i] = p / (1.0 + n)
@@ -296,7 +305,7 @@ class Tree:
             n = node.n[i] - vl
             w = node.w[i] + vl
             node.n[i], node.w[i] = n, w
-            node.Q[i] = w / n if n else 0.0  # (0: untried again, the FPU refresh below sets it)
+            node.q[i] = w / n if n else 0.0  # (0: untried again, at the first-play value)
             p = node.P.item(i)
             node.U0[i] = p / (1.0 + n)
             node.total -= vl
@@ -305,7 +314,7 @@ class Tree:
 
     def _tried(self, node: Node, i: int, p: float, tried: bool) -> None:
         """Child ``i`` (prior ``p``) was just tried for the first time, or un-tried by a revert."""
-        node.untried[i] = not tried
+        node.QFU[1, i] = 0.0 if tried else 1.0
         node.tried_prior += p if tried else -p
         reduction = self._fpu(True) if node is self.root else self.config.fpu_reduction
         node.refresh_fpu(reduction, self.config.fpu_value)
@@ -387,7 +396,7 @@ def lower_confidence_bounds(node: Node, z: float = 1.96) -> np.ndarray:
     for i, child in node.children.items():
         n = node.n[i]
         if n >= 2:
-            q = node.Q.item(i)
+            q = node.q.item(i)
             var = max(child.sq_sum / n - q * q, 0.0) * n / (n - 1)
             lcb[i] = q - z * math.sqrt(var / n)
     return lcb
