@@ -15,7 +15,7 @@ import pytest
 from zero9.rundir import RunDir, read_json, read_jsonl
 
 TINY = ["--game", "gomoku", "--size", "6", "--connect", "4", "--blocks", "1", "--filters", "16",
-        "--games-per-gen", "16", "--visits", "32", "--pcr", "1", "--steps", "100", "--generations", "3", "--device", "cpu"]
+        "--games-per-gen", "16", "--visits", "32", "--steps", "100", "--generations", "3", "--device", "cpu"]
 
 
 def autotrain_cmd(run_dir: Path, extra: list[str] | None = None) -> list[str]:
@@ -24,6 +24,18 @@ def autotrain_cmd(run_dir: Path, extra: list[str] | None = None) -> list[str]:
 
 def records(run_dir: Path) -> set[str]:
     return {p.name for p in RunDir(run_dir).chunk_files()}
+
+
+def held_out_policy_loss(rd: RunDir, net_hash: str) -> float:
+    import torch
+
+    from zero9.checkpoint import game_from_meta, load_net
+    from zero9.train import Samples, TrainOptions, evaluate, held_out_chunks, read_chunk
+
+    net, meta = load_net(rd.net_path(net_hash), "cpu")
+    game = game_from_meta(meta)
+    test = Samples.concat([read_chunk(f, game) for f in sorted(held_out_chunks(rd.chunk_files()))])
+    return evaluate(net, test, TrainOptions(), torch.device("cpu"))["policy_loss"]
 
 
 @pytest.mark.timeout(400)
@@ -59,19 +71,20 @@ def test_tiny_gomoku_run_survives_kill_9_and_finishes(tmp_path):
     assert rd.net_path(status["best"]).exists()
     assert not rd.train_state_path.exists()
 
-    # Losses: logged per generation, no step counted twice, and the test loss fell from the
-    # random net (generation 0, step 0) to the last generation's net. The policy loss is the
-    # one compared: with 16 games a round and a 1x16 net, the value loss on 4 held-out games
-    # swings by +-0.5 from one game's result (measured), so it says nothing at this size.
+    # Losses: logged per generation, no step counted twice.
     rows = read_jsonl(rd.train_log)
     test_rows = [r for r in rows if r["kind"] == "test"]
     keys = [(r["kind"], r["generation"], r["step"]) for r in rows]
     assert len(keys) == len(set(keys))
     assert {r["generation"] for r in test_rows} == {0, 1, 2}
-    first = [r for r in test_rows if r["generation"] == 0][0]
-    last = [r for r in test_rows if r["generation"] == 2][-1]
-    assert first["step"] == 0 and last["step"] == 100
-    assert last["policy_loss"] < first["policy_loss"], (first, last)
+    # The test loss fell from the first net to the last, on the same held-out games (the
+    # chunks no round trained on). The logged rows compare different test sets, and at this
+    # size (16 games a round, 32-visit targets of near-uniform spread) the whole gain is a few
+    # hundredths of a nat: a change of test set alone moves the loss by as much (measured).
+    # The policy loss is compared: the value loss on ~4 held-out games swings by +-0.5.
+    first_net = read_jsonl(rd.events_log)[0]["net"]
+    first_loss, last_loss = (held_out_policy_loss(rd, net) for net in (first_net, status["best"]))
+    assert last_loss < first_loss, (first_loss, last_loss)
 
     # Ratings: one entry per generation, with an interval.
     ratings = read_json(rd.ratings_path)
