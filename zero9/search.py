@@ -230,9 +230,8 @@ class Tree:
             if child is None:  # first try: only now is the child's position built
                 child = children[i] = Node(node.position.play(node.actions.item(i)))
             if vl:  # virtual loss: vl more visits through this edge, each one lost
-                n = node.n[i] + vl
-                w = node.w[i] - vl
-                node.n[i], node.w[i] = n, w
+                node.n[i] = n = node.n[i] + vl
+                node.w[i] = w = node.w[i] - vl
                 node.q[i] = w / n
                 p = node.P.item(i)
                 node.U0[i] = p / (1.0 + n)
@@ -281,20 +280,24 @@ class Tree:
         vl = self.config.virtual_loss
         dn = 1.0 - vl  # the real visit replaces the virtual ones (nothing to add for vl = 1)
         nodes, idx = leaf.nodes, leaf.idx
+        child = leaf.node
         for k in range(len(idx) - 1, -1, -1):
             value = -value  # one ply up: the other player's view
+            child.sq_sum += value * value
             node, i = nodes[k], idx[k]
-            n = node.n[i] + dn
             w = node.w[i] + value + vl
-            node.n[i], node.w[i] = n, w
-            node.q[i] = w / n
+            node.w[i] = w
             if dn:
+                node.n[i] = n = node.n[i] + dn
                 p = node.P.item(i)
                 node.U0[i] = p / (1.0 + n)
                 node.total += dn
                 if n == dn:  # the child's first visit (no virtual loss counted it before)
                     self._tried(node, i, p, True)
-            nodes[k + 1].sq_sum += value * value
+            else:
+                n = node.n[i]
+            node.q[i] = w / n
+            child = node
         if idx:
             self.playouts += 1
 
