@@ -173,14 +173,14 @@ class Node:
             p.fill(1.0 / max(n, 1))
         self.n, self.w = [0.0] * n, [0.0] * n
         self.QFU = QFU = np.zeros((3, n))  # rows q, f, U0: see the module docstring
-        QFU[1].fill(1.0)  # nothing tried yet
-        QFU[2] = p  # U0 = P / (1 + 0)
-        self.q, self.U0 = QFU[0], QFU[2]  # (not "= QFU": unpacking an array probes for a fourth row)
+        self.q, f, self.U0 = QFU[0], QFU[1], QFU[2]  # (not "= QFU": unpacking probes for a 4th row)
+        f.fill(1.0)  # nothing tried yet
+        self.U0[:] = p  # P / (1 + 0)
         self.fpu = self.value if fpu_value is None else fpu_value  # nothing tried, nothing to reduce
         self.P, self.actions, self.priors = p, actions, None
 
     def refresh_fpu(self, fpu_reduction: float, fpu_value: float | None = None) -> None:
-        """Untried children share one first-play value; recompute it after a new child is tried."""
+        """Untried children share one first-play value, ``fpu``: recompute it after a new child is tried."""
         if fpu_value is None:
             fpu_value = max(self.value - fpu_reduction * math.sqrt(self.tried_prior), -1.0)
         self.fpu = fpu_value
@@ -436,6 +436,10 @@ def checked_values(priors, values, n: int) -> list[float]:
     return values.tolist() if isinstance(values, np.ndarray) else [float(v) for v in values]
 
 
+_gc_aged = 0  # objects moved to the oldest generation unscanned since the last full collection
+_gc_live = 0  # objects the collector tracked after that collection
+
+
 @contextlib.contextmanager
 def gc_paused() -> Iterator[None]:
     """Switch Python's cyclic garbage collector off while searching, and spare it the new tree.
@@ -445,10 +449,14 @@ def gc_paused() -> Iterator[None]:
     reference cycles (children point down, positions point up): reference counting
     frees it. Switched back on, the collector would still scan everything made during
     the pause at the next allocation; ``gc.freeze()`` + ``gc.unfreeze()`` instead moves
-    it all, unscanned, to the oldest generation, which is only scanned by the rare full
-    collections. (Skipped when the caller froze objects itself: unfreeze would undo that.)
-    Measured by ``scripts/bench_search.py`` (gc on / frozen / off).
+    it all, unscanned, to the oldest generation (the tree is often freed before anyone
+    looks). That generation is then collected by Python's own rule: once a quarter more
+    objects have joined it than it held after its last collection, so that cycles made
+    meanwhile (by other threads, say) are still found. (The trick is skipped when the
+    caller froze objects itself: unfreeze would undo that.) Measured by
+    ``scripts/bench_search.py`` (gc on / frozen / off).
     """
+    global _gc_aged, _gc_live
     was_enabled = gc.isenabled()
     gc.disable()
     try:
@@ -456,8 +464,12 @@ def gc_paused() -> Iterator[None]:
     finally:
         if was_enabled:
             if not gc.get_freeze_count():
+                _gc_aged += gc.get_count()[0]  # what the pause left in the youngest generation
                 gc.freeze()
                 gc.unfreeze()
+                if _gc_aged > max(_gc_live // 4, 100_000):
+                    gc.collect()
+                    _gc_aged, _gc_live = 0, len(gc.get_objects())
             gc.enable()
 
 
