@@ -468,7 +468,7 @@ class GoPosition:
             elif lb & bit:  # not yet seen from another side
                 lb ^= bit
                 groups[g] = (st, lb)
-                if not lb & (lb - 1):
+                if lb.bit_count() == 1:  # (popcount: no new big int, unlike lb & (lb - 1))
                     weak_opp |= st
         new_libs &= ~bit
         if not new_libs and not captured:
@@ -492,7 +492,7 @@ class GoPosition:
         gid_at[action] = keep
         groups[keep] = (new_stones, new_libs)
         # Stones of groups in atari: the new group's stones enter or leave together.
-        if new_libs & (new_libs - 1):
+        if new_libs.bit_count() > 1:
             weak_own &= ~new_stones
         else:
             weak_own |= new_stones
@@ -519,7 +519,7 @@ class GoPosition:
                         st, lb = t
                         lb |= free
                         groups[g] = (st, lb)
-                        weak_own = weak_own & ~st if lb & (lb - 1) else weak_own | st
+                        weak_own = weak_own & ~st if lb.bit_count() > 1 else weak_own | st
         # Only a board with a stone of ours on this point, and as many stones, can repeat.
         if self._lost[c - 1] >> action & 1 and self._repeats(board_hash, nstones):
             raise IllegalMove(self._vertex(action), "superko (repeats an earlier position)")
@@ -602,7 +602,7 @@ class GoPosition:
                     # The opponent's last stone stands where that side never lost one, so an earlier
                     # board (it would hold that stone too) can only come back by capturing it.
                     libs = self._groups[self._gid_at[a]][1]
-                    if not libs & (libs - 1) and libs & lost:
+                    if libs.bit_count() == 1 and libs & lost:
                         legal = self._drop_superko(legal, c, libs, quiet=False)
         return legal
 
