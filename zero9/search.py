@@ -458,6 +458,9 @@ def gc_paused() -> Iterator[None]:
     """
     global _gc_aged, _gc_live
     was_enabled = gc.isenabled()
+    if was_enabled and _gc_aged > max(_gc_live // 4, 100_000):
+        gc.collect()  # (before the search rather than after: one tree fewer to scan, often)
+        _gc_aged, _gc_live = 0, len(gc.get_objects())
     gc.disable()
     try:
         yield
@@ -467,9 +470,6 @@ def gc_paused() -> Iterator[None]:
                 _gc_aged += gc.get_count()[0]  # what the pause left in the youngest generation
                 gc.freeze()
                 gc.unfreeze()
-                if _gc_aged > max(_gc_live // 4, 100_000):
-                    gc.collect()
-                    _gc_aged, _gc_live = 0, len(gc.get_objects())
             gc.enable()
 
 
