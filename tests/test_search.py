@@ -128,6 +128,19 @@ def test_virtual_loss_never_leaks(go9):
                 assert node.N[i] == (0 if not child.terminal else node.N[i])
 
 
+def test_batches_without_virtual_loss_collide_but_keep_exact_counts(go9):
+    # K > 1 and no virtual loss: the second selection finds the first leaf in flight (a collision).
+    tree = Tree(go9.play_moves(["E5"]), SearchConfig(virtual_loss=0.0), np.random.default_rng(6))
+    done = run_simulations(tree, ScoreEvaluator(go9), 200, batch_size=4)
+    assert done == 200 == tree.visits() and tree.collisions > 0
+    for node in walk(tree.root):
+        assert not node.pending
+        if node.expanded:
+            assert node.N.sum() == pytest.approx(node.total)
+            tried = node.P[node.N > 0].sum()
+            assert node.tried_prior == pytest.approx(tried)
+
+
 def test_tree_reuse_keeps_the_subtree(go9):
     tree = Tree(go9.new_position(), SearchConfig(), np.random.default_rng(3))
     run_simulations(tree, UniformEvaluator(go9), 400)

@@ -304,6 +304,8 @@ class Tree:
     def _revert_virtual_loss(self, leaf: Leaf) -> None:
         """Take back the virtual losses of a path whose leaf turned out to be in flight already."""
         vl = self.config.virtual_loss
+        if not vl:
+            return  # nothing was added
         for node, i in zip(leaf.nodes, leaf.idx, strict=False):
             n = node.n[i] - vl
             w = node.w[i] + vl
