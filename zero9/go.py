@@ -28,7 +28,9 @@ Vocabulary (on top of :mod:`zero9.game`, which defines colours, points and verti
   adds a stone, so a board can only repeat one from an earlier segment with as many stones
   (or, for a capturing move, one of this segment, found by counting). The segment's hashes
   sit in a tuple (one per stone count), the earlier segments' in a list indexed by stone
-  count, built once per capture and shared by the whole segment.
+  count, shared by the whole segment. A capture does not build that list at once: the new
+  segment holds the position it was captured from, and the list is made (copying 82 or
+  more entries) the first time a superko check asks for it, which most never do.
 - **position**: immutable; ``play`` returns a new :class:`GoPosition` that shares the
   unchanged group tuples with its parent (copy-on-write). Its legal points are computed
   on the first ``legal_moves()`` call and kept as a bitboard.
@@ -273,7 +275,7 @@ class GoPosition:
         pos._nstones = 0
         # The superko history, by segment (see the module docstring).
         pos._seg_hashes = (0,)  # board hashes of this segment, oldest first: one per stone count
-        pos._seen = [()] * (geo.nn + 1)  # earlier segments' board hashes, by stone count
+        pos._seen = [()] * (geo.nn + 1)  # earlier segments' board hashes, by stone count (see _history)
         pos._through = None  # _seen with this segment added, once a capture has asked for it
         pos._legal = None
         pos._resigned = EMPTY
@@ -359,7 +361,7 @@ class GoPosition:
         captures in a search tree share it) from this segment's hashes, without walking up.
         """
         if self._through is None:
-            seen = self._seen.copy()
+            seen = self._history().copy()
             seg = self._seg_hashes  # one board per stone count, up to this position's
             low, high = self._nstones + 1 - len(seg), self._nstones + 1
             # seen[k] += (h,) for each (k, h) of the segment, as one C loop: zip makes the 1-tuples.
@@ -367,9 +369,26 @@ class GoPosition:
             self._through = seen
         return self._through
 
+    def _history(self) -> list[tuple[int, ...]]:
+        """The earlier segments' board hashes, by stone count (made now if a capture left them pending)."""
+        if type(self._seen) is list:
+            return self._seen
+        # Pending: _seen is the position this segment's capture was played from, whose own history
+        # may be pending too. Climb to one that can be made at once, then make them on the way down
+        # (a loop, not recursion: a long game can hold many pending captures).
+        climb, pos = [], self
+        while type(pos._seen) is not list and pos._seen._through is None:
+            climb.append(pos)
+            pos = pos._seen
+        if type(pos._seen) is not list:
+            pos._seen = pos._seen._through
+        for q in reversed(climb):
+            q._seen = q._seen._history_through_here()
+        return self._seen
+
     def _repeats(self, board_hash: int, nstones: int) -> bool:
         """True if a board with this hash and ``nstones`` stones occurred in this game (here included)."""
-        if board_hash in self._seen[nstones]:
+        if board_hash in self._history()[nstones]:
             return True
         # In the open segment every move adds a stone: the board with nstones stones is found by counting.
         i = nstones - self._nstones - 1
@@ -532,7 +551,7 @@ class GoPosition:
             ncap = self._nstones + 1 - nstones
             pos._caps = (b + ncap, w) if c == BLACK else (b, w + ncap)
             # A capture starts a new segment of the history; the ended one's boards join the list.
-            pos._seg_hashes, pos._seen = (board_hash,), self._history_through_here()
+            pos._seg_hashes, pos._seen = (board_hash,), self  # its history: ours through here, when asked
         else:
             pos._lost, pos._caps = self._lost, self._caps
             pos._seg_hashes, pos._seen = self._seg_hashes + (board_hash,), self._seen
@@ -596,7 +615,7 @@ class GoPosition:
             if lost:
                 a = self.last_move
                 if a is None or a == geo.nn or self._lost[2 - c] >> a & 1:
-                    if self._seen[self._nstones + 1] or opp_last & lost:
+                    if self._history()[self._nstones + 1] or opp_last & lost:
                         legal = self._drop_superko(legal, c, opp_last)
                 else:
                     # The opponent's last stone stands where that side never lost one, so an earlier
@@ -619,7 +638,7 @@ class GoPosition:
         nstones = self._nstones + 1
         own_stones = self._mine
         who = geo.zobrist_point[c]
-        for h in self._seen[nstones] if quiet else ():
+        for h in self._history()[nstones] if quiet else ():
             p = who.get(h ^ self.board_hash)
             if p is not None and not captures >> p & 1:
                 legal &= ~(1 << p)
