@@ -149,6 +149,12 @@ class GomokuPosition:
             self._legal = [] if self._winner is not None else [p for p in range(len(board)) if not board[p]]
         return self._legal.copy()
 
+    def legal_actions(self) -> np.ndarray:
+        """``legal_moves()`` as an intp array, read from the board's bytes by numpy (for the search)."""
+        if self._winner is not None:
+            return np.zeros(0, np.intp)
+        return (np.frombuffer(self.board, np.uint8) == EMPTY).nonzero()[0]
+
     def _reason(self, action: int) -> str | None:
         """Why ``action`` is illegal, or None if it is legal."""
         if self._winner is not None:
