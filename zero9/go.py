@@ -75,16 +75,14 @@ def _points_function(byte_points: list[list[tuple[int, ...]]], *last: int) -> Ca
     Generated once per board size with the loop over the bytes unrolled into one list display:
     the legal-move list is built on every move, and this is a third faster than the loop.
     """
-    # def points(b, *, t0=byte_points[0], ...):
+    # def points(b):  # (tables t0 = byte_points[0], ... are globals of its own namespace)
     #     x0, x1, ... = b.to_bytes(nbytes, "little")
     #     return [*t0[x0], *t1[x1], ..., *last]
     nbytes = len(byte_points)
-    tables = ", ".join(f"t{i}=t[{i}]" for i in range(nbytes))
     names = ", ".join(f"x{i}" for i in range(nbytes))
     items = ", ".join([f"*t{i}[x{i}]" for i in range(nbytes)] + [str(p) for p in last])
-    code = (f"def points(b, *, {tables}):\n    {names}, = b.to_bytes({nbytes}, 'little')\n"
-            f"    return [{items}]\n")
-    namespace = {"t": tuple(byte_points)}
+    code = f"def points(b):\n    {names}, = b.to_bytes({nbytes}, 'little')\n    return [{items}]\n"
+    namespace = {f"t{i}": table for i, table in enumerate(byte_points)}
     exec(code, namespace)
     return namespace["points"]
 
@@ -96,18 +94,18 @@ def _actions_function(nbits: int) -> Callable[[int], np.ndarray]:
     costs several times more than building the list. Here each byte of the bitboard looks up
     the machine bytes of its points, and the joined bytes are the array (loop unrolled as above).
     """
-    # def actions(b, *, t0=chunks[0], ...):
+    # def actions(b):  # (tables t0 = chunks[0], ... are globals of its own namespace)
     #     x0, x1, ... = b.to_bytes(nbytes, "little")
     #     return frombuffer(b"".join((t0[x0], t1[x1], ...)), intp)
     nbytes = (nbits + 7) // 8
     chunks = [tuple(np.array([i * 8 + b for b in range(8) if v >> b & 1], np.intp).tobytes()
                     for v in range(256)) for i in range(nbytes)]
-    tables = ", ".join(f"t{i}=t[{i}]" for i in range(nbytes))
     names = ", ".join(f"x{i}" for i in range(nbytes))
     items = ", ".join(f"t{i}[x{i}]" for i in range(nbytes))
-    code = (f"def actions(b, *, {tables}):\n    {names}, = b.to_bytes({nbytes}, 'little')\n"
+    code = (f"def actions(b):\n    {names}, = b.to_bytes({nbytes}, 'little')\n"
             f"    return frombuffer(b''.join(({items},)), intp)\n")
-    namespace = {"t": tuple(chunks), "frombuffer": np.frombuffer, "intp": np.intp}
+    namespace = {f"t{i}": table for i, table in enumerate(chunks)}
+    namespace.update(frombuffer=np.frombuffer, intp=np.intp)
     exec(code, namespace)
     return namespace["actions"]
 
