@@ -78,6 +78,7 @@ evaluator before trusting these for strong play.
 from __future__ import annotations
 
 import contextlib
+import functools
 import gc
 import math
 from collections.abc import Iterator
@@ -172,9 +173,8 @@ class Node:
         else:
             p.fill(1.0 / max(n, 1))
         self.n, self.w = [0.0] * n, [0.0] * n
-        self.QFU = QFU = np.zeros((3, n))  # rows q, f, U0: see the module docstring
-        self.q, f, self.U0 = QFU[0], QFU[1], QFU[2]  # (not "= QFU": unpacking probes for a 4th row)
-        f.fill(1.0)  # nothing tried yet
+        self.QFU = QFU = _untried_rows(n).copy()  # rows q, f, U0: see the module docstring
+        self.q, self.U0 = QFU[0], QFU[2]
         self.U0[:] = p  # P / (1 + 0)
         self.fpu = self.value if fpu_value is None else fpu_value  # nothing tried, nothing to reduce
         self.P, self.actions, self.priors = p, actions, None
@@ -188,6 +188,18 @@ class Node:
     def q_value(self) -> float:
         """Mean value of the node from its side to move's view (its raw value before any visit)."""
         return sum(self.w) / self.total if self.expanded and self.total > 0 else self.value
+
+
+@functools.cache
+def _untried_rows(n: int) -> np.ndarray:
+    """``QFU`` of a node with ``n`` children, none tried yet, before its priors go in.
+
+    Read-only and shared: each expansion copies it (one numpy call, fewer than filling new arrays).
+    """
+    rows = np.zeros((3, n))
+    rows[1] = 1.0  # f: nothing tried yet
+    rows.flags.writeable = False
+    return rows
 
 
 class Leaf:
