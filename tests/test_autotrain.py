@@ -102,3 +102,31 @@ def test_rerun_with_other_game_shape_is_a_clear_error(tmp_path):
     with pytest.raises(ValueError, match="net"):
         check_config({"game": {"game": "gomoku", "size": 6}, "net": {"blocks": 1, "filters": 16}},
                      {"game": {"game": "gomoku", "size": 6}, "net": {"blocks": 2, "filters": 16}}, tmp_path)
+
+
+def test_ownership_head_is_on_by_default_for_new_go_runs_only(tmp_path):
+    import argparse
+
+    from zero9.autotrain import AutoTrain, add_arguments, identity_config
+
+    parser = argparse.ArgumentParser()
+    add_arguments(parser)
+
+    def args(*extra: str) -> argparse.Namespace:
+        return parser.parse_args(["--game", "go", "--size", "9", "--blocks", "1", "--filters", "8",
+                                  "--device", "cpu", "--dir", str(tmp_path / "go"), *extra])
+
+    assert identity_config(args())["net"]["ownership"] is True
+    assert identity_config(args("--no-ownership"))["net"]["ownership"] is False
+    gomoku = parser.parse_args([*TINY, "--dir", str(tmp_path / "gm")])
+    assert identity_config(gomoku)["net"]["ownership"] is False
+    with pytest.raises(ValueError, match="Go only"):
+        identity_config(parser.parse_args([*TINY, "--dir", str(tmp_path / "gm"), "--ownership"]))
+    # A run made before the default changed (no ownership head) resumes without the flag ...
+    rd = RunDir(tmp_path / "go")
+    AutoTrain(args("--no-ownership")).prepare()  # writes the run directory's config and first net
+    assert rd.config()["net"]["ownership"] is False
+    assert AutoTrain(args()).config["net"]["ownership"] is False
+    # ... and asking for the head explicitly is the clear error of a changed shape.
+    with pytest.raises(ValueError, match="ownership"):
+        AutoTrain(args("--ownership"))

@@ -154,6 +154,10 @@ def test_default_net_path(tmp_path, monkeypatch):
     assert shipped is not None and shipped.name.startswith("go_9x9_best")  # the trained net beats initial_
     net, meta = load_net(shipped, device="cpu")
     assert (meta["blocks"], meta["filters"], meta["size"]) == (10, 64, 9)
+    for size in (9, 15):  # every shipped Gomoku net names the board it was trained on
+        net, meta = load_net(default_net_path("gomoku", size), device="cpu")
+        assert meta["game"] == {"game": "gomoku", "size": size, "connect": 5, "variant": "freestyle"}
+        assert meta["hash"] == net_hash(net)
 
     monkeypatch.setattr(ckpt_mod, "EXAMPLE_DATA", tmp_path)
     assert default_net_path("go", 9) is None
