@@ -77,14 +77,6 @@ def test_tiny_gomoku_run_survives_kill_9_and_finishes(tmp_path):
     keys = [(r["kind"], r["generation"], r["step"]) for r in rows]
     assert len(keys) == len(set(keys))
     assert {r["generation"] for r in test_rows} == {0, 1, 2}
-    # The test loss fell from the first net to the last, on the same held-out games (the
-    # chunks no round trained on). The logged rows compare different test sets, and at this
-    # size (16 games a round, 32-visit targets of near-uniform spread) the whole gain is a few
-    # hundredths of a nat: a change of test set alone moves the loss by as much (measured).
-    # The policy loss is compared: the value loss on ~4 held-out games swings by +-0.5.
-    first_net = read_jsonl(rd.events_log)[0]["net"]
-    first_loss, last_loss = (held_out_policy_loss(rd, net) for net in (first_net, status["best"]))
-    assert last_loss < first_loss, (first_loss, last_loss)
 
     # Ratings: one entry per generation, with an interval.
     ratings = read_json(rd.ratings_path)
@@ -94,6 +86,24 @@ def test_tiny_gomoku_run_survives_kill_9_and_finishes(tmp_path):
     config = json.loads(rd.config_path.read_text())
     assert config["game"]["size"] == 6 and config["net"]["filters"] == 16
     print(f"tiny autotrain with a kill -9: {elapsed:.0f}s")
+
+
+@pytest.mark.timeout(300)
+def test_tiny_run_learns_on_held_out_games(tmp_path):
+    # The test loss falls from the first net to the last, on the same held-out games (the chunks
+    # no round trained on; the logged rows use a different test set each round). The contract's
+    # 100 steps a round move the held-out policy loss by only 0.00-0.02 nat at 16 games a round
+    # (once up by 0.002 in CI): each position may be drawn 8 times a round, so 100 steps are
+    # ~1,700 samples. 400 steps moved it by 0.04-0.09 in each of 4 runs (measured). The policy
+    # loss is compared: the value loss on ~4 held-out games swings by +-0.5.
+    run_dir = tmp_path / "run"
+    result = subprocess.run(autotrain_cmd(run_dir, ["--steps", "400"]), capture_output=True, text=True,
+                            timeout=250)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    rd = RunDir(run_dir)
+    first_net = read_jsonl(rd.events_log)[0]["net"]
+    first_loss, last_loss = (held_out_policy_loss(rd, net) for net in (first_net, rd.status()["best"]))
+    assert last_loss < first_loss - 0.01, (first_loss, last_loss)
 
 
 def test_rerun_with_other_game_shape_is_a_clear_error(tmp_path):
