@@ -22,7 +22,7 @@ case "$preset:$gpu" in
   gomoku8:False)  # measured on a 2-core desktop: docs/runs/minitrain-gomoku8/, tutorial 5
     opts=(--game gomoku --size 8 --connect 5 --blocks 3 --filters 32 --visits 100 --pcr 0.25 --fast-visits 20
           --games-per-gen 256 --games-parallel 32 --leaves 4 --steps 80 --batch-size 128
-          --window-min 20000 --eval-games 4 --anchors random,mcts:200 --hours 0.47) ;;
+          --window-min 5000 --randomcnt 2 --eval-games 4 --anchors random,mcts:200 --hours 0.47) ;;
   gomoku8:True)
     opts=(--game gomoku --size 8 --connect 5 --blocks 6 --filters 64 --visits 200
           --games-per-gen 512 --games-parallel 128 --steps 2000 --batch-size 256
