@@ -7,20 +7,18 @@
 #   here:                              cat .../go9.tgz.part* > .gocarry/go9.tgz
 #   leg 2 (carry .gocarry):            setsid bash scripts/device/go9_30min.sh resume
 # `resume` trains until status.json's wall_seconds reaches 30 minutes, then plays the match.
-# The settings are train_go9.sh's (Gumbel 32, 10x64), with the ownership head (on by default).
+# Training is train_go9.sh's (Gumbel 32, 10x64) with seed 3, and the ownership head (on by default).
 set -u
 source scripts/device/setup.sh
 run=/tmp/runs/go9
 train() {  # $1: hours for this leg
-  python3 -m zero9 autotrain --dir $run --game go --size 9 --komi 7.5 --blocks 10 --filters 64 \
-    --gumbel --visits 32 --pcr 1 --games-per-gen 1024 --games-parallel 96 --leaves 4 --workers 15 \
-    --steps 400 --batch-size 512 --opening-moves 8 --eval-games 4 --anchors random,gnugo:1 \
-    --hours "$1" --device cuda --seed 3 >> /tmp/runs/go9.log 2>&1
+  HOURS="$1" SEED=3 bash scripts/device/train_go9.sh
+  touch /tmp/runs/go9.trained
 }
 mkdir -p /tmp/runs
 case "${1:-}" in
   train)
-    train "${HOURS:-0.4}"; touch /tmp/runs/go9.trained ;;
+    train "${HOURS:-0.4}" ;;
   pack)  # the newest chunks that fit in about 40 MB, with everything else but the SGFs and old nets
     cd $run || exit 1
     best=$(python3 -c "import json; print(json.load(open('status.json'))['best'])")
@@ -39,7 +37,6 @@ case "${1:-}" in
   oneshot)  # one machine only: HOURS of training from zero, then the match
     train "${HOURS:-0.3}"; bash "$0" match ;;
   match)
-    touch /tmp/runs/go9.trained
     best=$(python3 -c "import json; print(json.load(open('$run/status.json'))['best'])")
     OMP_NUM_THREADS=1 python3 -m zero9 match "$run/nets/$best.pt@400" gnugo:10 --game go --size 9 --komi 7.5 \
       --games "${GAMES:-100}" --parallel 15 --device cuda --seed 30 --sgf-dir /tmp/runs/go9_eval \
