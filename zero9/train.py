@@ -460,11 +460,14 @@ def train_generation(run_dir: RunDir, net, meta: dict, opts: TrainOptions, *, ge
     if state is not None:
         net.load_state_dict(state.net.state_dict())
         optimizer_state, start_step = state.optimizer_state, state.extra["round_step"]
-        # Steps after the saved state were lost with the crash; drop their log rows so none count twice.
-        rows = read_jsonl(run_dir.train_log)
-        keep = [r for r in rows if not (r.get("generation") == generation and r["step"] > start_step)]
-        rewrite_jsonl(run_dir.train_log, keep)
         print(f"resuming training of generation {generation} at step {start_step}")
+    # Steps after the saved state (all of them when a crash came before the first save) were
+    # lost; drop their log rows so that none counts twice.
+    rows = read_jsonl(run_dir.train_log)
+    keep = [r for r in rows
+            if not (r.get("generation") == generation and (not start_step or r["step"] > start_step))]
+    if len(keep) < len(rows):
+        rewrite_jsonl(run_dir.train_log, keep)
 
     def saver(step: int, optimizer) -> None:
         save_checkpoint(run_dir.train_state_path, net, dict(meta, step=global_step + step), optimizer,
