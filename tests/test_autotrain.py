@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import signal
@@ -104,6 +105,20 @@ def test_tiny_run_learns_on_held_out_games(tmp_path):
     first_net = read_jsonl(rd.events_log)[0]["net"]
     first_loss, last_loss = (held_out_policy_loss(rd, net) for net in (first_net, rd.status()["best"]))
     assert last_loss < first_loss - 0.01, (first_loss, last_loss)
+
+
+def test_rating_matches_are_played_at_once_over_the_workers(tmp_path):
+    from zero9.autotrain import AutoTrain, add_arguments
+    from zero9.selfplay import WorkerPool
+
+    parser = argparse.ArgumentParser()
+    add_arguments(parser)
+    loop = AutoTrain(parser.parse_args(["--dir", str(tmp_path / "run"), *TINY, "--seed", "1"]))
+    with WorkerPool(2) as loop.pool:
+        scores = loop.play_matches([("mcts:200", "random", 3, 0), ("random", "mcts:200", 4, 5),
+                                    ("random", "random", 0, 0)])
+    assert [len(s) for s in scores] == [3, 4, 0]
+    assert sum(scores[0]) >= 2.5 and sum(scores[1]) <= 1, scores
 
 
 def test_rerun_with_other_game_shape_is_a_clear_error(tmp_path):

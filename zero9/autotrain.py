@@ -418,12 +418,16 @@ class AutoTrain:
         if prev_name:
             opponents.insert(0, prev_name)
         existing = read_jsonl(rd.rating_games)
+        todo = []  # (opponent, its spec, games still to play, first game index)
         for opp in opponents:
-            done = [r for r in existing if r["a"] == name and r["b"] == opp]
-            if len(done) >= n:
-                continue
-            opp_spec = f"net:{opp.split('-', 1)[1]}" if opp.startswith("gen") else opp
-            for score in self.play_match(f"net:{candidate}", opp_spec, n - len(done), first_index=len(done)):
+            done = sum(r["a"] == name and r["b"] == opp for r in existing)
+            if done < n:
+                opp_spec = f"net:{opp.split('-', 1)[1]}" if opp.startswith("gen") else opp
+                todo.append((opp, opp_spec, n - done, done))
+        # All opponents at once: the games are dealt over the workers instead of one match after another.
+        results = self.play_matches([(f"net:{candidate}", spec, k, first) for _, spec, k, first in todo])
+        for (opp, *_), scores in zip(todo, results, strict=True):
+            for score in scores:
                 append_jsonl(rd.rating_games, {"a": name, "b": opp, "score": score, "generation": generation,
                                                "time": time.time()})
         self.fit_ratings()
@@ -471,19 +475,43 @@ class AutoTrain:
 
     def play_match(self, a: str, b: str, games: int, first_index: int = 0) -> list[float]:
         """Scores (1, 0.5, 0) of player ``a`` against ``b``, colours alternating by game index."""
-        from zero9.match import play_match_scores
+        return self.play_matches([(a, b, games, first_index)])[0]
 
-        # Blocks of consecutive game indices, one per pool worker; colours alternate by index.
-        blocks = min(self.pool.size, max(1, games // 2))
-        sizes = [games // blocks + (1 if i < games % blocks else 0) for i in range(blocks)]
-        calls, index = [], first_index
-        for n in sizes:
-            seed = None if self.args.seed is None else self.args.seed * 7919 + index
-            calls.append((play_match_scores, {"game": self.game, "spec_a": self.player_spec(a),
-                                              "spec_b": self.player_spec(b), "games": n, "first_index": index,
-                                              "seed": seed, "device": self.device}))
-            index += n
-        return [score for part in self.pool.call_all(calls) for score in part]
+    def play_matches(self, matches: list[tuple[str, str, int, int]]) -> list[list[float]]:
+        """Player A's scores for each match ``(a, b, games, first_index)``, all played at once.
+
+        The games of all matches, in order, are cut into one contiguous block per pool
+        worker; a block plays its games as segments (runs of one match's game indices),
+        so each worker loads each player once.
+        """
+        from zero9.match import play_match_segments
+
+        games = [(k, i) for k, (_, _, n, first) in enumerate(matches) for i in range(first, first + n)]
+        scores: list[list[float]] = [[] for _ in matches]
+        if not games:
+            return scores
+        blocks = min(self.pool.size, len(games))
+        bounds = [len(games) * w // blocks for w in range(blocks + 1)]
+        calls, owners = [], []  # owners[c]: the match of each segment of call c
+        for w in range(blocks):
+            segments: list[dict[str, Any]] = []
+            keys: list[int] = []
+            for k, i in games[bounds[w]:bounds[w + 1]]:
+                last = segments[-1] if segments else None
+                if last and keys[-1] == k and last["first_index"] + last["games"] == i:
+                    last["games"] += 1
+                    continue
+                seed = None if self.args.seed is None else self.args.seed * 7919 + i
+                a, b = matches[k][0], matches[k][1]
+                segments.append({"spec_a": self.player_spec(a), "spec_b": self.player_spec(b), "games": 1,
+                                 "first_index": i, "seed": seed, "device": self.device})
+                keys.append(k)
+            calls.append((play_match_segments, {"game": self.game, "segments": segments}))
+            owners.append(keys)
+        for keys, parts in zip(owners, self.pool.call_all(calls), strict=True):
+            for k, part in zip(keys, parts, strict=True):
+                scores[k].extend(part)
+        return scores
 
     def player_spec(self, spec: str) -> dict[str, Any]:
         if spec.startswith("net:"):

@@ -694,6 +694,11 @@ def play_match_scores(game: Game, spec_a: str | dict, spec_b: str | dict, games:
     return [g.score_a for g in result.games]
 
 
+def play_match_segments(game: Game, segments: list[dict[str, Any]]) -> list[list[float]]:
+    """:func:`play_match_scores` for each segment's keyword arguments in turn (one worker's share)."""
+    return [play_match_scores(game, **segment) for segment in segments]
+
+
 # ----------------------------------------------------------------------------- command line
 
 

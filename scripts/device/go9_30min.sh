@@ -1,46 +1,57 @@
 #!/usr/bin/env bash
-# Issue 9's Go measurement: 9x9 Go from zero for 30 minutes of autotrain on one H100 + 16
-# cores, then the final net at 400 visits against GNU Go level 10. A machine goes back after
-# 30 minutes held, so the run takes two legs and the run directory travels between them:
-#   leg 1 (from zero, HOURS=0.4):      setsid bash scripts/device/go9_30min.sh train
-#                                      bash scripts/device/go9_30min.sh pack   -> $OUT/go9.tgz.part*
-#   here:                              cat .../go9.tgz.part* > .gocarry/go9.tgz
-#   leg 2 (carry .gocarry):            setsid bash scripts/device/go9_30min.sh resume
-# `resume` trains until status.json's wall_seconds reaches 30 minutes, then plays the match.
-# Training is train_go9.sh's (Gumbel 32, 10x64) with seed 3, and the ownership head (on by default).
+# Issue 9's Go measurement: 9x9 Go from zero on one H100 + 16 cores, the net at 30 minutes of
+# autotrain kept, training on as long as the machines allow, then each kept net at 400
+# visits against GNU Go level 10. A machine goes back after 30 minutes held, so the run takes
+# two legs and the run directory travels between them:
+#   leg 1 (from zero):       HOURS=0.37 setsid bash scripts/device/go9_30min.sh train
+#                            bash scripts/device/go9_30min.sh pack    -> $OUT/go9.tgz.part*
+#   here:                    cat .../go9.tgz.part* > .gocarry/go9.tgz
+#   leg 2 (carry .gocarry):  HOURS=0.3 setsid bash scripts/device/go9_30min.sh resume
+#                            bash scripts/device/go9_30min.sh nets    -> $OUT: the kept nets, logs
+# `resume` trains until the run's wall_seconds (status.json: the autotrain processes' own
+# time, machine starts not counted) would pass 30 minutes with one more round, copies the best
+# net to /tmp/runs/net30.pt, then trains HOURS more. The matches (`match NET`) run here or there.
+# Training is train_go9.sh's (Gumbel 32, 10x64, ownership head) with seed 4 and a window of at
+# least 150k positions (about two rounds: the first rounds overfit the value head on one).
 set -u
 source scripts/device/setup.sh
 run=/tmp/runs/go9
-train() {  # $1: hours for this leg
-  HOURS="$1" SEED=3 bash scripts/device/train_go9.sh
-  touch /tmp/runs/go9.trained
-}
+export SEED=4 WINDOW_MIN=150000
+ROUND_SECONDS=90  # one round's length: autotrain checks --hours only between rounds
 mkdir -p /tmp/runs
+wall() { python3 -c "import json; print(json.load(open('$run/status.json'))['wall_seconds'])"; }
+best() { python3 -c "import json; print(json.load(open('$run/status.json'))['best'])"; }
 case "${1:-}" in
   train)
-    train "${HOURS:-0.4}" ;;
-  pack)  # the newest chunks that fit in about 40 MB, with everything else but the SGFs and old nets
+    HOURS="${HOURS:-0.37}" bash scripts/device/train_go9.sh
+    touch /tmp/runs/go9.trained ;;
+  pack)  # the newest chunks that fit in PACK_BYTES, with everything else but the SGFs and old nets
     cd $run || exit 1
-    best=$(python3 -c "import json; print(json.load(open('status.json'))['best'])")
     keep=() total=0
     for d in $(ls -d chunks/gen* | sort -r); do
-      s=$(du -sb "$d" | cut -f1); [ $((total + s)) -gt 40000000 ] && break
+      s=$(du -sb "$d" | cut -f1); [ $((total + s)) -gt "${PACK_BYTES:-28000000}" ] && break
       keep+=("$d"); total=$((total + s))
     done
-    tar czf /tmp/go9.tgz status.json config.json ratings logs "nets/$best.pt" "${keep[@]}"
+    tar czf /tmp/go9.tgz status.json config.json ratings logs "nets/$(best).pt" "${keep[@]}"
     cd /tmp && split -b 15M -d go9.tgz "$OUT/go9.tgz.part"
     ls -la "$OUT"; echo "carried ${#keep[@]} rounds of chunks, $total bytes" ;;
   resume)
     [ -d $run ] || { mkdir -p $run && tar xzf .gocarry/go9.tgz -C $run; }
-    left=$(python3 -c "import json; print(max(0.0, 1800 - json.load(open('$run/status.json'))['wall_seconds']) / 3600)")
-    train "$left"; bash "$0" match ;;
-  oneshot)  # one machine only: HOURS of training from zero, then the match
-    train "${HOURS:-0.3}"; bash "$0" match ;;
-  match)
-    best=$(python3 -c "import json; print(json.load(open('$run/status.json'))['best'])")
-    OMP_NUM_THREADS=1 python3 -m zero9 match "$run/nets/$best.pt@400" gnugo:10 --game go --size 9 --komi 7.5 \
+    left=$(python3 -c "print(max(0.0, 1800 - $ROUND_SECONDS - $(wall)) / 3600)")
+    HOURS="$left" bash scripts/device/train_go9.sh
+    cp "$run/nets/$(best).pt" /tmp/runs/net30.pt
+    echo "{\"net\": \"$(best)\", \"wall_seconds\": $(wall)}" > /tmp/runs/net30.json
+    HOURS="${HOURS:-0.3}" bash scripts/device/train_go9.sh
+    touch /tmp/runs/go9.trained ;;
+  nets)  # the kept nets and the run's logs and ratings, for the matches and the docs
+    cp /tmp/runs/net30.pt /tmp/runs/net30.json "$OUT/" 2>/dev/null
+    cp "$run/nets/$(best).pt" "$OUT/final.pt"
+    tar czf "$OUT/go9-logs.tgz" -C $run status.json config.json ratings logs
+    cp /tmp/runs/go9.log "$OUT/" ; ls -la "$OUT" ;;
+  match)  # NET at 400 visits against GNU Go level 10, 15 games at a time on this machine
+    OMP_NUM_THREADS=1 python3 -m zero9 match "$2@400" gnugo:10 --game go --size 9 --komi 7.5 \
       --games "${GAMES:-100}" --parallel 15 --device cuda --seed 30 --sgf-dir /tmp/runs/go9_eval \
       > /tmp/runs/go9_eval.log 2>&1
     touch /tmp/runs/go9.done ;;
-  *) echo "usage: go9_30min.sh train|pack|resume|oneshot|match" >&2; exit 2 ;;
+  *) echo "usage: go9_30min.sh train|pack|resume|nets|match NET" >&2; exit 2 ;;
 esac
