@@ -170,6 +170,9 @@ def test_default_net_path(tmp_path, monkeypatch):
     (tmp_path / "gomoku_15x15_best.pt").unlink()
     assert default_net_path("gomoku", 15).name == "gomoku_15x15_gen9.pt"
     assert default_net_path("go", 9).name == "go_9x9_x.pt"
+    for name in ("go_9x9_best.txt.gz", "go_9x9_best.pt", "go_9x9_best.txt"):  # .pt: keeps the ownership head
+        (tmp_path / name).write_bytes(b"")
+    assert default_net_path("go", 9).name == "go_9x9_best.pt"
 
 
 def test_convert_command_round_trips_bit_identically(tmp_path, capsys):

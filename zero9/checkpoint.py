@@ -24,7 +24,8 @@ Vocabulary:
 - **shipped nets**: :func:`default_net_path` looks in the repository's
   ``example-data/`` folder (``zero9/../example-data``, which works because the
   package is installed editable) for ``<game>_<N>x<N>*.pt`` / ``.txt`` /
-  ``.txt.gz``, preferring a name containing ``best``, then the last name in sort
+  ``.txt.gz``, preferring a name containing ``best``, then a ``.pt`` (it keeps an
+  ownership head, which Leela Zero text cannot), then the last name in sort
   order; 9x9 Go falls back to ``initial_9x9.txt.gz`` (a random 10x64 net).
 """
 
@@ -221,7 +222,7 @@ def default_net_path(game_name: str, size: int) -> Path | None:
     found = [p for p in EXAMPLE_DATA.glob(f"{prefix}*") if p.name.endswith(NET_SUFFIXES) and p.is_file()]
     if found:
         best = [p for p in found if "best" in p.name.lower()]
-        return sorted(best or found)[-1]
+        return max(best or found, key=lambda p: (p.suffix == ".pt", p.name))
     fallback = EXAMPLE_DATA / DEFAULT_GO_9X9
     if game_name.lower() == "go" and size == 9 and fallback.exists():
         return fallback
