@@ -13,14 +13,7 @@
 # net to /tmp/runs/net30.pt, then trains HOURS more. The matches (`match NET`) run here or there.
 # Training is train_go9.sh's (Gumbel 32, 10x64, ownership head) with seed 4 and a window of at
 # least 150k positions (about two rounds: the first rounds overfit the value head on one).
-# Every command runs from a copy of the repository in /tmp/z9, made by the first: each device call
-# resyncs the working tree, and a self-play worker that imports a module during the resync fails
-# (this run's first try at leg 2 died so: "No module named 'zero9.go'").
 set -u
-if [ "$PWD" != /tmp/z9 ]; then
-  [ -d /tmp/z9 ] || cp -r . /tmp/z9
-  cd /tmp/z9 && exec bash scripts/device/go9_30min.sh "$@"
-fi
 source scripts/device/setup.sh
 run=/tmp/runs/go9
 export SEED=4 WINDOW_MIN=150000

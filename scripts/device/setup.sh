@@ -9,6 +9,14 @@
 #   unzip -q /tmp/w/ray-*.whl -d /tmp/r && rm -rf /tmp/r/ray/{jars,dashboard/client/build,rllib,data,serve,tune,train,llm}
 #   mkdir -p .raycarry && tar -C /tmp/r -cJf .raycarry/ray-min.tar.xz . && mv /tmp/w/[jr][se]*.whl .raycarry/
 # and carry .whl, .devcarry (and .raycarry) with the call.
+# Every command works in a copy of the repository, /tmp/z9: each device call resyncs the working
+# tree, and a worker process that imports zero9 during a resync fails (a Go run's second leg died
+# so: "No module named 'zero9.go'"). Later calls add new files (carried folders) to the copy
+# without overwriting: a script changed here reaches a machine's copy only on a fresh machine.
+if [ "$PWD" != /tmp/z9 ]; then
+  cp -rn . /tmp/z9 2>/dev/null  # -n: never overwrite what a running job may be reading
+  cd /tmp/z9 || exit 1
+fi
 export PYTHONUNBUFFERED=1
 python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .whl/*.whl 2>/dev/null
 if [ -d .raycarry ] && [ ! -d /tmp/site/ray ]; then
