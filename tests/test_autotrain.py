@@ -107,6 +107,23 @@ def test_tiny_run_learns_on_held_out_games(tmp_path):
     assert last_loss < first_loss - 0.01, (first_loss, last_loss)
 
 
+@pytest.mark.timeout(300)
+def test_games_of_pruned_generations_stay_counted(tmp_path):
+    import shutil
+
+    run_dir = tmp_path / "run"
+    rd = RunDir(run_dir)
+    for generations in (1, 2):
+        if generations == 2:  # a carried run directory holds only the newest chunks
+            shutil.rmtree(rd.gen_chunks_dir(0))
+        result = subprocess.run(autotrain_cmd(run_dir, ["--generations", str(generations), "--steps", "20"]),
+                                capture_output=True, text=True, timeout=250)
+        assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
+    status = rd.status()
+    assert rd.count_games() == status["games_by_generation"]["1"] == 16
+    assert status["games_by_generation"]["0"] == 16 and status["games"] == 32
+
+
 def test_rating_matches_are_played_at_once_over_the_workers(tmp_path):
     from zero9.autotrain import AutoTrain, add_arguments
     from zero9.selfplay import WorkerPool

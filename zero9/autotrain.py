@@ -212,8 +212,8 @@ class AutoTrain:
         if not status.get("best"):
             net_hash = self.initial_net()
             status = rd.write_status(generation=0, promoted=0, best=net_hash, trainer=net_hash,
-                                     games=rd.count_games(), wall_seconds=status.get("wall_seconds", 0.0),
-                                     global_step=0)
+                                     wall_seconds=status.get("wall_seconds", 0.0), global_step=0,
+                                     **self.game_counts())
             append_jsonl(rd.events_log, {"event": "created", "net": net_hash, "time": time.time()})
         self.wall_base = float(status.get("wall_seconds", 0.0))
 
@@ -281,6 +281,11 @@ class AutoTrain:
     def out_of_time(self) -> bool:
         return self.args.hours is not None and time.monotonic() - self.started >= self.args.hours * 3600
 
+    def game_counts(self) -> dict[str, Any]:
+        """status.json's game counts: all games played, and per generation (kept when chunks are pruned)."""
+        ledger = self.run_dir.games_ledger()
+        return {"games": sum(ledger.values()), "games_by_generation": {str(g): n for g, n in ledger.items()}}
+
     def wall_seconds(self) -> float:
         return self.wall_base + time.monotonic() - self.started
 
@@ -290,7 +295,7 @@ class AutoTrain:
     def round(self, g: int) -> None:
         rd = self.run_dir
         status = rd.status()
-        print(f"=== generation {g}: best {status['best']}, {rd.count_games()} games so far ===")
+        print(f"=== generation {g}: best {status['best']}, {self.game_counts()['games']} games so far ===")
         self.play_round(g, status["best"])
         status = rd.status()
         candidate = status.get("candidate")
@@ -300,12 +305,12 @@ class AutoTrain:
         self.rate(g + 1, candidate, status.get("trainer"))
         status = rd.status()
         new_best = candidate if promoted else status["best"]
-        rd.write_status(generation=g + 1, best=new_best, trainer=candidate, candidate=None,
-                        candidate_generation=None,
-                        promoted=int(status.get("promoted", 0)) + bool(promoted), games=rd.count_games(),
-                        wall_seconds=self.wall_seconds())
+        status = rd.write_status(generation=g + 1, best=new_best, trainer=candidate, candidate=None,
+                                 candidate_generation=None,
+                                 promoted=int(status.get("promoted", 0)) + bool(promoted),
+                                 wall_seconds=self.wall_seconds(), **self.game_counts())
         append_jsonl(rd.events_log, {"event": "promoted" if promoted else "rejected", "generation": g + 1,
-                                     "net": candidate, "time": time.time(), "games": rd.count_games()})
+                                     "net": candidate, "time": time.time(), "games": status["games"]})
         if not self.args.no_plots:
             self.plot()
 
@@ -327,12 +332,12 @@ class AutoTrain:
                      device=self.device, progress=True, options=options,
                      lz_dir=rd.root / "lz_chunks" / f"gen{g:04d}" if self.args.lz_chunks else None)
         row = {"generation": g, "net": best, "time": time.time(), "wall_seconds": self.wall_seconds(),
-               "total_games": rd.count_games()}
+               "total_games": self.game_counts()["games"]}
         row.update(stats.as_dict())
         if hasattr(self.pool, "lost"):  # Ray: actors now, and actors lost (and replaced) so far
             row.update(ray_actors=self.pool.size, ray_lost=self.pool.lost)
         append_jsonl(rd.selfplay_log, row)
-        rd.write_status(games=rd.count_games(), wall_seconds=self.wall_seconds())
+        rd.write_status(wall_seconds=self.wall_seconds(), **self.game_counts())
         print(f"self-play gen {g}: {stats.games} games in {stats.seconds:.0f}s, "
               f"{row['moves_per_s']:.1f} moves/s, "
               f"{row['evals_per_s']:.0f} evals/s, mean length {row['mean_length']:.1f}, results {stats.wins}")

@@ -18,8 +18,10 @@ Vocabulary:
   ``.tmp-`` and are ignored (and swept) by every reader here.
 - **status** (``status.json``): a summary rewritten atomically after the files it
   summarises: ``generation``, ``games``, ``best`` (net hash), ``positions`` and
-  timings. On resume the loop recounts records from disk, so a stale status can
-  lag but never over-count.
+  timings. The loop recounts each generation's records from disk
+  (:meth:`RunDir.games_ledger`), so a stale status can lag; a generation whose
+  records are gone (pruned, or not carried to another machine) keeps its count in
+  ``games_by_generation``.
 """
 
 from __future__ import annotations
@@ -231,6 +233,19 @@ class RunDir:
     def count_games(self, generation: int | None = None) -> int:
         """Self-play games on disk: one chunk per game (see module docstring)."""
         return len(self.chunk_files(generation))
+
+    def games_ledger(self) -> dict[int, int]:
+        """Games played per generation: status.json's ``games_by_generation``, refreshed from the chunks.
+
+        A generation whose chunks were pruned, or not carried to another machine, keeps the
+        count it had; one with more chunks on disk than recorded takes the disk's count.
+        """
+        ledger = {int(g): int(n) for g, n in self.status().get("games_by_generation", {}).items()}
+        if self.chunks_dir.exists():
+            for folder in self.chunks_dir.glob("gen[0-9][0-9][0-9][0-9]"):
+                g = int(folder.name[3:])
+                ledger[g] = max(ledger.get(g, 0), self.count_games(g))
+        return dict(sorted(ledger.items()))
 
     def sweep_temp_files(self) -> int:
         """Delete temp files a crash left behind; returns how many."""
