@@ -331,13 +331,14 @@ class AutoTrain:
                      rd.gen_sgf_dir(g) if self.sgf else None, pool=self.pool,
                      device=self.device, progress=True, options=options,
                      lz_dir=rd.root / "lz_chunks" / f"gen{g:04d}" if self.args.lz_chunks else None)
+        counts = self.game_counts()
         row = {"generation": g, "net": best, "time": time.time(), "wall_seconds": self.wall_seconds(),
-               "total_games": self.game_counts()["games"]}
+               "total_games": counts["games"]}
         row.update(stats.as_dict())
         if hasattr(self.pool, "lost"):  # Ray: actors now, and actors lost (and replaced) so far
             row.update(ray_actors=self.pool.size, ray_lost=self.pool.lost)
         append_jsonl(rd.selfplay_log, row)
-        rd.write_status(wall_seconds=self.wall_seconds(), **self.game_counts())
+        rd.write_status(wall_seconds=self.wall_seconds(), **counts)
         print(f"self-play gen {g}: {stats.games} games in {stats.seconds:.0f}s, "
               f"{row['moves_per_s']:.1f} moves/s, "
               f"{row['evals_per_s']:.0f} evals/s, mean length {row['mean_length']:.1f}, results {stats.wins}")

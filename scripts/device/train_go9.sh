@@ -11,5 +11,6 @@ source scripts/device/setup.sh
 mkdir -p /tmp/runs
 python3 -m zero9 autotrain --dir /tmp/runs/go9 --game go --size 9 --komi 7.5 --blocks 10 --filters 64 \
   --gumbel --visits 32 --pcr 1 --games-per-gen 1024 --games-parallel 96 --leaves 4 --workers 15 \
-  --steps 400 --batch-size 512 --opening-moves 8 --window-min "${WINDOW_MIN:-10000}" --eval-games 4 --anchors random,gnugo:1 \
+  --steps 400 --batch-size 512 --opening-moves 8 --window-min "${WINDOW_MIN:-10000}" \
+  --eval-games 4 --anchors random,gnugo:1 \
   --hours "${HOURS:-0.2}" --device cuda --seed "${SEED:-2}" >> /tmp/runs/go9.log 2>&1
