@@ -2,7 +2,7 @@
 games (the run's own per-round ratings, GNU Go level 1 as the dotted line), and the win rate of
 the kept nets against GNU Go level 10 in the 100-game matches.
 
-    python3 scripts/plot_go9.py docs/runs/go9-h100-38min \
+    python3 scripts/plot_go9.py docs/runs/go9-h100-59min \
         --match "docs/runs/go9-h100-38min/eval30.log" --match ... --out docs/images/go9-curve.png
 
 Each ``--match`` is a ``zero9 match`` log; the JSON file beside it (same name, ``.json``) says
@@ -59,22 +59,25 @@ def main() -> None:
     axes[1].set_title("strength over self-play games")
 
     ax = axes[2]
+    seen: dict[float, int] = {}  # matches of the same minute side by side, not on top of each other
     for log in args.match:
         info = json.loads(log.with_suffix(".json").read_text())
         rate, lo, hi = win_rate(log)
-        ax.errorbar([info["minutes"]], [rate], yerr=[[rate - lo], [hi - rate]], fmt="o", capsize=4,
+        shift = 0.9 * seen.get(info["minutes"], 0)
+        seen[info["minutes"]] = seen.get(info["minutes"], 0) + 1
+        ax.errorbar([info["minutes"] + shift], [rate], yerr=[[rate - lo], [hi - rate]], fmt="o", capsize=4,
                     label=info["label"])
     ax.axhline(50, ls="--", color="tab:red", lw=1)
     ax.axhline(90, ls="--", color="tab:red", lw=1)
     ax.axvline(30, ls=":", color="tab:red", lw=1)
     ax.axvline(60, ls=":", color="tab:red", lw=1)
-    ax.set_xlim(0, 62)
+    ax.set_xlim(0, 64)
     ax.set_ylim(0, 100)
     ax.set_xlabel("H100-minutes of autotrain from zero")
     ax.set_ylabel("% wins vs GNU Go level 10 (95% interval)")
     ax.set_title("vs GNU Go 3.8 level 10 at 400 visits, 100 games each\n"
                  "(dashed: the bars, 50% by 30 min, 90% by 60)")
-    ax.legend(fontsize=8, loc="upper left")
+    ax.legend(fontsize=7, loc="lower right")
     ax.grid(alpha=0.3)
     fig.tight_layout()
     args.out.parent.mkdir(parents=True, exist_ok=True)

@@ -8,6 +8,8 @@
 #   here:                    cat .../go9.tgz.part* > .gocarry/go9.tgz
 #   leg 2 (carry .gocarry):  HOURS=0.3 setsid bash scripts/device/go9_30min.sh resume
 #                            bash scripts/device/go9_30min.sh nets    -> $OUT: the kept nets, logs
+#   leg 3 (carry .gocarry):  TARGET_S=3600 setsid bash scripts/device/go9_30min.sh extend
+#                            (.gocarry/go9.tgz made from docs/runs/go9-h100-38min and the shipped net)
 # `resume` trains until the run's wall_seconds (status.json: the autotrain processes' own
 # time, machine starts not counted) would pass 30 minutes with one more round, copies the best
 # net to /tmp/runs/net30.pt, then trains HOURS more. The matches (`match NET`) run here or there.
@@ -43,6 +45,18 @@ case "${1:-}" in
     echo "{\"net\": \"$(best)\", \"wall_seconds\": $(wall)}" > /tmp/runs/net30.json
     HOURS="${HOURS:-0.3}" bash scripts/device/train_go9.sh
     touch /tmp/runs/go9.trained ;;
+  extend)  # leg 3: on from the run as committed (its chunks never came back) until TARGET_S seconds
+    [ -d $run ] || { mkdir -p $run && tar xzf .gocarry/go9.tgz -C $run; }
+    g=$(python3 -c "import json; print(json.load(open('$run/status.json'))['generation'])")
+    # No chunks on disk: the first round trains one pass over its own games, the second one pass
+    # over two rounds' (400 steps on one round overfit the value head, see above).
+    [ -f /tmp/runs/extend.g ] || echo "$g" > /tmp/runs/extend.g
+    g=$(cat /tmp/runs/extend.g)
+    GENERATIONS=$((g + 1)) STEPS=130 HOURS=1 bash scripts/device/train_go9.sh
+    GENERATIONS=$((g + 2)) STEPS=260 HOURS=1 bash scripts/device/train_go9.sh
+    HOURS=$(python3 -c "print(max(0.0, ${TARGET_S:-3600} - $ROUND_SECONDS - $(wall)) / 3600)") \
+      bash scripts/device/train_go9.sh
+    touch /tmp/runs/go9.trained ;;
   nets)  # the kept nets and the run's logs and ratings, for the matches and the docs
     cp /tmp/runs/net30.pt /tmp/runs/net30.json "$OUT/" 2>/dev/null
     cp "$run/nets/$(best).pt" "$OUT/final.pt"
@@ -53,5 +67,5 @@ case "${1:-}" in
       --games "${GAMES:-100}" --parallel 15 --device cuda --seed 30 --sgf-dir /tmp/runs/go9_eval \
       > /tmp/runs/go9_eval.log 2>&1
     touch /tmp/runs/go9.done ;;
-  *) echo "usage: go9_30min.sh train|pack|resume|nets|match NET" >&2; exit 2 ;;
+  *) echo "usage: go9_30min.sh train|pack|resume|extend|nets|match NET" >&2; exit 2 ;;
 esac
