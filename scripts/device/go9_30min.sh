@@ -47,10 +47,11 @@ case "${1:-}" in
     touch /tmp/runs/go9.trained ;;
   extend)  # leg 3: on from the run as committed (its chunks never came back) until TARGET_S seconds
     [ -d $run ] || { mkdir -p $run && tar xzf .gocarry/go9.tgz -C $run; }
-    g=$(python3 -c "import json; print(json.load(open('$run/status.json'))['generation'])")
     # No chunks on disk: the first round trains one pass over its own games, the second one pass
-    # over two rounds' (400 steps on one round overfit the value head, see above).
-    [ -f /tmp/runs/extend.g ] || echo "$g" > /tmp/runs/extend.g
+    # over two rounds' (400 steps on one round overfit the value head, see above). extend.g keeps
+    # the round leg 3 began at, so that a rerun of this mode resumes instead of starting over.
+    [ -f /tmp/runs/extend.g ] || python3 -c "import json; print(json.load(open('$run/status.json'))['generation'])" \
+      > /tmp/runs/extend.g
     g=$(cat /tmp/runs/extend.g)
     GENERATIONS=$((g + 1)) STEPS=130 HOURS=1 bash scripts/device/train_go9.sh
     GENERATIONS=$((g + 2)) STEPS=260 HOURS=1 bash scripts/device/train_go9.sh
