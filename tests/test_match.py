@@ -128,6 +128,24 @@ def test_gomoku_match_against_gomokubench_through_the_cli(tmp_path):
                                   read_sgf(tmp_path / "game-0001.sgf").black}
 
 
+def test_match_cli_plays_the_gomoku_that_connect_names_and_refuses_go_options(tmp_path):
+    base = [sys.executable, "-m", "zero9", "match", "random", "mcts:30", "--game", "gomoku", "--size", "6"]
+    out = subprocess.run(base + ["--connect", "4", "--games", "2", "--sgf-dir", str(tmp_path), "--seed", "1"],
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    for i in range(2):
+        record = read_sgf(tmp_path / f"game-000{i}.sgf")
+        assert record.game.to_dict()["connect"] == 4
+        final = record.game.new_position()
+        for _, action in record.moves:
+            final = final.play(action)
+        assert final.is_terminal()
+        five = make_game("gomoku", 6)  # the same moves under the default connect 5 go on
+        assert not five.play_moves([a for _, a in record.moves]).is_terminal()
+    refused = subprocess.run(base + ["--komi", "6.5"], capture_output=True, text=True, timeout=60)
+    assert refused.returncode == 2 and "--komi is for Go only" in refused.stderr
+
+
 @pytest.mark.timeout(300)
 def test_pbrain_engine_plays_through_match(tmp_path):
     brain = f"pbrain:{sys.executable} -m zero9 pbrain -w uniform -v 4"

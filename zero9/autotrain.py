@@ -48,6 +48,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from zero9.game import add_game_arguments, game_from_args
 from zero9.rundir import RunDir, append_jsonl, atomic_write_json, read_json, read_jsonl
 from zero9.selfplay import (
     add_selfplay_arguments,
@@ -71,10 +72,7 @@ GATE_FALLBACK_SCORE = 0.55
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--dir", required=True, help="run directory (created, or resumed if it exists)")
     g = parser.add_argument_group("game and net (fixed when the run is created)")
-    g.add_argument("--game", default="go", choices=["go", "gomoku"])
-    g.add_argument("--size", type=int, default=None, help="board size (default 9 for Go, 15 for Gomoku)")
-    g.add_argument("--komi", type=float, default=None, help="Go komi (default 7.5)")
-    g.add_argument("--connect", type=int, default=None, help="Gomoku: stones in a row to win (default 5)")
+    add_game_arguments(g)
     g.add_argument("--blocks", type=int, default=6, help="residual blocks")
     g.add_argument("--filters", type=int, default=32, help="filters per conv")
     g.add_argument("--ownership", action=argparse.BooleanOptionalAction, default=None,
@@ -128,21 +126,10 @@ def train_options(args: argparse.Namespace) -> TrainOptions:
 
 def identity_config(args: argparse.Namespace) -> dict[str, Any]:
     """The parts of the config a run keeps for life: the game and the net's shape."""
-    from zero9.game import make_game
-
-    params: dict[str, Any] = {}
-    if args.game == "go" and args.komi is not None:
-        params["komi"] = args.komi
-    if args.game == "gomoku" and args.connect is not None:
-        params["connect"] = args.connect
-    if args.game != "go" and args.komi is not None:
-        raise ValueError("--komi is for Go only")
-    if args.game != "gomoku" and args.connect is not None:
-        raise ValueError("--connect is for Gomoku only")
     if args.ownership and args.game != "go":
         raise ValueError("--ownership is for Go only")
     ownership = args.game == "go" if args.ownership is None else args.ownership
-    game = make_game(args.game, args.size, **params)
+    game = game_from_args(args)
     net = {"blocks": args.blocks, "filters": args.filters, "ownership": ownership}
     return {"game": game.to_dict(), "net": net}
 

@@ -20,13 +20,11 @@ import sys
 import numpy as np
 
 from zero9.display import board_to_text
-from zero9.game import Position, make_game
+from zero9.game import Position, add_game_arguments, game_from_args
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--game", choices=("go", "gomoku"), default="go", help="which game (default go)")
-    parser.add_argument("--size", type=int, default=None, help="board size (default 9 for Go, 15 for Gomoku)")
-    parser.add_argument("--komi", type=float, default=7.5, help="Go: komi (default 7.5)")
+    add_game_arguments(parser)
     parser.add_argument("--seed", type=int, default=None, help="random seed, for a repeatable game")
     parser.add_argument("--moves-shown", type=int, default=10, metavar="K",
                         help="print the board every K moves (0: only at the end; default 10)")
@@ -88,9 +86,8 @@ def net_move_chooser(game, net_path: str | None, visits: int, seed: int):
 
 
 def run(args: argparse.Namespace) -> int:
-    params = {"komi": args.komi} if args.game == "go" else {}
     try:
-        game = make_game(args.game, args.size, **params)
+        game = game_from_args(args)
         if args.moves_shown < 0:
             raise ValueError(f"bad --moves-shown {args.moves_shown}: expected 0 or more")
     except ValueError as e:

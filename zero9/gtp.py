@@ -52,6 +52,8 @@ from zero9.game import (
     Game,
     IllegalMove,
     Position,
+    add_game_arguments,
+    game_from_args,
     make_game,
     opponent,
     parse_colour,
@@ -975,9 +977,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--noponder", action="store_true", help="accepted; zero9 never ponders")
     parser.add_argument("-q", "--quiet", action="store_true", help="no diagnostics on stderr")
     parser.add_argument("--device", default="auto", help="auto, cpu or cuda")
-    parser.add_argument("--game", default="go", choices=["go", "gomoku"])
-    parser.add_argument("--size", type=int, help="board size (default 9 for Go, 15 for Gomoku)")
-    parser.add_argument("--komi", type=float, default=7.5, help="komi (Go)")
+    add_game_arguments(parser)
 
 
 def make_engine(args: argparse.Namespace, log: TextIO | None = sys.stderr) -> GTPEngine:
@@ -986,8 +986,7 @@ def make_engine(args: argparse.Namespace, log: TextIO | None = sys.stderr) -> GT
 
     from zero9.checkpoint import default_net_path
 
-    params: dict[str, Any] = {"komi": args.komi} if args.game == "go" else {}
-    game = make_game(args.game, args.size, **params)
+    game = game_from_args(args)
     uniform = (args.weights or "").lower() == "uniform"
     path = None if uniform else args.weights or default_net_path(game.name, game.size)
     if args.threads and args.threads > 0:
@@ -995,7 +994,7 @@ def make_engine(args: argparse.Namespace, log: TextIO | None = sys.stderr) -> GT
     source = NetSource(path, device=args.device, warn=None if args.quiet or uniform else log)
     if source.net is not None and source.net.size != game.size and args.size is None:
         # A net file decides the size when none was asked for.
-        game = make_game(args.game, source.net.size, **params)
+        game = game_from_args(args, size=source.net.size)
     options = EngineOptions(visits=args.visits, playouts=args.playouts, resignpct=args.resignpct,
                             randomcnt=args.randomcnt, noise=args.noise, seed=args.seed, threads=args.threads,
                             ponder=not args.noponder, quiet=args.quiet, device=args.device,

@@ -45,7 +45,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from zero9.game import BLACK, EMPTY, WHITE, Game, Position, make_game
+from zero9.game import BLACK, EMPTY, WHITE, Game, Position, add_game_arguments, game_from_args, make_game
 
 DEFAULT_VISITS = 200
 DEFAULT_MOVE_TIMEOUT = 120.0  # seconds an external engine may think before it forfeits
@@ -707,9 +707,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         "'gtp:COMMAND LINE', 'pbrain:COMMAND LINE' or gomokubench:LEVEL")
     parser.add_argument("b", help="player B (same forms)")
     parser.add_argument("--games", type=int, default=10, help="number of games (default 10)")
-    parser.add_argument("--game", default="go", choices=["go", "gomoku"])
-    parser.add_argument("--size", type=int, help="board size (default 9 for Go, 15 for Gomoku)")
-    parser.add_argument("--komi", type=float, default=7.5, help="komi (Go)")
+    add_game_arguments(parser)
     parser.add_argument("--visits", type=int, default=DEFAULT_VISITS, help="visits per move of zero9 nets")
     parser.add_argument("--parallel", type=int, default=1, help="games played at once (worker processes)")
     parser.add_argument("--sgf-dir", help="write one SGF per game (and events.log) here")
@@ -723,9 +721,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    params: dict[str, Any] = {"komi": args.komi} if args.game == "go" else {}
     try:
-        game = make_game(args.game, args.size, **params)
+        game = game_from_args(args)
         if args.games < 1:
             raise ValueError(f"--games must be >= 1, got {args.games}")
         result = play_match(args.a, args.b, game, args.games, parallel=args.parallel, visits=args.visits,

@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from zero9.game import BLACK, EMPTY, WHITE, Game, IllegalMove, make_game
+from zero9.game import BLACK, EMPTY, WHITE, Game, IllegalMove, add_game_arguments, game_from_args
 from zero9.sgf import split_collection
 
 RESULT = re.compile(r"^\s*([BW])\s*\+", re.IGNORECASE)
@@ -41,21 +41,13 @@ DRAW_RESULTS = {"0", "draw", "jigo", "d"}
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("sgf", nargs="+", help="SGF files or folders (searched recursively)")
     parser.add_argument("--out", required=True, help="folder for the chunks (e.g. RUN_DIR/chunks/supervised)")
-    parser.add_argument("--game", default="go", choices=["go", "gomoku"])
-    parser.add_argument("--size", type=int, default=None, help="board size (default 9 for Go, 15 for Gomoku)")
-    parser.add_argument("--komi", type=float, default=None, help="Go komi of the game object (default 7.5)")
-    parser.add_argument("--connect", type=int, default=None, help="Gomoku: stones in a row to win")
+    add_game_arguments(parser)
     parser.add_argument("--games-per-chunk", type=int, default=50)
     parser.add_argument("--npz", action="store_true", help="Go: npz shards (keep draws), not LZ chunks")
 
 
 def run(args: argparse.Namespace) -> int:
-    params: dict[str, Any] = {}
-    if args.komi is not None:
-        params["komi"] = args.komi
-    if args.connect is not None:
-        params["connect"] = args.connect
-    game = make_game(args.game, args.size, **params)
+    game = game_from_args(args)
     report = dump_supervised(args.sgf, args.out, game, games_per_chunk=args.games_per_chunk, npz=args.npz)
     print(format_report(report))
     return 0 if report["games"] else 1

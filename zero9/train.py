@@ -51,6 +51,7 @@ from typing import Any
 
 import numpy as np
 
+from zero9.game import add_game_arguments, game_from_args
 from zero9.rundir import RunDir, append_jsonl, read_jsonl, rewrite_jsonl, sorted_chunk_files
 
 AUTO_KEEP = 250_000  # positions held in memory at most when --downsample is automatic
@@ -515,10 +516,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--net", default=None,
                         help="net to start from (default: the run's latest trained net, else a fresh one)")
     g = parser.add_argument_group("a fresh net")
-    g.add_argument("--game", default="go", choices=["go", "gomoku"])
-    g.add_argument("--size", type=int, default=None)
-    g.add_argument("--komi", type=float, default=None)
-    g.add_argument("--connect", type=int, default=None)
+    add_game_arguments(g)
     g.add_argument("--blocks", type=int, default=6)
     g.add_argument("--filters", type=int, default=32)
     g.add_argument("--ownership", action="store_true", help="Go: add an ownership head")
@@ -540,7 +538,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from zero9.checkpoint import load_checkpoint, load_net, save_checkpoint
-    from zero9.game import make_game
     from zero9.net import make_net, resolve_device
 
     device = resolve_device(args.device)
@@ -561,8 +558,7 @@ def run(args: argparse.Namespace) -> int:
     elif start is not None:
         net, meta = load_net(start, device)
     else:
-        params = {k: v for k, v in (("komi", args.komi), ("connect", args.connect)) if v is not None}
-        game = make_game(args.game, args.size, **params)
+        game = game_from_args(args)
         net = make_net(game, args.blocks, args.filters, ownership=args.ownership).to(device)
         meta = {"game": game.to_dict(), "hash": None}
     result = train_generation(run_dir, net, meta, opts, generation=int(meta.get("generation") or 0),
