@@ -136,12 +136,10 @@ def test_match_cli_plays_the_gomoku_that_connect_names_and_refuses_go_options(tm
     for i in range(2):
         record = read_sgf(tmp_path / f"game-000{i}.sgf")
         assert record.game.to_dict()["connect"] == 4
-        final = record.game.new_position()
-        for _, action in record.moves:
-            final = final.play(action)
-        assert final.is_terminal()
+        moves = [action for _, action in record.moves]
+        assert record.game.play_moves(moves).is_terminal()
         five = make_game("gomoku", 6)  # the same moves under the default connect 5 go on
-        assert not five.play_moves([a for _, a in record.moves]).is_terminal()
+        assert not five.play_moves(moves).is_terminal()
     refused = subprocess.run(base + ["--komi", "6.5"], capture_output=True, text=True, timeout=60)
     assert refused.returncode == 2 and "--komi is for Go only" in refused.stderr
 
