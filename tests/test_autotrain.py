@@ -86,6 +86,14 @@ def test_tiny_gomoku_run_survives_kill_9_and_finishes(tmp_path):
     assert "random" in ratings["ratings"]
     config = json.loads(rd.config_path.read_text())
     assert config["game"]["size"] == 6 and config["net"]["filters"] == 16
+
+    # Each round says where its time went; the plots are drawn (at least when the loop stops).
+    rounds = [e for e in read_jsonl(rd.events_log) if e["event"] == "promoted"]
+    assert {e["generation"] for e in rounds} == {1, 2, 3}
+    for e in rounds:
+        assert set(e["seconds"]) == {"selfplay", "train", "gate", "rate", "other"}
+        assert e["seconds"]["train"] > 0 and all(v >= 0 for v in e["seconds"].values())
+    assert {p.name for p in rd.plots_dir.glob("*.png")} >= {"losses.png", "selfplay.png"}
     print(f"tiny autotrain with a kill -9: {elapsed:.0f}s")
 
 

@@ -14,6 +14,7 @@ from zero9.game import BLACK, WHITE, make_game
 from zero9.net import make_net
 from zero9.rundir import RunDir, read_jsonl
 from zero9.train import (
+    ChunkCache,
     Samples,
     TrainOptions,
     held_out_chunks,
@@ -88,6 +89,35 @@ def test_downsampling_keeps_about_one_in_n(tmp_path):
     train, test, info = load_window([rd.chunks_dir], GAME, opts, np.random.default_rng(2))
     assert info["downsample"] == 4
     assert 350 < len(train) + len(test) < 650  # 2000 / 4, binomial spread
+
+
+def test_a_chunk_cache_reads_only_new_files_and_gives_the_same_window(tmp_path, monkeypatch):
+    import zero9.train as train_module
+
+    rd = make_run(tmp_path, 30)
+    opts = TrainOptions(window=0.0, window_min=100, downsample=2)
+    reads = []
+    real_read = train_module.read_chunk
+
+    def counting_read(path, game):
+        reads.append(path)
+        return real_read(path, game)
+
+    monkeypatch.setattr(train_module, "read_chunk", counting_read)
+    cache = ChunkCache()
+    load_window([rd.chunks_dir], GAME, opts, np.random.default_rng(5), cache)
+    assert len(reads) == len(cache) == 10
+    rng = np.random.default_rng(4)
+    for i in range(30, 33):  # the next round's games push three old ones out of the window
+        fake_game_chunk(rd.gen_chunks_dir(3) / f"{i:019d}-w00-{i:05d}-10p.npz", 10, rng)
+    reads.clear()
+    cached = load_window([rd.chunks_dir], GAME, opts, np.random.default_rng(6), cache)
+    assert sorted(p.name for p in reads) == [f"{i:019d}-w00-{i:05d}-10p.npz" for i in range(30, 33)]
+    assert len(cache) == 10 and set(cache._samples) == set(rd.chunk_files()[-10:])
+    fresh = load_window([rd.chunks_dir], GAME, opts, np.random.default_rng(6))
+    for a, b in zip(cached[:2], fresh[:2], strict=True):
+        assert np.array_equal(a.planes, b.planes) and np.array_equal(a.policy, b.policy)
+        assert a.sources == b.sources
 
 
 def test_symmetry_moves_planes_policy_and_ownership_together():

@@ -57,12 +57,13 @@ from zero9.selfplay import (
     selfplay_config,
     sgf_available,
 )
-from zero9.train import StateHolder, TrainOptions, clear_train_state, train_generation
+from zero9.train import ChunkCache, StateHolder, TrainOptions, clear_train_state, train_generation
 
 CONFIG_VERSION = 1
 IDENTITY_KEYS = ("game", "net")  # fixed at creation; a rerun that disagrees is an error
 GATE_ELO0, GATE_ELO1, GATE_ALPHA, GATE_BETA = 0.0, 35.0, 0.05, 0.05
 GATE_FALLBACK_SCORE = 0.55
+PLOT_EVERY_S = 60.0  # redraw the plots at most this often (and when the loop stops)
 
 
 # --------------------------------------------------------------------------------------
@@ -95,7 +96,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     loop.add_argument("--anchors", default=None,
                       help="comma-separated anchors: random, mcts:N (pure MCTS, N playouts), gnugo[:level] "
                            "(default: random,mcts:100 ; Go adds gnugo:1 when installed)")
-    loop.add_argument("--no-plots", action="store_true", help="do not redraw the plots after each round")
+    loop.add_argument("--no-plots", action="store_true",
+                      help="draw no plots (else: after a round, at most once a minute, and at the end)")
     loop.add_argument("--ray", default=None, metavar="auto|ADDRESS",
                       help="self-play and rating games on a Ray cluster (auto: the running one, else a local "
                            "one); --workers is then actors per node (0: one per CPU). See docs/ray.md")
@@ -167,6 +169,8 @@ class AutoTrain:
         self.game = make_game(**self.config["game"])
         self.selfplay = selfplay_config(args)
         self.train_opts = train_options(args)
+        self.chunk_cache = ChunkCache()  # the window's chunks stay read from one round to the next
+        self.last_plot = -math.inf
         self.started = time.monotonic()
         self.set_threads()
         self.sgf = not args.no_sgf
@@ -248,7 +252,11 @@ class AutoTrain:
             threads = self.args.threads or shared
             pool = WorkerPool(0 if workers == 1 else workers, threads)
         with pool as self.pool:
-            self.loop()
+            try:
+                self.loop()
+            finally:
+                if not self.args.no_plots:
+                    self.plot()
         self.save_wall()
         return 0
 
@@ -283,23 +291,38 @@ class AutoTrain:
         rd = self.run_dir
         status = rd.status()
         print(f"=== generation {g}: best {status['best']}, {self.game_counts()['games']} games so far ===")
+        seconds = {}  # where the round's wall time went, for events.jsonl
+        clock = time.monotonic()
+
+        def lap(phase: str) -> None:
+            nonlocal clock
+            now = time.monotonic()
+            seconds[phase] = round(now - clock, 2)
+            clock = now
+
         self.play_round(g, status["best"])
+        lap("selfplay")
         status = rd.status()
         candidate = status.get("candidate")
         if not candidate or status.get("candidate_generation") != g + 1:
             candidate = self.train_round(g, status)
+        lap("train")
         promoted = self.gate(g, candidate, status["best"]) if self.args.gate else True
+        lap("gate")
         self.rate(g + 1, candidate, status.get("trainer"))
+        lap("rate")
         status = rd.status()
         new_best = candidate if promoted else status["best"]
         status = rd.write_status(generation=g + 1, best=new_best, trainer=candidate, candidate=None,
                                  candidate_generation=None,
                                  promoted=int(status.get("promoted", 0)) + bool(promoted),
                                  wall_seconds=self.wall_seconds(), **self.game_counts())
-        append_jsonl(rd.events_log, {"event": "promoted" if promoted else "rejected", "generation": g + 1,
-                                     "net": candidate, "time": time.time(), "games": status["games"]})
-        if not self.args.no_plots:
+        if not self.args.no_plots and time.monotonic() - self.last_plot >= PLOT_EVERY_S:
             self.plot()
+        lap("other")
+        append_jsonl(rd.events_log, {"event": "promoted" if promoted else "rejected", "generation": g + 1,
+                                     "net": candidate, "time": time.time(), "games": status["games"],
+                                     "seconds": seconds})
 
     def play_round(self, g: int, best: str) -> None:
         rd = self.run_dir
@@ -344,7 +367,7 @@ class AutoTrain:
                   "fresh optimizer state")
             ckpt.optimizer_state = None
         result = train_generation(rd, net, meta, opts, generation=g, optimizer_state=ckpt.optimizer_state,
-                                  global_step=global_step)
+                                  global_step=global_step, cache=self.chunk_cache)
         optimizer = StateHolder(result.optimizer_state)
         new_meta = save_checkpoint(rd.nets_dir / ".candidate.pt", result.net,
                                    {"game": self.game.to_dict(), "generation": g + 1, "parent": trainer,
@@ -513,6 +536,7 @@ class AutoTrain:
         return {"kind": spec}
 
     def plot(self) -> None:
+        self.last_plot = time.monotonic()
         try:
             from zero9.plot import plot_run
 

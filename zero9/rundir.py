@@ -231,8 +231,13 @@ class RunDir:
         return sorted_chunk_files(base)
 
     def count_games(self, generation: int | None = None) -> int:
-        """Self-play games on disk: one chunk per game (see module docstring)."""
-        return len(self.chunk_files(generation))
+        """Self-play games on disk: one chunk per game (see module docstring).
+
+        Counts names only (no sorting, no stat per file): a long run has tens of
+        thousands of chunks and the loop counts them several times a round.
+        """
+        base = self.gen_chunks_dir(generation) if generation is not None else self.chunks_dir
+        return sum(_is_chunk_name(name) for _, _, names in os.walk(base) for name in names)
 
     def games_ledger(self) -> dict[int, int]:
         """Games played per generation: status.json's ``games_by_generation``, refreshed from the chunks.
@@ -267,9 +272,9 @@ def sorted_chunk_files(base: str | os.PathLike) -> list[Path]:
         return []
     if base.is_file():
         return [base]
-    files = [
-        p
-        for p in base.rglob("*")
-        if p.is_file() and p.name.endswith(CHUNK_SUFFIXES) and not p.name.startswith(TMP_PREFIX)
-    ]
+    files = [Path(root, name) for root, _, names in os.walk(base) for name in names if _is_chunk_name(name)]
     return sorted(files)
+
+
+def _is_chunk_name(name: str) -> bool:
+    return name.endswith(CHUNK_SUFFIXES) and not name.startswith(TMP_PREFIX)

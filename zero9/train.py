@@ -196,9 +196,37 @@ def downsample_factor(opts: TrainOptions, window_positions: int) -> int:
     return int(min(16, max(1, math.ceil(window_positions / AUTO_KEEP))))
 
 
+class ChunkCache:
+    """Chunks already read, by path, so that a loop's next round reads only its new games.
+
+    A window slides by one round's games while most of it stays: ``autotrain`` keeps one
+    cache for the run, and each round reads the new files and forgets those that left the
+    window. Chunk files are written once and never change, so a path names its contents.
+    """
+
+    def __init__(self) -> None:
+        self._samples: dict[Path, Samples] = {}
+
+    def read(self, path: Path, game: Any) -> Samples:
+        if path not in self._samples:
+            self._samples[path] = read_chunk(path, game)
+        return self._samples[path]
+
+    def keep_only(self, paths: list[Path]) -> None:
+        wanted = set(paths)
+        for path in [p for p in self._samples if p not in wanted]:
+            del self._samples[path]
+
+    def __len__(self) -> int:
+        return len(self._samples)
+
+
 def load_window(data_paths: list[Path], game: Any, opts: TrainOptions,
-                rng: np.random.Generator) -> tuple[Samples, Samples, dict]:
-    """Read the window, down-sample it and split it by chunk into (train, test, info)."""
+                rng: np.random.Generator, cache: ChunkCache | None = None) -> tuple[Samples, Samples, dict]:
+    """Read the window, down-sample it and split it by chunk into (train, test, info).
+
+    With a ``cache`` (see :class:`ChunkCache`) the chunks read before are not read again.
+    """
     files = []
     for p in data_paths:
         files.extend(sorted_chunk_files(p))
@@ -208,8 +236,10 @@ def load_window(data_paths: list[Path], game: Any, opts: TrainOptions,
     keep_one_in = downsample_factor(opts, window_positions)
     train_parts, test_parts = [], []
     testing = held_out_chunks(window)
+    if cache is not None:
+        cache.keep_only(window)
     for f in window:
-        s = read_chunk(f, game)
+        s = cache.read(f, game) if cache is not None else read_chunk(f, game)
         if keep_one_in > 1:
             s = s.take(np.nonzero(rng.random(len(s)) < 1.0 / keep_one_in)[0])
         if len(s):
@@ -299,7 +329,9 @@ def compute_losses(net, planes, policy, value, own, opts: TrainOptions) -> dict:
     logits, v = out[0].float(), out[1].float()
     policy_loss = -(policy * F.log_softmax(logits, dim=1)).sum(dim=1).mean()
     value_loss = F.mse_loss(v, value)
-    l2 = sum((p.float() ** 2).sum() for n, p in net.named_parameters() if p.dim() > 1)
+    # One flat vector instead of a sum over tensors: a few GPU kernels instead of ~4 per weight.
+    weights = torch.cat([p.reshape(-1) for p in net.parameters() if p.dim() > 1])
+    l2 = (weights.float() ** 2).sum()
     total = policy_loss + value_loss + opts.l2 * l2
     terms = {"policy_loss": policy_loss, "value_loss": value_loss, "l2": opts.l2 * l2}
     if own is not None and len(out) > 2:
@@ -313,12 +345,51 @@ def compute_losses(net, planes, policy, value, own, opts: TrainOptions) -> dict:
 
 
 def _to_tensors(batch, device):
+    """The batch's arrays as tensors on ``device``.
+
+    To a GPU through pinned memory without waiting: a copy from ordinary (pageable) memory
+    first waits for the GPU to finish its queue, so the next batch could not be made while
+    the GPU still worked on this one.
+    """
     import torch
 
+    cuda = device.type == "cuda"
+
+    def move(a):
+        t = torch.from_numpy(np.ascontiguousarray(a))
+        return t.pin_memory().to(device, non_blocking=True) if cuda else t.to(device)
+
     planes, policy, value, own = batch
-    t = [torch.from_numpy(np.ascontiguousarray(a)).to(device) for a in (planes, policy, value)]
-    t.append(None if own is None else torch.from_numpy(own).to(device))
-    return t
+    return [move(planes), move(policy), move(value), None if own is None else move(own)]
+
+
+class LossSums:
+    """Running sums of loss terms, kept on the net's device.
+
+    Reading a GPU number back (``float(tensor)``) waits for every queued kernel; doing it
+    for each term of each step kept a small net's GPU idle between steps. The terms of a
+    step go into one vector that stays on the device, read once when a log row is written.
+    """
+
+    def __init__(self) -> None:
+        self.keys: list[str] = []
+        self.total = None  # tensor [len(keys)]
+        self.weight = 0
+
+    def add(self, terms: dict, weight: int = 1) -> None:
+        import torch
+
+        if self.total is None:
+            self.keys = list(terms)
+        values = torch.stack([terms[k].detach().float() for k in self.keys]) * weight
+        self.total = values if self.total is None else self.total + values
+        self.weight += weight
+
+    def means(self) -> dict[str, float]:
+        if self.total is None:
+            return {}
+        values = self.total.cpu().tolist()  # the one readback
+        return {k: v / self.weight for k, v in zip(self.keys, values, strict=True)}
 
 
 def evaluate(net, samples: Samples, opts: TrainOptions, device) -> dict:
@@ -327,15 +398,14 @@ def evaluate(net, samples: Samples, opts: TrainOptions, device) -> dict:
 
     n = min(len(samples), opts.test_positions)
     net.eval()
-    sums: dict[str, float] = {}
+    sums = LossSums()
     with torch.no_grad(), _autocast(device):
         for start in range(0, n, opts.batch_size):
             idx = np.arange(start, min(n, start + opts.batch_size))
             terms = compute_losses(net, *_to_tensors(make_batch(samples, idx, None, net.size), device), opts)
-            for k, v in terms.items():
-                sums[k] = sums.get(k, 0.0) + float(v) * len(idx)
+            sums.add(terms, weight=len(idx))
     net.train()
-    return {k: v / n for k, v in sums.items()}
+    return sums.means()
 
 
 def _autocast(device):
@@ -380,8 +450,7 @@ def train_round(net, train: Samples, test: Samples | None, opts: TrainOptions, *
     if start_step == 0 and test is not None and len(test):
         _log(log_path, "test", generation, 0, global_step, 0.0, evaluate(net, test, opts, device), info)
     net.train()
-    acc_sums: dict[str, float] = {}
-    acc_n = 0
+    sums = LossSums()
     last_train, last_test = {}, None
     last_save = time.monotonic()
     bar = _progress(range(start_step, opts.steps), progress, f"train gen {generation}")
@@ -397,14 +466,12 @@ def train_round(net, train: Samples, test: Samples | None, opts: TrainOptions, *
         optimizer.zero_grad(set_to_none=True)
         terms["total"].backward()
         optimizer.step()
-        for k, v in terms.items():
-            acc_sums[k] = acc_sums.get(k, 0.0) + float(v.detach())
-        acc_n += 1
+        sums.add(terms)
         done = step + 1
         if done % test_every == 0 or done == opts.steps:
-            last_train = {k: v / acc_n for k, v in acc_sums.items()}
+            last_train = sums.means()
             _log(log_path, "train", generation, done, global_step + done, lr, last_train, info)
-            acc_sums, acc_n = {}, 0
+            sums = LossSums()
             if test is not None and len(test):
                 last_test = evaluate(net, test, opts, device)
                 _log(log_path, "test", generation, done, global_step + done, lr, last_test, info)
@@ -446,16 +513,17 @@ def _progress(it, enabled: bool, desc: str):
 
 def train_generation(run_dir: RunDir, net, meta: dict, opts: TrainOptions, *, generation: int,
                      optimizer_state: dict | None, global_step: int, data_paths: list[Path] | None = None,
-                     progress: bool = True) -> RoundResult:
+                     progress: bool = True, cache: ChunkCache | None = None) -> RoundResult:
     """Train one round on the run's window, resuming from ``nets/train_state.pt`` when it matches.
 
-    Returns the trained net and optimizer state; the caller saves the checkpoint.
+    Returns the trained net and optimizer state; the caller saves the checkpoint. A loop
+    passes the same ``cache`` every round (:class:`ChunkCache`).
     """
     from zero9.checkpoint import game_from_meta, save_checkpoint
 
     game = game_from_meta(meta)
     rng = np.random.default_rng(None if opts.seed is None else opts.seed + generation)
-    train, test, info = load_window(data_paths or [run_dir.chunks_dir], game, opts, rng)
+    train, test, info = load_window(data_paths or [run_dir.chunks_dir], game, opts, rng, cache)
     start_step = 0
     state = _load_train_state(run_dir, generation, meta.get("hash"))
     if state is not None:
