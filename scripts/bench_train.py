@@ -75,6 +75,18 @@ def sync(device: torch.device) -> None:
         torch.cuda.synchronize(device)
 
 
+def seconds_per_step(step, device: torch.device, steps: int) -> float:
+    """Seconds per call of ``step``: 5 warm-up calls, then ``steps`` timed ones."""
+    for _ in range(5):
+        step()
+    sync(device)
+    start = time.perf_counter()
+    for _ in range(steps):
+        step()
+    sync(device)
+    return (time.perf_counter() - start) / steps
+
+
 def time_train_round(net, samples: Samples, opts: TrainOptions) -> float:
     """Seconds per step of zero9's loop (a short round first, to warm up)."""
     warm = TrainOptions(**{**opts.__dict__, "steps": 5})
@@ -109,14 +121,7 @@ def time_reference(net, samples: Samples, opts: TrainOptions) -> float:
         for v in terms.values():
             float(v.detach())
 
-    for _ in range(5):
-        step()
-    sync(device)
-    start = time.perf_counter()
-    for _ in range(opts.steps):
-        step()
-    sync(device)
-    return (time.perf_counter() - start) / opts.steps
+    return seconds_per_step(step, device, opts.steps)
 
 
 def time_ceiling(net, samples: Samples, opts: TrainOptions) -> float:
@@ -135,14 +140,7 @@ def time_ceiling(net, samples: Samples, opts: TrainOptions) -> float:
         terms["total"].backward()
         optimizer.step()
 
-    for _ in range(5):
-        step()
-    sync(device)
-    start = time.perf_counter()
-    for _ in range(opts.steps):
-        step()
-    sync(device)
-    return (time.perf_counter() - start) / opts.steps
+    return seconds_per_step(step, device, opts.steps)
 
 
 def main(argv: list[str] | None = None) -> int:
