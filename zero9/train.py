@@ -241,10 +241,11 @@ def load_window(data_paths: list[Path], game: Any, opts: TrainOptions,
     keep_one_in = downsample_factor(opts, window_positions)
     train_parts, test_parts = [], []
     testing = held_out_chunks(window)
-    if cache is not None:
-        cache.keep_only(window)
+    if cache is None:
+        cache = ChunkCache()  # one round's: read each chunk once
+    cache.keep_only(window)
     for f in window:
-        s = cache.read(f, game) if cache is not None else read_chunk(f, game)
+        s = cache.read(f, game)
         if keep_one_in > 1:
             s = s.take(np.nonzero(rng.random(len(s)) < 1.0 / keep_one_in)[0])
         if len(s):
