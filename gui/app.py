@@ -31,7 +31,7 @@ from gui.engine import DEFAULT_LEVEL, LEVELS, Engine, build_engine
 from gui.layout import MIN_HEIGHT, MIN_WIDTH, Layout
 from gui.model import PlayModel, Settings
 from gui.view import View
-from zero9.game import parse_colour
+from zero9.games import parse_colour
 
 FPS_IDLE, FPS_BUSY = 30, 15  # fewer frames while the AI thinks: the search shares the GIL with drawing
 GAME_OPTIONS = ("game", "size", "color", "level", "visits", "komi", "net", "sgf")

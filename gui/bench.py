@@ -26,9 +26,11 @@ import time
 os.environ.setdefault("SDL_VIDEODRIVER", "dummy")
 os.environ.setdefault("PYGAME_HIDE_SUPPORT_PROMPT", "1")
 
+import torch
+
 from gui.engine import LEVELS, build_engine  # noqa: E402
 from gui.model import Settings  # noqa: E402
-from zero9.game import EMPTY, make_game  # noqa: E402
+from zero9.games import EMPTY, make_game  # noqa: E402
 
 # your moves: the first empty point of this list each turn (a plausible 9x9 opening)
 HUMAN_MOVES = "E5 C3 G7 C7 G3 D6 F4 B5 H5 E2 E8 A1 J9 A9 J1".split()
@@ -99,7 +101,6 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--moves", type=int, default=6, help="AI replies timed per level")
     parser.add_argument("--net", help="net file (default: the shipped 9x9 Go net)")
     args = parser.parse_args(argv)
-    import torch
 
     load = os.getloadavg()[0]
     print(f"load average {load:.2f} on {os.cpu_count()} CPUs, torch threads {torch.get_num_threads()}")

@@ -27,7 +27,8 @@ from gui.engine import LEVELS
 from gui.model import PlayModel, Settings
 from gui.view import View
 from gui.widgets import TextField
-from zero9.game import BLACK, WHITE
+from zero9.games import BLACK, WHITE
+from zero9.nn.checkpoint import default_net_path
 
 SIZE_RANGE = (5, 19)
 
@@ -87,9 +88,8 @@ class UiState:
     def net_note(self) -> str:
         if self.draft.net:
             return Path(self.draft.net).name
-        if "zero9.checkpoint" not in sys.modules:  # importing it would pull in torch on this thread
+        if "zero9.nn.checkpoint" not in sys.modules:  # importing it would pull in torch on this thread
             return "the shipped net for the game, if any"
-        from zero9.checkpoint import default_net_path
 
         path = default_net_path(self.draft.game, self.draft.size)
         return f"shipped {path.name}" if path else "none shipped: uniform prior"

@@ -4,7 +4,7 @@ Vocabulary:
 
 - **level**: a named strength, which is only a number of search visits per move
   (:data:`LEVELS`). The visits field in the window can set any other number.
-- **engine**: a ready :class:`zero9.player.SearchPlayer` with a label saying which
+- **engine**: a ready :class:`zero9.search.player.SearchPlayer` with a label saying which
   net it uses, or the notice ``no net: uniform prior`` when none exists for the
   game and size (the search then runs on a :class:`UniformEvaluator`).
 - **fit**: a net *fits* a game when it was trained for the same game name and
@@ -31,7 +31,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from zero9.game import Game
+from zero9.games import Game
+from zero9.nn.checkpoint import default_net_path, load_net
+from zero9.search.evaluator import NetEvaluator, UniformEvaluator
+from zero9.search.player import SearchPlayer
 
 LEVELS: dict[str, int] = {"beginner": 16, "casual": 64, "default": 200, "strong": 800}
 DEFAULT_LEVEL = "default"
@@ -44,7 +47,7 @@ class NetMismatch(ValueError):
 
 @dataclass
 class Engine:
-    player: Any  # zero9.player.SearchPlayer
+    player: Any  # zero9.search.player.SearchPlayer
     label: str  # 'net go9-10x64.pt (10x64)' or UNIFORM_NOTICE
     uniform: bool
     net_path: Path | None
@@ -54,7 +57,6 @@ def resolve_net_path(game: Game, net: str | None) -> Path | None:
     """The net file the window will use: ``net`` if given, else the shipped net (None if there is none)."""
     if net:
         return Path(net).expanduser()
-    from zero9.checkpoint import default_net_path
 
     return default_net_path(game.name, game.size)
 
@@ -83,15 +85,12 @@ def build_engine(game: Game, net: str | None, visits: int) -> Engine:
 
     Raises NetMismatch or ValueError (naming the file) when ``net`` cannot be used.
     """
-    from zero9.evaluator import NetEvaluator, UniformEvaluator
-    from zero9.player import SearchPlayer
 
     path = resolve_net_path(game, net)
     if path is None:
         return Engine(SearchPlayer(game, UniformEvaluator(game), visits=visits), UNIFORM_NOTICE, True, None)
     if not path.is_file():
         raise ValueError(f"net file {path} does not exist")
-    from zero9.checkpoint import load_net
 
     try:
         loaded, meta = load_net(str(path), device="cpu")

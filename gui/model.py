@@ -39,7 +39,7 @@ import numpy as np
 
 from gui.engine import DEFAULT_LEVEL, LEVELS, Engine, Result, Worker, build_engine
 from gui.sgfio import Record, load_sgf, save_sgf
-from zero9.game import BLACK, COLOUR_NAMES, EMPTY, WHITE, Game, IllegalMove, Position, make_game, opponent
+from zero9.games import BLACK, COLOUR_NAMES, EMPTY, WHITE, Game, IllegalMove, Position, make_game, opponent
 
 OVERLAYS = ("winrate", "candidates", "policy", "variation")
 BACKGROUND_JOBS = ("eval", "analyze", "hint")

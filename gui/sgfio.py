@@ -1,4 +1,4 @@
-"""Saving and loading the window's games as SGF: thin wrappers over :mod:`zero9.sgf`.
+"""Saving and loading the window's games as SGF: thin wrappers over :mod:`zero9.games.sgf`.
 
 Vocabulary:
 
@@ -7,7 +7,7 @@ Vocabulary:
   string (``''`` while unfinished), the players' names and any further root
   properties (``extra``). :func:`load_sgf` returns a :class:`Record`;
   :func:`save_sgf` writes one. The SGF conventions (``GM``, ``KM``, the private
-  ``ZG`` property for parameters SGF lacks) are :mod:`zero9.sgf`'s.
+  ``ZG`` property for parameters SGF lacks) are :mod:`zero9.games.sgf`'s.
 
 The window's games alternate colours from an empty board, so loading refuses
 setup stones (handicap ``AB``/``AW``: a position is built only by playing moves)
@@ -20,8 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from zero9 import sgf
-from zero9.game import BLACK, Game, make_game
+from zero9.games import BLACK, Game, make_game, sgf
 
 
 @dataclass

@@ -29,7 +29,7 @@ import pygame.gfxdraw
 from gui.engine import LEVELS
 from gui.layout import Layout
 from gui.widgets import BUTTON_H, Column, Widget
-from zero9.game import BLACK, COLOUR_NAMES, COLUMN_LETTERS, EMPTY, WHITE
+from zero9.games import BLACK, COLOUR_NAMES, COLUMN_LETTERS, EMPTY, WHITE
 
 # The palette (RGB), one line per part of the window.
 WOOD, WOOD_DARK, LINE = (222, 184, 107), (196, 152, 78), (40, 30, 20)  # the board

@@ -31,7 +31,7 @@ import random
 import time
 from collections.abc import Callable
 
-from zero9.go import Go
+from zero9.games.go import Go
 
 SIZE = 9
 

@@ -6,10 +6,10 @@ Vocabulary:
 - **net** ``BxF``: B residual blocks of F filters (``10x64``, ``10x128``, ``20x256``),
   on a 9x9 Go board with 18 input planes unless ``--size`` / ``--planes`` say otherwise.
 - **dtype**: ``fp32`` (on CUDA with torch's default TF32 convolutions, so its peak
-  is measured as a TF32 matmul), ``bf16`` (autocast, as :meth:`zero9.net.ZeroNet.predict`
+  is measured as a TF32 matmul), ``bf16`` (autocast, as :meth:`zero9.nn.net.ZeroNet.predict`
   runs on CUDA) or ``bf16w`` (weights and inputs cast to bf16, no autocast).
 - **layout**: ``nchw`` (contiguous) or ``nhwc`` (channels-last).
-- **FLOPs/pos**: from :func:`zero9.net.flops_per_position` (convs and FCs, 2 per
+- **FLOPs/pos**: from :func:`zero9.nn.net.flops_per_position` (convs and FCs, 2 per
   multiply-add).
 - **peak**: the FLOP rate of one large matmul in the same dtype, measured in the same
   run on the same device (the reference); ``% peak`` = best measured net FLOP rate
@@ -33,7 +33,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 
 import torch  # noqa: E402
 
-from zero9.net import ZeroNet, flops_per_position, resolve_device  # noqa: E402
+from zero9.nn.net import ZeroNet, flops_per_position, resolve_device  # noqa: E402
 
 BATCHES = (1, 8, 64, 256)
 

@@ -2,17 +2,17 @@
 
     python scripts/bench_search.py                 # both figures (about a minute on 2 cores)
     python scripts/bench_search.py --play-mode     # + single tree vs root parallel at equal time
-    python scripts/bench_search.py --tune --match-games 60   # + c_puct / FPU grid (zero9.search's table)
+    python scripts/bench_search.py --tune --match-games 60   # + c_puct / FPU grid (zero9.search.puct's table)
     python scripts/bench_search.py --skip-net --profile      # + cProfile of the 9x9 K=8 tree search
 
-1. ``9x9 go: N sims/s``: simulations per second of :mod:`zero9.search` with the
-   :class:`~zero9.evaluator.UniformEvaluator` on one core (mid-game 9x9 Go, 8x8
+1. ``9x9 go: N sims/s``: simulations per second of :mod:`zero9.search.puct` with the
+   :class:`~zero9.search.evaluator.UniformEvaluator` on one core (mid-game 9x9 Go, 8x8
    Gomoku), with the cyclic garbage collector on, frozen (``gc.freeze()``) and off.
    Reference measured in the same run: ``position.play()`` calls per second on the
    same position (the board's own speed); the ratio says how many board moves one
    simulation costs.
 2. ``X% of wall time inside the net``: self-play with a 10x64 net (random weights)
-   on this machine's CPU, G games x K leaves per call, through :func:`zero9.batched.play_games`.
+   on this machine's CPU, G games x K leaves per call, through :func:`zero9.search.batched.play_games`.
 """
 
 from __future__ import annotations
@@ -27,11 +27,11 @@ import time
 
 import numpy as np
 
-from zero9 import search
-from zero9.batched import SelfPlayConfig, play_games
-from zero9.evaluator import NetEvaluator, UniformEvaluator
-from zero9.game import make_game
-from zero9.search import SearchConfig, Tree, run_simulations
+from zero9.games import make_game
+from zero9.search import puct as search
+from zero9.search.batched import SelfPlayConfig, play_games
+from zero9.search.evaluator import NetEvaluator, UniformEvaluator
+from zero9.search.puct import SearchConfig, Tree, run_simulations
 
 PAUSED = search.gc_paused
 BAR_SIMS = 20_000
@@ -56,7 +56,7 @@ def sims_per_second(position, playouts: int, repeats: int, batch_size: int, gc_m
     evaluator = UniformEvaluator(position.game)
     config = SearchConfig(virtual_loss=1.0 if batch_size > 1 else 0.0)
     gc.collect()
-    # zero9.search pauses the collector itself ("off"); for "on" and "freeze" we switch that off.
+    # zero9.search.puct pauses the collector itself ("off"); for "on" and "freeze" we switch that off.
     if gc_mode != "off":
         search.gc_paused = contextlib.nullcontext
     if gc_mode == "freeze":
@@ -130,7 +130,7 @@ def profile_tree(args) -> None:
 def bench_net_share(args) -> None:
     import torch
 
-    from zero9.net import ZeroNet
+    from zero9.nn.net import ZeroNet
 
     torch.manual_seed(0)
     game = make_game("go", 9)
@@ -201,7 +201,7 @@ def match(make_a, make_b, game, n_games: int) -> tuple[float, int]:
 
 def bench_play_mode(args) -> None:
     """Single tree (K=8) vs root parallel (4 trees x K=2) at equal time per move, rollout evaluator."""
-    from zero9.mcts_pure import rollout_player
+    from zero9.search.mcts_pure import rollout_player
 
     game = make_game("gomoku", 7, connect=4)
     t = args.move_time
@@ -228,7 +228,7 @@ class HeuristicPrior:
     """
 
     def __init__(self, game, seed: int):
-        from zero9.mcts_pure import RolloutEvaluator
+        from zero9.search.mcts_pure import RolloutEvaluator
 
         self.rollouts = RolloutEvaluator(game, seed=seed)
         self.n = game.size
@@ -248,7 +248,7 @@ class HeuristicPrior:
 
 def tune_pair(job) -> str:
     (c, f), (rc, rf), games, visits = job
-    from zero9.player import SearchPlayer
+    from zero9.search.player import SearchPlayer
 
     game = make_game("gomoku", 7, connect=4)
 

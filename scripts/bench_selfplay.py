@@ -54,13 +54,13 @@ def main(argv: list[str] | None = None) -> int:
 
     import torch
 
-    from zero9.batched import SelfPlayConfig
-    from zero9.checkpoint import save_checkpoint
-    from zero9.features import num_planes
-    from zero9.game import make_game
-    from zero9.net import make_net, resolve_device
-    from zero9.search import SearchConfig
-    from zero9.selfplay import default_workers, play_selfplay
+    from zero9.games import make_game
+    from zero9.learn.selfplay import default_workers, play_selfplay
+    from zero9.nn.checkpoint import save_checkpoint
+    from zero9.nn.features import num_planes
+    from zero9.nn.net import make_net, resolve_device
+    from zero9.search.batched import SelfPlayConfig
+    from zero9.search.puct import SearchConfig
 
     device = str(resolve_device(args.device))
     params = {"connect": args.connect} if args.connect else {}

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Training speed: steps per second of :func:`zero9.train.train_round` against a reference loop.
+"""Training speed: steps per second of :func:`zero9.learn.train.train_round` against a reference loop.
 
 Vocabulary:
 
@@ -34,10 +34,8 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
-from zero9.features import num_planes  # noqa: E402
-from zero9.game import make_game  # noqa: E402
-from zero9.net import make_net, resolve_device  # noqa: E402
-from zero9.train import (  # noqa: E402
+from zero9.games import make_game  # noqa: E402
+from zero9.learn.train import (  # noqa: E402
     Samples,
     TrainOptions,
     _autocast,
@@ -46,6 +44,8 @@ from zero9.train import (  # noqa: E402
     make_optimizer,
     train_round,
 )
+from zero9.nn.features import num_planes  # noqa: E402
+from zero9.nn.net import make_net, resolve_device  # noqa: E402
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:

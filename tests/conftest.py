@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from zero9.gtpclient import find_gnugo
+from zero9.arena.gtpclient import find_gnugo
 
 
 @pytest.fixture(scope="session")

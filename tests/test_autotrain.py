@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from zero9.rundir import RunDir, read_json, read_jsonl
+from zero9.learn.rundir import RunDir
+from zero9.util.files import read_json, read_jsonl
 
 TINY = ["--game", "gomoku", "--size", "6", "--connect", "4", "--blocks", "1", "--filters", "16",
         "--games-per-gen", "16", "--visits", "32", "--steps", "100", "--generations", "3", "--device", "cpu"]
@@ -30,8 +31,8 @@ def records(run_dir: Path) -> set[str]:
 def held_out_policy_loss(rd: RunDir, net_hash: str) -> float:
     import torch
 
-    from zero9.checkpoint import game_from_meta, load_net
-    from zero9.train import Samples, TrainOptions, evaluate, held_out_chunks, read_chunk
+    from zero9.learn.train import Samples, TrainOptions, evaluate, held_out_chunks, read_chunk
+    from zero9.nn.checkpoint import game_from_meta, load_net
 
     net, meta = load_net(rd.net_path(net_hash), "cpu")
     game = game_from_meta(meta)
@@ -133,8 +134,8 @@ def test_games_of_pruned_generations_stay_counted(tmp_path):
 
 
 def test_rating_matches_are_played_at_once_over_the_workers(tmp_path):
-    from zero9.autotrain import AutoTrain, add_arguments
-    from zero9.selfplay import WorkerPool
+    from zero9.learn.autotrain import AutoTrain, add_arguments
+    from zero9.learn.selfplay import WorkerPool
 
     parser = argparse.ArgumentParser()
     add_arguments(parser)
@@ -147,7 +148,7 @@ def test_rating_matches_are_played_at_once_over_the_workers(tmp_path):
 
 
 def test_rerun_with_other_game_shape_is_a_clear_error(tmp_path):
-    from zero9.autotrain import check_config
+    from zero9.learn.autotrain import check_config
 
     with pytest.raises(ValueError, match="net"):
         check_config({"game": {"game": "gomoku", "size": 6}, "net": {"blocks": 1, "filters": 16}},
@@ -157,7 +158,7 @@ def test_rerun_with_other_game_shape_is_a_clear_error(tmp_path):
 def test_ownership_head_is_on_by_default_for_new_go_runs_only(tmp_path):
     import argparse
 
-    from zero9.autotrain import AutoTrain, add_arguments, identity_config
+    from zero9.learn.autotrain import AutoTrain, add_arguments, identity_config
 
     parser = argparse.ArgumentParser()
     add_arguments(parser)

@@ -1,4 +1,4 @@
-"""The multi-game driver (zero9.batched): exactness against the single tree, and self-play records."""
+"""The multi-game driver (zero9.search.batched): exactness against the single tree, and self-play records."""
 
 from __future__ import annotations
 
@@ -6,10 +6,10 @@ import numpy as np
 import pytest
 
 from tests.test_search import ScoreEvaluator, walk
-from zero9.batched import GameRecord, SelfPlayConfig, play_games, search_trees
-from zero9.evaluator import UniformEvaluator
-from zero9.game import BLACK, WHITE, make_game
-from zero9.search import SearchConfig, Tree, run_simulations
+from zero9.games import BLACK, WHITE, make_game
+from zero9.search.batched import GameRecord, SelfPlayConfig, play_games, search_trees
+from zero9.search.evaluator import UniformEvaluator
+from zero9.search.puct import SearchConfig, Tree, run_simulations
 
 
 def starts(game):

@@ -10,17 +10,17 @@ import numpy as np
 import pytest
 import torch
 
-import zero9.checkpoint as ckpt_mod
-from zero9.checkpoint import (
+import zero9.nn.checkpoint as ckpt_mod
+from zero9.cli import main as cli_main
+from zero9.nn.checkpoint import (
     default_net_path,
     load_checkpoint,
     load_net,
     net_hash,
     save_checkpoint,
 )
-from zero9.cli import main as cli_main
-from zero9.net import ZeroNet
-from zero9.weights import save_lz_weights
+from zero9.nn.net import ZeroNet
+from zero9.nn.weights import save_lz_weights
 
 GO9 = {"game": "go", "size": 9, "komi": 7.5}
 

@@ -8,7 +8,8 @@ import os
 import numpy as np
 import pytest
 
-from zero9.chunks import (
+from zero9.games import BLACK, EMPTY, WHITE
+from zero9.nn.chunks import (
     ChunkData,
     iter_chunks,
     load_chunks,
@@ -21,7 +22,6 @@ from zero9.chunks import (
     write_lz_chunk,
     write_npz_shard,
 )
-from zero9.game import BLACK, EMPTY, WHITE
 
 GO9 = {"game": "go", "size": 9, "komi": 7.5}
 

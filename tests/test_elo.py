@@ -5,7 +5,7 @@ import random
 
 import pytest
 
-from zero9.elo import (
+from zero9.arena.elo import (
     bayeselo,
     elo_from_score,
     elo_interval,

@@ -1,4 +1,4 @@
-"""zero9.features: Leela Zero's 18 Go planes, the Gomoku planes, and the 8 symmetries as a group."""
+"""zero9.nn.features: Leela Zero's 18 Go planes, the Gomoku planes, and the 8 symmetries as a group."""
 
 from __future__ import annotations
 
@@ -7,7 +7,10 @@ import itertools
 import numpy as np
 import pytest
 
-from zero9.features import (
+from zero9.games import BLACK, WHITE
+from zero9.games.go import Go
+from zero9.games.gomoku import Gomoku
+from zero9.nn.features import (
     encode,
     encode_batch,
     inverse_symmetry,
@@ -15,9 +18,6 @@ from zero9.features import (
     transform_planes,
     transform_policy,
 )
-from zero9.game import BLACK, WHITE
-from zero9.go import Go
-from zero9.gomoku import Gomoku
 
 
 def test_num_planes():

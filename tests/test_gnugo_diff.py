@@ -19,9 +19,9 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from zero9.game import BLACK, WHITE, IllegalMove, point_to_vertex
-from zero9.go import Go
-from zero9.gtpclient import GTPClient
+from zero9.arena.gtpclient import GTPClient
+from zero9.games import BLACK, WHITE, IllegalMove, point_to_vertex
+from zero9.games.go import Go
 
 SIZE = 9
 COLOUR = {BLACK: "black", WHITE: "white"}

@@ -1,4 +1,4 @@
-"""zero9.go: hand-made positions for what random games rarely reach, and the Game interface."""
+"""zero9.games.go: hand-made positions for what random games rarely reach, and the Game interface."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import random
 import numpy as np
 import pytest
 
-from zero9.game import BLACK, EMPTY, WHITE, Game, IllegalMove, Position, make_game
-from zero9.go import Go, GoPosition
+from zero9.games import BLACK, EMPTY, WHITE, Game, IllegalMove, Position, make_game
+from zero9.games.go import Go, GoPosition
 
 
 def setup(game: Go, black: list[str], white: list[str], to_play: int = BLACK) -> GoPosition:
@@ -201,7 +201,7 @@ def test_triple_ko_is_stopped_by_positional_superko():
 
 
 def g_zobrist(g: Go, colour: int, point: int) -> int:
-    from zero9.go import geometry
+    from zero9.games.go import geometry
 
     return geometry(g.size).zobrist[colour][point]
 
@@ -401,7 +401,7 @@ def test_sibling_positions_share_history_without_mixing_it():
 
 
 def test_bitboard_to_point_list_on_every_size():
-    from zero9.go import geometry
+    from zero9.games.go import geometry
 
     rng = random.Random(4)
     for n in (5, 9, 13, 19):  # 4, 11, 22 and 46 bytes: the generated per-byte code covers them all
@@ -449,7 +449,7 @@ def test_bad_actions_raise():
 
 
 def test_board_text_marks_the_last_move():
-    from zero9.display import board_to_text
+    from zero9.games.display import board_to_text
 
     g = Go(5)
     text = board_to_text(g.play_moves(["A1", "E5"]))

@@ -1,4 +1,4 @@
-"""zero9.gomoku: wins in every direction, on every edge and corner, overlines, draws, bad input."""
+"""zero9.games.gomoku: wins in every direction, on every edge and corner, overlines, draws, bad input."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import random
 
 import pytest
 
-from zero9.game import BLACK, EMPTY, WHITE, Game, IllegalMove, Position, make_game
-from zero9.gomoku import Gomoku, GomokuPosition
+from zero9.games import BLACK, EMPTY, WHITE, Game, IllegalMove, Position, make_game
+from zero9.games.gomoku import Gomoku, GomokuPosition
 
 DIRECTIONS = [(1, 0), (0, 1), (1, 1), (1, -1)]
 

@@ -7,10 +7,10 @@ import time
 
 import pytest
 
-from zero9.game import make_game
-from zero9.gtp import COMMANDS, Clock, EngineOptions, GTPEngine, NetSource, fixed_handicap_points
-from zero9.gtpclient import GTPClient, find_gnugo, gnugo_command
-from zero9.sgf import read_sgf
+from zero9.arena.gtpclient import GTPClient, find_gnugo, gnugo_command
+from zero9.games import make_game
+from zero9.games.sgf import read_sgf
+from zero9.protocols.gtp import COMMANDS, Clock, EngineOptions, GTPEngine, NetSource, fixed_handicap_points
 
 SHIPPED = os.path.join(os.path.dirname(__file__), "..", "example-data", "initial_9x9.txt.gz")
 
@@ -299,8 +299,8 @@ def test_gomoku_speaks_the_same_gtp():
 
 
 def test_autotrain_command_plays_selfplay_games_and_replies(tmp_path):
-    from zero9.checkpoint import save_checkpoint
-    from zero9.net import make_net
+    from zero9.nn.checkpoint import save_checkpoint
+    from zero9.nn.net import make_net
 
     game = make_game("go", 5)
     net_path = tmp_path / "tiny.pt"

@@ -1,4 +1,4 @@
-"""zero9.gtpclient against a real GNU Go, and against small misbehaving engines (real processes)."""
+"""zero9.arena.gtpclient against a real GNU Go, and against small misbehaving engines (real processes)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import textwrap
 
 import pytest
 
-from zero9.gtpclient import GTPClient, GTPEngineError, GTPError, gnugo_command
+from zero9.arena.gtpclient import GTPClient, GTPEngineError, GTPError, gnugo_command
 
 FAKE_ENGINE = textwrap.dedent("""
     import sys, time

@@ -27,8 +27,8 @@ from gui.engine import UNIFORM_NOTICE, build_engine  # noqa: E402
 from gui.layout import Layout  # noqa: E402
 from gui.model import Settings  # noqa: E402
 from gui.sgfio import Record, load_sgf, save_sgf  # noqa: E402
-from zero9.checkpoint import default_net_path  # noqa: E402
-from zero9.game import BLACK, EMPTY, WHITE, make_game  # noqa: E402
+from zero9.games import BLACK, EMPTY, WHITE, make_game  # noqa: E402
+from zero9.nn.checkpoint import default_net_path  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 FAST = 8  # visits: enough to exercise the search, fast on a loaded 2-core CPU

@@ -1,15 +1,15 @@
-"""Gumbel root search (zero9.gumbel): the halving schedule, the targets, and a known answer."""
+"""Gumbel root search (zero9.search.gumbel): the halving schedule, the targets, and a known answer."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from zero9.batched import SelfPlayConfig, play_games
-from zero9.evaluator import UniformEvaluator
-from zero9.game import make_game
-from zero9.gumbel import GumbelTree, considered_visits, improved_policy
-from zero9.search import run_simulations
+from zero9.games import make_game
+from zero9.search.batched import SelfPlayConfig, play_games
+from zero9.search.evaluator import UniformEvaluator
+from zero9.search.gumbel import GumbelTree, considered_visits, improved_policy
+from zero9.search.puct import run_simulations
 
 
 def test_considered_visits_is_sequential_halving():

@@ -7,10 +7,11 @@ import textwrap
 
 import pytest
 
-from zero9.game import make_game
-from zero9.gtpclient import GTPClient, find_gnugo, gnugo_command
-from zero9.match import make_player, play_match, spec_name
-from zero9.sgf import read_sgf
+from zero9.arena.gtpclient import GTPClient, find_gnugo, gnugo_command
+from zero9.arena.match import play_match
+from zero9.arena.players import make_player, spec_name
+from zero9.games import make_game
+from zero9.games.sgf import read_sgf
 
 needs_gnugo = pytest.mark.skipif(find_gnugo() is None, reason="GNU Go not installed")
 

@@ -1,4 +1,4 @@
-"""Pure MCTS with random rollouts (zero9.mcts_pure): the yardstick player, with real rules."""
+"""Pure MCTS with random rollouts (zero9.search.mcts_pure): the yardstick player, with real rules."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ import random
 
 import numpy as np
 
-from zero9.game import make_game
-from zero9.mcts_pure import RolloutEvaluator, random_rollout, rollout_player
+from zero9.games import make_game
+from zero9.search.mcts_pure import RolloutEvaluator, random_rollout, rollout_player
 
 
 def test_rollout_values_are_results():

@@ -8,7 +8,7 @@ import torch
 from helpers import random_planes, randomise_bn
 from torch import nn
 
-from zero9.net import BN_EPSILON, ZeroNet, flops_per_position, make_net, resolve_device
+from zero9.nn.net import BN_EPSILON, ZeroNet, flops_per_position, make_net, resolve_device
 
 
 @pytest.mark.parametrize("size,actions,planes", [(9, 82, 18), (7, 49, 5), (13, 170, 18)])
@@ -99,7 +99,7 @@ def test_bad_shapes_are_refused():
 
 
 def test_make_net_follows_the_game():
-    from zero9.game import make_game
+    from zero9.games import make_game
 
     net = make_net(make_game("go", 9), blocks=1, filters=8, in_planes=18)
     assert net.config["num_actions"] == 82 and net.size == 9

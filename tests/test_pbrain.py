@@ -5,8 +5,9 @@ import sys
 
 import pytest
 
-from zero9.gtp import NetSource
-from zero9.pbrain import PbrainEngine, point_from_xy, xy_from_point
+from zero9.games.gomoku import point_from_xy, xy_from_point
+from zero9.protocols.gtp import NetSource
+from zero9.protocols.pbrain import PbrainEngine
 
 
 def brain(visits=4) -> PbrainEngine:

@@ -1,4 +1,4 @@
-"""SearchPlayer (zero9.player) and the evaluators (zero9.evaluator), with real rules and a real tiny net."""
+"""SearchPlayer (zero9.search.player) and the evaluators (zero9.search.evaluator), on a real tiny net."""
 
 from __future__ import annotations
 
@@ -9,11 +9,11 @@ import numpy as np
 import pytest
 import torch
 
-from zero9 import features
-from zero9.evaluator import NetEvaluator, UniformEvaluator, history_key
-from zero9.game import BLACK, make_game
-from zero9.net import ZeroNet
-from zero9.player import Decision, MoveStats, SearchPlayer
+from zero9.games import BLACK, make_game
+from zero9.nn import features
+from zero9.nn.net import ZeroNet
+from zero9.search.evaluator import NetEvaluator, UniformEvaluator, history_key
+from zero9.search.player import Decision, MoveStats, SearchPlayer
 
 
 @pytest.fixture

@@ -4,11 +4,11 @@ import random
 
 import pytest
 
+from zero9.arena.elo import score_from_elo
+from zero9.arena.ratings import rate_folder, read_games, result_score
 from zero9.cli import main
-from zero9.elo import score_from_elo
-from zero9.game import BLACK, WHITE, make_game
-from zero9.ratings import rate_folder, read_games, result_score
-from zero9.sgf import write_sgf
+from zero9.games import BLACK, WHITE, make_game
+from zero9.games.sgf import write_sgf
 
 
 def write_games(folder, truth: dict[str, float], per_pair: int, seed: int = 5) -> int:

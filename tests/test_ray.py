@@ -12,11 +12,10 @@ from pathlib import Path
 import pytest
 import ray  # CI installs zero9[test], which includes ray: a missing ray must fail here, never skip
 
-from zero9 import autotrain
-from zero9.batched import SelfPlayConfig
-from zero9.checkpoint import save_checkpoint
-from zero9.chunks import read_npz_shard
-from zero9.distributed import (
+from zero9.games import make_game
+from zero9.games.sgf import read_sgf
+from zero9.learn import autotrain
+from zero9.learn.raypool import (
     TMP_PREFIX,
     RayPool,
     ShippedFile,
@@ -25,10 +24,12 @@ from zero9.distributed import (
     ship_files,
     sweep_dead_folders,
 )
-from zero9.game import make_game
-from zero9.net import make_net
-from zero9.rundir import RunDir, read_jsonl
-from zero9.sgf import read_sgf
+from zero9.learn.rundir import RunDir
+from zero9.nn.checkpoint import save_checkpoint
+from zero9.nn.chunks import read_npz_shard
+from zero9.nn.net import make_net
+from zero9.search.batched import SelfPlayConfig
+from zero9.util.files import read_jsonl
 
 TINY = ["--game", "gomoku", "--size", "6", "--connect", "4", "--blocks", "1", "--filters", "16",
         "--games-per-gen", "8", "--visits", "16", "--steps", "20", "--device", "cpu", "--no-plots",

@@ -1,4 +1,4 @@
-"""The readable PUCT (zero9.search): known answers and the tree's invariants, with real rules."""
+"""The readable PUCT (zero9.search.puct): known answers and the tree's invariants, with real rules."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ import math
 import numpy as np
 import pytest
 
-from zero9.evaluator import UniformEvaluator
-from zero9.game import BLACK, make_game
-from zero9.search import Node, SearchConfig, Tree, collect_leaves, run_simulations
+from zero9.games import BLACK, make_game
+from zero9.search.evaluator import UniformEvaluator
+from zero9.search.puct import Node, SearchConfig, Tree, collect_leaves, run_simulations
 
 
 class ScoreEvaluator:

@@ -6,13 +6,13 @@ import numpy as np
 import pytest
 import torch
 
-from zero9.batched import SelfPlayConfig
-from zero9.checkpoint import save_checkpoint
-from zero9.chunks import read_chunk
-from zero9.game import BLACK, WHITE, make_game
-from zero9.net import make_net
-from zero9.selfplay import play_selfplay
-from zero9.train import RECORD_NAME
+from zero9.games import BLACK, WHITE, make_game
+from zero9.learn.selfplay import play_selfplay
+from zero9.learn.train import RECORD_NAME
+from zero9.nn.checkpoint import save_checkpoint
+from zero9.nn.chunks import read_chunk
+from zero9.nn.net import make_net
+from zero9.search.batched import SelfPlayConfig
 
 torch.set_num_threads(1)  # tiny nets: threads only fight (the machine runs several test suites)
 
@@ -93,7 +93,7 @@ def test_two_worker_processes_write_exactly_the_games_asked(tmp_path):
 def test_bad_options_are_clear_errors(tmp_path):
     import argparse
 
-    from zero9.selfplay import add_selfplay_arguments, selfplay_config
+    from zero9.learn.selfplay import add_selfplay_arguments, selfplay_config
 
     parser = argparse.ArgumentParser()
     add_selfplay_arguments(parser)
@@ -106,8 +106,8 @@ def test_bad_options_are_clear_errors(tmp_path):
 def test_autotrain_turns_pcr_on_for_puct_only():
     import argparse
 
-    from zero9.autotrain import add_arguments
-    from zero9.selfplay import selfplay_config
+    from zero9.learn.autotrain import add_arguments
+    from zero9.learn.selfplay import selfplay_config
 
     parser = argparse.ArgumentParser()
     add_arguments(parser)

@@ -7,9 +7,9 @@ import sys
 
 import pytest
 
-from zero9.game import BLACK, WHITE, make_game
-from zero9.gtpclient import GTPClient, gnugo_command
-from zero9.sgf import (
+from zero9.arena.gtpclient import GTPClient, gnugo_command
+from zero9.games import BLACK, WHITE, make_game
+from zero9.games.sgf import (
     SgfError,
     moves_from_position,
     parse_sgf,
@@ -163,7 +163,7 @@ def test_writing_refuses_what_sgf_cannot_hold():
 
 def test_importing_and_writing_need_no_sgfmill():
     code = ("import sys; sys.modules['sgfmill'] = None\n"
-            "from zero9.game import make_game; from zero9.sgf import write_sgf\n"
+            "from zero9.games import make_game; from zero9.games.sgf import write_sgf\n"
             "print(write_sgf(make_game('go', 9), [40], 'B+R'))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr

@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from zero9.chunks import read_chunk
-from zero9.game import BLACK, EMPTY, WHITE, make_game
-from zero9.supervised import dump_supervised, parse_result, split_collection
+from zero9.games import BLACK, EMPTY, WHITE, make_game
+from zero9.learn.supervised import dump_supervised, parse_result, split_collection
+from zero9.nn.chunks import read_chunk
 
 GAME9 = "(;GM[1]FF[4]SZ[9]KM[7.5]RE[{re}];B[ee];W[cc];B[gc];W[cg];B[gg])"
 
@@ -71,7 +71,7 @@ def test_gomoku_and_bad_paths(tmp_path):
 def test_train_learns_from_supervised_chunks(tmp_path):
     import argparse
 
-    from zero9 import supervised, train
+    from zero9.learn import supervised, train
 
     games = "\n".join(GAME9.format(re="B+R" if i % 2 else "W+R") for i in range(30))
     (tmp_path / "games.sgf").write_text(games)

@@ -8,12 +8,9 @@ import numpy as np
 import pytest
 import torch
 
-from zero9.checkpoint import load_checkpoint, save_checkpoint
-from zero9.chunks import ChunkData, write_npz_shard
-from zero9.game import BLACK, WHITE, make_game
-from zero9.net import make_net
-from zero9.rundir import RunDir, read_jsonl
-from zero9.train import (
+from zero9.games import BLACK, WHITE, make_game
+from zero9.learn.rundir import RunDir
+from zero9.learn.train import (
     ChunkCache,
     Samples,
     TrainOptions,
@@ -26,6 +23,10 @@ from zero9.train import (
     train_generation,
     train_round,
 )
+from zero9.nn.checkpoint import load_checkpoint, save_checkpoint
+from zero9.nn.chunks import ChunkData, write_npz_shard
+from zero9.nn.net import make_net
+from zero9.util.files import read_jsonl
 
 GAME = make_game("gomoku", 6, connect=4)
 
@@ -37,7 +38,7 @@ def fake_game_chunk(path: Path, n: int, rng: np.random.Generator, game=GAME) -> 
 
     The rule is learnable, and symmetry-equivariant, so a net must learn it from planes.
     """
-    from zero9.features import num_planes
+    from zero9.nn.features import num_planes
 
     c, size = num_planes(game), game.size
     planes = np.zeros((n, c, size, size), np.uint8)
@@ -92,7 +93,7 @@ def test_downsampling_keeps_about_one_in_n(tmp_path):
 
 
 def test_a_chunk_cache_reads_only_new_files_and_gives_the_same_window(tmp_path, monkeypatch):
-    import zero9.train as train_module
+    import zero9.learn.train as train_module
 
     rd = make_run(tmp_path, 30)
     opts = TrainOptions(window=0.0, window_min=100, downsample=2)
@@ -179,7 +180,7 @@ def test_killed_round_resumes_from_its_saved_state(tmp_path):
     class Killed(Exception):
         pass
 
-    import zero9.train as train_mod
+    import zero9.learn.train as train_mod
 
     original = train_mod.train_round
 

@@ -9,8 +9,8 @@ import pytest
 import torch
 from helpers import random_planes, randomise_bn
 
-from zero9.net import ZeroNet
-from zero9.weights import load_lz_weights, lz_text, parse_lz_weights, save_lz_weights
+from zero9.nn.net import ZeroNet
+from zero9.nn.weights import load_lz_weights, lz_text, parse_lz_weights, save_lz_weights
 
 # --- an independent Leela Zero writer and forward pass, from the README and Network.cpp ---
 
@@ -124,7 +124,7 @@ def test_hand_made_file_computes_what_leela_zero_computes():
 
 def test_leelaz_ninenine_10x128_file_loads_and_plays(tmp_path):
     """A 9x9 10x128 file in leelaz-ninenine's layout (written by the independent writer) plays legal moves."""
-    from zero9.game import make_game
+    from zero9.games import make_game
 
     text, _ = hand_made_lz(np.random.default_rng(0), blocks=10, filters=128, size=9)
     path = tmp_path / "leelaz-9x9-10x128.txt.gz"
@@ -139,7 +139,7 @@ def test_leelaz_ninenine_10x128_file_loads_and_plays(tmp_path):
     move = int(np.argmax(probs[0]))
     assert pos.is_legal(move) and -1 <= value[0] <= 1
     try:
-        from zero9.features import encode
+        from zero9.nn.features import encode
     except ImportError:
         return
     for _ in range(6):  # a few more moves through the real input encoder

@@ -15,18 +15,18 @@ from zero9 import __version__
 
 # name -> (module, one-line help). Order is the order shown by --help.
 COMMANDS: dict[str, tuple[str, str]] = {
-    "demo": ("zero9.demo", "play a quick game on the console (random or with a net) and print it"),
+    "demo": ("zero9.arena.demo", "play a quick game on the console (random or with a net) and print it"),
     "play": ("gui.app", "open the pygame window and play against the AI"),
-    "gtp": ("zero9.gtp", "speak GTP on stdin/stdout (Sabaki, Lizzie, GoGui, match tools)"),
-    "pbrain": ("zero9.pbrain", "speak the Gomocup (piskvork) protocol for Gomoku managers"),
-    "selfplay": ("zero9.selfplay", "play self-play games and write training chunks and SGFs"),
-    "train": ("zero9.train", "train a net on the newest window of a run's training data"),
-    "supervised": ("zero9.supervised", "turn SGF games into training chunks (Leela Zero's dump_supervised)"),
-    "autotrain": ("zero9.autotrain", "the resumable loop: self-play, train, gate, promote, rate"),
-    "match": ("zero9.match", "play a match between nets or external engines"),
-    "ratings": ("zero9.ratings", "maximum-likelihood Elo ratings over the games in a folder"),
-    "plot": ("zero9.plot", "plot a run directory's losses, Elo and self-play speed"),
-    "convert": ("zero9.convert", "convert between Leela Zero text weights and zero9 checkpoints"),
+    "gtp": ("zero9.protocols.gtp", "speak GTP on stdin/stdout (Sabaki, Lizzie, GoGui, match tools)"),
+    "pbrain": ("zero9.protocols.pbrain", "speak the Gomocup (piskvork) protocol for Gomoku managers"),
+    "selfplay": ("zero9.learn.selfplay", "play self-play games and write training chunks and SGFs"),
+    "train": ("zero9.learn.train", "train a net on the newest window of a run's training data"),
+    "supervised": ("zero9.learn.supervised", "SGF games -> training chunks (Leela Zero's dump_supervised)"),
+    "autotrain": ("zero9.learn.autotrain", "the resumable loop: self-play, train, gate, promote, rate"),
+    "match": ("zero9.arena.match", "play a match between nets or external engines"),
+    "ratings": ("zero9.arena.ratings", "maximum-likelihood Elo ratings over the games in a folder"),
+    "plot": ("zero9.learn.plot", "plot a run directory's losses, Elo and self-play speed"),
+    "convert": ("zero9.nn.convert", "convert between Leela Zero text weights and zero9 checkpoints"),
 }
 
 

@@ -11,7 +11,7 @@
 # and carry .whl, .devcarry (and .raycarry) with the call.
 # Every command works in a copy of the repository, /tmp/z9: each device call resyncs the working
 # tree, and a worker process that imports zero9 during a resync fails (a Go run's second leg died
-# so: "No module named 'zero9.go'"). Later calls add new files (carried folders) to the copy
+# so: "No module named 'zero9.games.go'"). Later calls add new files (carried folders) to the copy
 # without overwriting: a script changed here reaches a machine's copy only on a fresh machine.
 if [ "$PWD" != /tmp/z9 ]; then
   cp -rn . /tmp/z9 2>/dev/null  # -n: never overwrite what a running job may be reading

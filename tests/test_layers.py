@@ -1,0 +1,172 @@
+"""The package's shape: folders are layers, imports go one way, no circles.
+
+Layers, lowest first (a module may import its own layer and the ones below):
+``util``, then ``games`` -> ``nn`` -> ``search`` -> ``arena`` -> ``learn`` ->
+``protocols`` -> ``distributed``, with ``cli`` and the ``gui`` package on top.
+``zero9/__init__.py`` (the version) and ``zero9/settings.py`` (every default) import
+nothing of zero9, so every layer may read them.
+
+Imports inside functions are kept for what is optional or slow to load on purpose:
+the optional dependencies (ray, pygame, matplotlib, the server's web stack, selenium),
+zero9 modules that pull one of those in, and the CLI's lazy loading of its subcommands.
+Run this file as a script to print the import graph's summary.
+"""
+
+from __future__ import annotations
+
+import ast
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+LAYERS = ["util", "games", "nn", "search", "arena", "learn", "protocols", "distributed"]
+BASE_MODULES = {"zero9", "zero9.settings"}  # import nothing of zero9; every layer may use them
+TOP_MODULES = {"zero9.cli", "zero9.__main__"}
+# Third-party packages that are optional or heavy to load: importing them inside a function is allowed.
+OPTIONAL_PACKAGES = {"ray", "pygame", "matplotlib", "fastapi", "starlette", "uvicorn", "sqlalchemy",
+                     "selenium", "psycopg", "multipart", "httpx", "sgfmill",
+                     "libs"}  # libs: gomokubench's module (an optional match opponent)
+# zero9 modules that pull in one of those: they too may be imported inside a function.
+OPTIONAL_MODULES = {"zero9.learn.raypool", "zero9.learn.plot", "zero9.distributed.server", "gui.app"}
+MAX_FUNCTION_IMPORTS = 30
+MAX_LOOSE_MODULES = 4
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def layer_of(module: str) -> int:
+    """Index of a module's layer: -1 for the base modules, len(LAYERS) for the top."""
+    if module in BASE_MODULES:
+        return -1
+    parts = module.split(".")
+    if parts[0] == "gui" or module in TOP_MODULES:
+        return len(LAYERS)
+    if len(parts) >= 2 and parts[1] in LAYERS:
+        return LAYERS.index(parts[1])
+    raise AssertionError(f"{module} is in no layer")
+
+
+def imports_of(path: Path) -> list[tuple[str, bool, int]]:
+    """(imported module, inside a function?, line) for every import in a file; ``from zero9.x import y``
+    names ``zero9.x.y`` when that is a module."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    found = []
+
+    def visit(node: ast.AST, in_function: bool) -> None:
+        for child in ast.iter_child_nodes(node):
+            inner = in_function or isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef))
+            if isinstance(child, ast.Import):
+                found.extend((alias.name, in_function, child.lineno) for alias in child.names)
+            elif isinstance(child, ast.ImportFrom) and child.module and child.level == 0:
+                for alias in child.names:
+                    full = f"{child.module}.{alias.name}"
+                    found.append((full if module_file(full) else child.module, in_function, child.lineno))
+            visit(child, inner)
+
+    visit(tree, False)
+    return found
+
+
+def module_file(module: str) -> Path | None:
+    base = ROOT.joinpath(*module.split("."))
+    for candidate in (base.with_suffix(".py"), base / "__init__.py"):
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def package_files() -> list[Path]:
+    return sorted(p for folder in ("zero9", "gui") for p in (ROOT / folder).rglob("*.py"))
+
+
+def graph() -> tuple[dict[str, set[str]], list[tuple[str, str, int]]]:
+    """Module-level edges between our modules, and every import made inside a function."""
+    edges: dict[str, set[str]] = {}
+    in_functions = []
+    for path in package_files():
+        name = module_name(path)
+        edges.setdefault(name, set())
+        for target, inside, line in imports_of(path):
+            ours = target.split(".")[0] in ("zero9", "gui")
+            if inside:
+                in_functions.append((name, target, line))
+            if ours:
+                edges[name].add(target)
+    return edges, in_functions
+
+
+def find_cycle(edges: dict[str, set[str]]) -> list[str] | None:
+    state: dict[str, int] = {}
+    stack: list[str] = []
+
+    def dfs(node: str) -> list[str] | None:
+        state[node] = 1
+        stack.append(node)
+        for nxt in sorted(edges.get(node, ())):
+            if nxt not in edges:
+                continue
+            if state.get(nxt) == 1:
+                return stack[stack.index(nxt):] + [nxt]
+            if nxt not in state and (cycle := dfs(nxt)):
+                return cycle
+        stack.pop()
+        state[node] = 2
+        return None
+
+    for node in sorted(edges):
+        if node not in state and (cycle := dfs(node)):
+            return cycle
+    return None
+
+
+def folder_of(module: str) -> str:
+    parts = module.split(".")
+    return ".".join(parts[:2]) if parts[0] == "zero9" and len(parts) > 2 else module
+
+
+def test_imports_go_down_the_layers() -> None:
+    edges, _ = graph()
+    upward = [f"{a} -> {b}" for a, targets in edges.items() for b in targets
+              if b in edges and layer_of(b) > layer_of(a)]
+    assert not upward, "imports that go up a layer:\n" + "\n".join(sorted(upward))
+
+
+def test_no_circle_between_files_or_folders() -> None:
+    edges, _ = graph()
+    assert find_cycle(edges) is None, f"a circle of imports: {' -> '.join(find_cycle(edges))}"
+    folders: dict[str, set[str]] = {}
+    for a, targets in edges.items():
+        for b in targets:
+            if b in edges and folder_of(a) != folder_of(b):
+                folders.setdefault(folder_of(a), set()).add(folder_of(b))
+    assert find_cycle(folders) is None, f"a circle between folders: {' -> '.join(find_cycle(folders))}"
+
+
+def test_imports_inside_functions_are_only_for_optional_parts() -> None:
+    _, inside = graph()
+    bad = [f"{m}:{line} imports {t}" for m, t, line in inside
+           if t.split(".")[0] not in OPTIONAL_PACKAGES and t not in OPTIONAL_MODULES
+           and not (m == "zero9.cli" and t == "importlib")]
+    assert not bad, "imports inside functions that could be at the top:\n" + "\n".join(bad)
+    assert len(inside) <= MAX_FUNCTION_IMPORTS, f"{len(inside)} imports inside functions"
+
+
+def test_few_modules_loose_at_the_top() -> None:
+    loose = sorted(p.name for p in (ROOT / "zero9").glob("*.py"))
+    assert len(loose) <= MAX_LOOSE_MODULES, loose
+    for folder in LAYERS:
+        assert (ROOT / "zero9" / folder / "__init__.py").is_file(), f"zero9/{folder} has no __init__.py"
+
+
+if __name__ == "__main__":
+    edges, inside = graph()
+    count = sum(len(t) for t in edges.values())
+    print(f"{len(edges)} modules, {count} imports between them, {len(inside)} inside functions")
+    for m, t, line in inside:
+        print(f"  inside a function: {m}:{line} -> {t}")
+    sys.exit(0)

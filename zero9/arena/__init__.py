@@ -1,0 +1,1 @@
+"""Arena: players meet. Matches between nets and external engines, Elo, SPRT, ratings."""

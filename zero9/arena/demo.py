@@ -1,0 +1,146 @@
+"""``zero9 demo``: play a quick game on the console and print it as it goes.
+
+By default the shipped net for the game and size (``example-data/``) plays both
+sides with a short search, printing each move with its win rate; ``--random``
+plays a random game instead (also what happens when no net is shipped for the
+board).
+
+Vocabulary: a **random player** picks uniformly among the legal moves, except that in Go it
+never fills one of its own single-point eyes (so games end by two passes instead of filling
+every eye) and passes only when nothing else is left. The **result** is Tromp-Taylor's for Go,
+and n-in-a-row (or a draw on a full board) for Gomoku.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import sys
+
+import numpy as np
+
+from zero9.games import Position, add_game_arguments, game_from_args
+from zero9.games.display import board_to_text
+from zero9.nn.checkpoint import default_net_path, load_net
+from zero9.search.evaluator import NetEvaluator
+from zero9.search.player import SearchPlayer
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    add_game_arguments(parser)
+    parser.add_argument("--seed", type=int, default=None, help="random seed, for a repeatable game")
+    parser.add_argument("--moves-shown", type=int, default=10, metavar="K",
+                        help="print the board every K moves (0: only at the end; default 10)")
+    parser.add_argument("--quiet", action="store_true", help="print only the result")
+    parser.add_argument("--random", action="store_true", help="random players instead of the shipped net")
+    parser.add_argument("--net", default=None, help="net file (default: the shipped net)")
+    parser.add_argument("--visits", type=int, default=16, help="visits per net move (default 16)")
+
+
+def random_move(position: Position, rng: random.Random) -> int:
+    """A random legal move; in Go one that does not fill an own eye, and pass only as a last resort."""
+    moves = position.legal_moves()
+    pass_action = position.game.pass_action
+    if pass_action is not None:
+        moves = [m for m in moves if m != pass_action]
+    while moves:
+        i = rng.randrange(len(moves))
+        m = moves[i]
+        if pass_action is None or not position.is_eye(m, position.to_play):
+            return m
+        moves[i] = moves[-1]
+        moves.pop()
+    return pass_action
+
+
+def play_random_game(game, rng: random.Random, on_move=None) -> Position:
+    """Play a random game to the end; ``on_move(position)`` is called after every move."""
+    pos = game.new_position()
+    while not pos.is_terminal():
+        pos = pos.play(random_move(pos, rng))
+        if on_move is not None:
+            on_move(pos)
+    return pos
+
+
+def net_move_chooser(game, net_path: str | None, visits: int, seed: int):
+    """A ``choose(position) -> action`` that searches with a net, or None when no net fits the game.
+
+    Returns (chooser, description). The player resigns never: a demo game is played out.
+    """
+
+    path = net_path or default_net_path(game.name, game.size)
+    if path is None:
+        return None, "no shipped net for this game and size"
+    net, meta = load_net(path, device="cpu", expected_size=game.size)
+    if meta["game"]["game"] != game.name:
+        raise ValueError(f"net {path} is for {meta['game']['game']}, not {game.name}")
+    player = SearchPlayer(game, NetEvaluator(net, rng=np.random.default_rng(seed)), visits=visits,
+                          resign_threshold=None, seed=seed)
+
+    def choose(position: Position) -> tuple[int, float]:
+        decision = player.choose(position)
+        return decision.action, decision.winrate
+
+    return choose, f"net {meta['hash']} ({path}), {visits} visits a move"
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        game = game_from_args(args)
+        if args.moves_shown < 0:
+            raise ValueError(f"bad --moves-shown {args.moves_shown}: expected 0 or more")
+    except ValueError as e:
+        print(f"zero9 demo: error: {e}", file=sys.stderr)
+        return 2
+    seed = args.seed if args.seed is not None else random.randrange(1 << 30)
+    rng = random.Random(seed)
+    chooser, what = None, "random players"
+    if not args.random:
+        try:
+            chooser, what = net_move_chooser(game, args.net, args.visits, seed)
+        except (OSError, ValueError) as e:
+            print(f"zero9 demo: error: {e}", file=sys.stderr)
+            return 2
+        if chooser is None:
+            what = f"random players ({what})"
+
+    if not args.quiet:
+        print(f"{game.name} on {game.size}x{game.size}, {what} (seed {seed})")
+    line: list[str] = []
+    winrates: dict[int, float] = {}
+
+    def show(pos: Position) -> None:
+        if args.quiet:
+            return
+        colour = "B" if pos.to_play == 2 else "W"
+        winrate = winrates.get(pos.move_number)
+        shown = f" {100 * winrate:.0f}%" if winrate is not None else ""
+        line.append(f"{pos.move_number}.{colour} {game.action_to_vertex(pos.last_move)}{shown}")
+        if len(line) == 8:
+            print("  ".join(line))
+            line.clear()
+        if args.moves_shown and pos.move_number % args.moves_shown == 0 and not pos.is_terminal():
+            if line:
+                print("  ".join(line))
+                line.clear()
+            print(board_to_text(pos) + "\n")
+
+    if chooser is None:
+        final = play_random_game(game, rng, show)
+    else:
+        final = game.new_position()
+        while not final.is_terminal():
+            action, winrate = chooser(final)
+            winrates[final.move_number + 1] = winrate
+            final = final.play(action)
+            show(final)
+    if not args.quiet:
+        if line:
+            print("  ".join(line))
+        print(board_to_text(final))
+    text = f"result {final.result_string()} after {final.move_number} moves"
+    if game.name == "go":
+        text += f" (Tromp-Taylor score {final.score():+g}, komi {game.komi:g})"
+    print(text)
+    return 0

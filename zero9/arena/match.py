@@ -1,0 +1,345 @@
+"""``zero9 match``: games between zero9 nets and programs nobody here wrote, with the Elo maths.
+
+Vocabulary:
+
+- **player spec**: what a command line names a player by:
+
+  ==========================  =============================================================
+  ``PATH[@V]``                a zero9 net file (checkpoint or Leela Zero text), ``V`` visits
+  ``uniform:V``               the search with uniform priors and ``V`` visits
+  ``mcts:N``                  pure MCTS with ``N`` random-rollout playouts (AlphaZero_Gomoku)
+  ``random``                  uniform random legal moves, never filling an own eye (0 Elo)
+  ``gnugo:L``                 GNU Go at level ``L`` (Go): Chinese rules, superko, captures dead stones
+  ``gtp:COMMAND LINE``        any GTP engine
+  ``pbrain:COMMAND LINE``     any Gomocup (piskvork) brain
+  ``gomokubench:LEVEL``       the alpha-beta AI of PyPI's ``gomokubench`` (easy, standard, hard)
+  ==========================  =============================================================
+
+  The autotrain loop passes dicts instead: ``{"kind": "net", "path": ..., "visits": ...}``
+  or ``{"kind": "<any spec above>"}``.
+- **agent**: a live player built from a spec (:func:`make_player`): ``new_game(game)``,
+  ``genmove(position) -> action or None`` (None = resign), ``close()``. External engines
+  are kept in sync by replaying the moves they have not seen.
+- **fault**: an agent that crashes, times out, answers nonsense or plays an illegal
+  move loses that game (SGF result ``B+F`` / ``W+F``, ``+T`` for time); the event is
+  logged and the agent is restarted for the next game.
+- **adjudication**: Go ends after two passes (or at the move cap) and is scored by
+  Tromp-Taylor; Gomoku ends at five in a row or a full board (a draw).
+- **score**: from player A's view, 1 / 0.5 / 0 per game. Colours alternate by game
+  index: A is black in even games.
+"""
+
+from __future__ import annotations
+
+import argparse
+import concurrent.futures as cf
+import multiprocessing as mp
+import os
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from zero9.arena.elo import elo_interval, sprt, win_rate_interval
+from zero9.arena.elo import sprt as sprt_test
+from zero9.arena.players import DEFAULT_MOVE_TIMEOUT, DEFAULT_VISITS, AgentFault, make_player, spec_name
+from zero9.games import (
+    BLACK,
+    EMPTY,
+    WHITE,
+    Game,
+    Position,
+    actions_played,
+    add_game_arguments,
+    game_from_args,
+    make_game,
+)
+from zero9.games.sgf import moves_from_position, save_sgf, write_sgf
+
+# ----------------------------------------------------------------------------- one game
+
+
+@dataclass
+class GameResult:
+    """One finished game, from the match's point of view."""
+
+    index: int
+    black: str
+    white: str
+    result: str  # 'B+3.5', 'W+R', 'B+F' (white faulted), '0', ...
+    winner: int  # BLACK, WHITE or EMPTY
+    moves: int
+    score_a: float  # 1, 0.5 or 0 for player A
+    sgf: str | None = None
+    events: list[str] = field(default_factory=list)
+
+
+def play_game(game: Game, black, white, max_moves: int | None = None) -> tuple[Position, str, list[str]]:
+    """Play one game between two agents: (final position, result string, logged events)."""
+    agents = {BLACK: black, WHITE: white}
+    events: list[str] = []
+    for colour, agent in agents.items():
+        try:
+            agent.new_game(game)
+        except AgentFault as e:
+            events.append(f"{agent.name} failed to start: {e}")
+            return game.new_position(), ("W" if colour == BLACK else "B") + "+F", events
+    position = game.new_position()
+    limit = max_moves or 4 * game.size * game.size
+    while not position.is_terminal() and position.move_number < limit:
+        colour = position.to_play
+        agent = agents[colour]
+        loser = "B" if colour == BLACK else "W"
+        winner = "W" if colour == BLACK else "B"
+        try:
+            action = agent.genmove(position)
+        except AgentFault as e:
+            events.append(f"move {position.move_number + 1}: {agent.name} ({loser}) forfeits: {e}")
+            return position, f"{winner}+{e.kind}", events
+        except Exception as e:  # a crash inside an in-process player is a fault too
+            events.append(f"move {position.move_number + 1}: {agent.name} ({loser}) crashed: "
+                          f"{type(e).__name__}: {e}")
+            return position, f"{winner}+F", events
+        if action is None:
+            position = position.resign()
+            break
+        if not position.is_legal(action):
+            vertex = _safe_vertex(game, action)
+            events.append(f"move {position.move_number + 1}: {agent.name} ({loser}) played illegal {vertex}")
+            return position, f"{winner}+F", events
+        position = position.play(action)
+    if not position.is_terminal():
+        events.append(f"stopped at the match's cap of {limit} moves")
+        if game.name != "go":
+            return position, "0", events
+        score = position.score()
+        return position, "0" if score == 0 else f"{'B' if score > 0 else 'W'}+{abs(score):g}", events
+    return position, position.result_string(), events
+
+
+def _safe_vertex(game: Game, action: Any) -> str:
+    try:
+        return game.action_to_vertex(action)
+    except (ValueError, TypeError, IndexError):
+        return repr(action)
+
+
+def _winner_of(result: str) -> int:
+    return BLACK if result.startswith("B+") else WHITE if result.startswith("W+") else EMPTY
+
+
+# ----------------------------------------------------------------------------- the match
+
+
+@dataclass
+class MatchResult:
+    """Player A's results against player B."""
+
+    a: str
+    b: str
+    games: list[GameResult] = field(default_factory=list)
+    sprt_decision: str | None = None
+
+    @property
+    def wins(self) -> int:
+        return sum(g.score_a == 1 for g in self.games)
+
+    @property
+    def losses(self) -> int:
+        return sum(g.score_a == 0 for g in self.games)
+
+    @property
+    def draws(self) -> int:
+        return sum(g.score_a == 0.5 for g in self.games)
+
+    def summary(self, elo0: float | None = None, elo1: float | None = None) -> str:
+        w, losses, d = self.wins, self.losses, self.draws
+        p, lo, hi = win_rate_interval(w, losses, d)
+        elo, elo_lo, elo_hi = elo_interval(w, losses, d)
+        lines = [f"{self.a} vs {self.b}: {w} wins, {losses} losses, {d} draws ({len(self.games)} games)",
+                 f"win rate {100 * p:.1f}% [{100 * lo:.1f}%, {100 * hi:.1f}%] (95%)",
+                 f"Elo difference {_elo_text(elo)} [{_elo_text(elo_lo)}, {_elo_text(elo_hi)}] (95%)"]
+        if elo0 is not None and elo1 is not None:
+            llr, lower, upper, decision = sprt(w, losses, d, elo0, elo1)
+            verdict = {"H1": f"H1 accepted: A is stronger (>= {elo1:g} Elo)",
+                       "H0": f"H0 accepted: A is not {elo1:g} Elo stronger"}.get(decision, "undecided")
+            lines.append(f"SPRT elo0={elo0:g} elo1={elo1:g}: LLR {llr:.2f} "
+                         f"[{lower:.2f}, {upper:.2f}]: {verdict}")
+        return "\n".join(lines)
+
+
+def _elo_text(x: float) -> str:
+    return "+inf" if x == float("inf") else "-inf" if x == float("-inf") else f"{x:+.0f}"
+
+
+@dataclass
+class _Job:
+    spec_a: Any
+    spec_b: Any
+    game: dict
+    visits: int
+    seed: int | None
+    device: str
+    move_timeout: float
+    max_moves: int | None
+    sgf_dir: str | None
+
+
+_WORKER: dict[str, Any] = {}  # per process: the job and its live agents
+
+
+def _init_worker(job: _Job, threads: int) -> None:
+    if threads:
+        torch.set_num_threads(threads)
+    game = make_game(**job.game)
+    _WORKER.clear()
+    _WORKER["job"] = job
+    _WORKER["agents"] = (
+        make_player(job.spec_a, game, job.visits, job.seed, job.device, job.move_timeout),
+        make_player(job.spec_b, game, job.visits, None if job.seed is None else job.seed + 1, job.device,
+                    job.move_timeout),
+    )
+
+
+def _close_worker() -> None:
+    for agent in _WORKER.get("agents", ()):
+        agent.close()
+    _WORKER.clear()
+
+
+def _play_one(index: int) -> GameResult:
+    job: _Job = _WORKER["job"]
+    a, b = _WORKER["agents"]
+    game = make_game(**job.game)
+    black, white = (a, b) if index % 2 == 0 else (b, a)
+    position, result, events = play_game(game, black, white, job.max_moves)
+    winner = _winner_of(result)
+    a_colour = BLACK if index % 2 == 0 else WHITE
+    score_a = 0.5 if winner == EMPTY else 1.0 if winner == a_colour else 0.0
+    moves = list(actions_played(position))
+    record = GameResult(index, black.name, white.name, result, winner, len(moves), score_a, events=events)
+    if job.sgf_dir:
+        text = write_sgf(game, moves_from_position(position), result, properties={
+            "PB": black.name, "PW": white.name, "GN": f"game {index}", "GC": "; ".join(events)})
+        record.sgf = str(save_sgf(Path(job.sgf_dir) / f"game-{index:04d}.sgf", text))
+    return record
+
+
+def play_match(player_a: str | dict, player_b: str | dict, game: Game, n_games: int, *, parallel: int = 1,
+               visits: int = DEFAULT_VISITS, seed: int | None = None, device: str = "cpu",
+               sgf_dir: str | os.PathLike | None = None, sprt: tuple[float, float] | None = None,
+               move_timeout: float = DEFAULT_MOVE_TIMEOUT, max_moves: int | None = None, first_index: int = 0,
+               log=None) -> MatchResult:
+    """Play ``n_games`` between A and B (colours alternating); stop early if ``sprt=(elo0, elo1)`` decides.
+
+    ``parallel`` > 1 plays that many games at once in worker processes (each with its
+    own agents and ``cores // parallel`` torch threads). ``log`` (a file) gets one line per game.
+    """
+    if n_games < 0:
+        raise ValueError(f"number of games must be >= 0, got {n_games}")
+    if parallel < 1:
+        raise ValueError(f"parallel must be >= 1, got {parallel}")
+    if sgf_dir is not None:
+        Path(sgf_dir).mkdir(parents=True, exist_ok=True)
+    # Build once here so a bad spec fails before any game (and names come out right).
+    for spec in (player_a, player_b):
+        make_player(spec, game, visits, seed, device, move_timeout).close()
+    job = _Job(player_a, player_b, game.to_dict(), visits, seed, device, move_timeout, max_moves,
+               None if sgf_dir is None else str(sgf_dir))
+    result = MatchResult(spec_name(player_a), spec_name(player_b))
+    indices = list(range(first_index, first_index + n_games))
+    events_log = Path(sgf_dir) / "events.log" if sgf_dir is not None else None
+
+    def record(r: GameResult) -> bool:
+        result.games.append(r)
+        colour = "black" if r.index % 2 == 0 else "white"
+        score = {1.0: "win", 0.5: "draw", 0.0: "loss"}[r.score_a]
+        if log is not None:
+            print(f"game {r.index}: {result.a} ({colour}) vs {result.b}: {r.result} -> A {score}"
+                  f" [{result.wins}-{result.losses}-{result.draws}]", file=log, flush=True)
+        for event in r.events:
+            line = f"game {r.index}: {event}"
+            print(f"zero9 match: {line}", file=sys.stderr, flush=True)
+            if events_log is not None:
+                with open(events_log, "a") as f:
+                    f.write(line + "\n")
+        if sprt is not None:
+            result.sprt_decision = sprt_test(result.wins, result.losses, result.draws, *sprt)[3]
+            return result.sprt_decision is not None
+        return False
+
+    if parallel == 1 or n_games <= 1:
+        _init_worker(job, 0)
+        try:
+            for i in indices:
+                if record(_play_one(i)):
+                    break
+        finally:
+            _close_worker()
+    else:
+        workers = min(parallel, n_games)
+        threads = max(1, (os.cpu_count() or 1) // workers)
+        ctx = mp.get_context("spawn")
+        with cf.ProcessPoolExecutor(workers, mp_context=ctx, initializer=_init_worker,
+                                    initargs=(job, threads)) as pool:
+            futures = [pool.submit(_play_one, i) for i in indices]
+            try:
+                for fut in cf.as_completed(futures):
+                    if record(fut.result()):
+                        break
+            finally:
+                for fut in futures:
+                    fut.cancel()
+    result.games.sort(key=lambda g: g.index)
+    return result
+
+
+def play_match_scores(game: Game, spec_a: str | dict, spec_b: str | dict, games: int, first_index: int = 0,
+                      seed: int | None = None, **options: Any) -> list[float]:
+    """Player A's scores (1, 0.5, 0) in game-index order: the autotrain loop's entry point."""
+    result = play_match(spec_a, spec_b, game, games, seed=seed, first_index=first_index, **options)
+    return [g.score_a for g in result.games]
+
+
+def play_match_segments(game: Game, segments: list[dict[str, Any]]) -> list[list[float]]:
+    """:func:`play_match_scores` for each segment's keyword arguments in turn (one worker's share)."""
+    return [play_match_scores(game, **segment) for segment in segments]
+
+
+# ----------------------------------------------------------------------------- command line
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("a", help="player A: net file[@visits], random, uniform:V, mcts:N, gnugo:L, "
+                        "'gtp:COMMAND LINE', 'pbrain:COMMAND LINE' or gomokubench:LEVEL")
+    parser.add_argument("b", help="player B (same forms)")
+    parser.add_argument("--games", type=int, default=10, help="number of games (default 10)")
+    add_game_arguments(parser)
+    parser.add_argument("--visits", type=int, default=DEFAULT_VISITS, help="visits per move of zero9 nets")
+    parser.add_argument("--parallel", type=int, default=1, help="games played at once (worker processes)")
+    parser.add_argument("--sgf-dir", help="write one SGF per game (and events.log) here")
+    parser.add_argument("--sprt", nargs=2, type=float, metavar=("ELO0", "ELO1"),
+                        help="stop early once an SPRT of ELO0 against ELO1 decides (alpha = beta = 0.05)")
+    parser.add_argument("--move-timeout", type=float, default=DEFAULT_MOVE_TIMEOUT,
+                        help="seconds an external engine may take per move before it forfeits")
+    parser.add_argument("--max-moves", type=int, help="adjudicate a game after this many moves")
+    parser.add_argument("--seed", type=int, help="random seed")
+    parser.add_argument("--device", default="cpu", help="cpu, cuda or auto for zero9 nets")
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        game = game_from_args(args)
+        if args.games < 1:
+            raise ValueError(f"--games must be >= 1, got {args.games}")
+        result = play_match(args.a, args.b, game, args.games, parallel=args.parallel, visits=args.visits,
+                            seed=args.seed, device=args.device, sgf_dir=args.sgf_dir,
+                            sprt=tuple(args.sprt) if args.sprt else None, move_timeout=args.move_timeout,
+                            max_moves=args.max_moves, log=sys.stdout)
+    except ValueError as e:
+        print(f"zero9 match: {e}", file=sys.stderr)
+        return 2
+    print(result.summary(*(args.sprt or (None, None))))
+    return 0

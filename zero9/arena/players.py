@@ -1,0 +1,402 @@
+"""Players: one factory turns a player spec into a live player (an *agent*).
+
+Vocabulary:
+
+- **player spec**: what a command line names a player by:
+
+  ==========================  =============================================================
+  ``PATH[@V]``                a zero9 net file (checkpoint or Leela Zero text), ``V`` visits
+  ``uniform:V``               the search with uniform priors and ``V`` visits
+  ``mcts:N``                  pure MCTS with ``N`` random-rollout playouts (AlphaZero_Gomoku)
+  ``random``                  uniform random legal moves, never filling an own eye (0 Elo)
+  ``gnugo:L``                 GNU Go at level ``L`` (Go): Chinese rules, superko, captures dead stones
+  ``gtp:COMMAND LINE``        any GTP engine
+  ``pbrain:COMMAND LINE``     any Gomocup (piskvork) brain
+  ``gomokubench:LEVEL``       the alpha-beta AI of PyPI's ``gomokubench`` (easy, standard, hard)
+  ==========================  =============================================================
+
+  The autotrain loop passes dicts instead: ``{"kind": "net", "path": ..., "visits": ...}``
+  or ``{"kind": "<any spec above>"}``.
+- **agent**: a live player built from a spec (:func:`make_player`, the one factory: ``zero9 match``,
+  the autotrain loop's rating games, ``gtp``, ``pbrain``, the window and ``demo`` all use
+  it): ``new_game(game)``, ``genmove(position) -> action or None`` (None = resign),
+  ``close()``. External engines are kept in sync by replaying the moves they have not seen.
+- **fault**: an agent that crashes, times out, answers nonsense or plays an illegal
+  move raises :class:`AgentFault`; the match scores it as a loss and restarts the agent.
+"""
+
+from __future__ import annotations
+
+import os
+import queue
+import random
+import shlex
+import subprocess
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from zero9.arena.gtpclient import GTPClient, GTPEngineError, GTPError, find_gnugo, gnugo_command
+from zero9.games import BLACK, WHITE, Game, Position, actions_played
+from zero9.games.gomoku import point_from_xy, xy_from_point
+from zero9.nn.checkpoint import load_net
+from zero9.search.evaluator import NetEvaluator, UniformEvaluator
+from zero9.search.mcts_pure import _random_move, rollout_player
+from zero9.search.player import SearchPlayer
+
+DEFAULT_VISITS = 200
+DEFAULT_MOVE_TIMEOUT = 120.0  # seconds an external engine may think before it forfeits
+
+
+class AgentFault(Exception):
+    """The agent broke the rules or the protocol; it loses the game. ``kind`` is 'F' or 'T'."""
+
+    def __init__(self, message: str, kind: str = "F"):
+        super().__init__(message)
+        self.kind = kind
+
+
+# ----------------------------------------------------------------------------- agents
+
+
+class SearchAgent:
+    """A zero9 SearchPlayer (net, uniform priors or rollouts)."""
+
+    def __init__(self, name: str, make):
+        self.name = name
+        self._make = make  # game -> SearchPlayer: built per game so a board-size change is fine
+        self.player = None
+        self._game: Game | None = None
+
+    def new_game(self, game: Game) -> None:
+        if self.player is None or self._game != game:
+            self.player = self._make(game)
+            self._game = game
+
+    def genmove(self, position: Position) -> int | None:
+        return self.player.genmove(position)
+
+    def close(self) -> None:
+        self.player = None
+
+
+class RandomAgent:
+    """Uniform random moves that never fill an own single-point eye: Leela Zero's 0 Elo anchor."""
+
+    def __init__(self, seed: int | None = None):
+        self.name = "random"
+        self.rng = random.Random(seed)
+
+    def new_game(self, game: Game) -> None:
+        pass
+
+    def genmove(self, position: Position) -> int | None:
+        return _random_move(position, self.rng)
+
+    def close(self) -> None:
+        pass
+
+
+class GTPAgent:
+    """An external GTP engine (GNU Go, Leela Zero, KataGo, another zero9)."""
+
+    def __init__(self, name: str, argv: list[str], timeout: float = DEFAULT_MOVE_TIMEOUT):
+        self.name = name
+        self.argv = argv
+        self.timeout = timeout
+        self.client = None
+        self.sent: list[int] = []  # actions the engine has seen, in order
+
+    def _start(self) -> None:
+        self.close()
+        self.client = GTPClient(self.argv, timeout=self.timeout, name=self.name)
+
+    def _send(self, command: str) -> str:
+        try:
+            return self.client.send(command)
+        except GTPError as e:
+            raise AgentFault(str(e)) from None
+        except GTPEngineError as e:
+            self.client = None
+            raise AgentFault(str(e), "T" if "within" in str(e) else "F") from None
+
+    def new_game(self, game: Game) -> None:
+        if self.client is None or self.client.proc.poll() is not None:
+            try:
+                self._start()
+            except GTPEngineError as e:
+                raise AgentFault(str(e)) from None
+        self.game = game
+        self._send(f"boardsize {game.size}")
+        self._send("clear_board")
+        if game.name == "go":
+            self._send(f"komi {game.komi:g}")
+        self.sent = []
+
+    def genmove(self, position: Position) -> int | None:
+        moves = list(actions_played(position))
+        if moves[: len(self.sent)] != self.sent:  # not a continuation: start over
+            self._send("clear_board")
+            self.sent = []
+        for colour, action in _coloured(moves)[len(self.sent):]:
+            self._send(f"play {'b' if colour == BLACK else 'w'} {self.game.action_to_vertex(action)}")
+        self.sent = list(moves)
+        reply = self._send(f"genmove {'b' if position.to_play == BLACK else 'w'}").strip().lower()
+        if reply == "resign":
+            return None
+        try:
+            action = self.game.vertex_to_action(reply)
+        except ValueError:
+            raise AgentFault(f"{self.name} answered genmove with {reply!r}") from None
+        self.sent.append(action)
+        return action
+
+    def close(self) -> None:
+        if self.client is not None:
+            self.client.close()
+            self.client = None
+
+
+class PbrainAgent:
+    """An external Gomocup brain, driven as piskvork drives it (START, BEGIN/TURN/BOARD)."""
+
+    def __init__(self, name: str, argv: list[str], timeout: float = DEFAULT_MOVE_TIMEOUT,
+                 turn_ms: int = 5000):
+        self.name = name
+        self.argv = argv
+        self.timeout = timeout
+        self.turn_ms = turn_ms
+        self.proc: subprocess.Popen | None = None
+        self._lines: Any = None
+        self.sent: list[int] = []
+
+    def _start(self) -> None:
+        self.close()
+        try:
+            self.proc = subprocess.Popen(self.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                         stderr=subprocess.DEVNULL, text=True, bufsize=1)
+        except OSError as e:
+            raise AgentFault(f"cannot start brain {self.name}: {e}") from None
+        self._lines = queue.Queue()
+
+        def pump(stream, put) -> None:
+            for line in stream:
+                put(line.strip())
+            put(None)
+
+        threading.Thread(target=pump, args=(self.proc.stdout, self._lines.put), daemon=True).start()
+
+    def _write(self, text: str) -> None:
+        try:
+            self.proc.stdin.write(text + "\n")
+            self.proc.stdin.flush()
+        except (OSError, ValueError):
+            raise AgentFault(f"brain {self.name} stopped reading") from None
+
+    def _reply(self, what: str) -> str:
+        """The next answer line, skipping MESSAGE/DEBUG chatter."""
+
+        deadline = time.monotonic() + self.timeout
+        while True:
+            try:
+                line = self._lines.get(timeout=max(0.01, deadline - time.monotonic()))
+            except queue.Empty:
+                message = f"brain {self.name} did not answer {what} within {self.timeout} s"
+                raise AgentFault(message, "T") from None
+            if line is None:
+                raise AgentFault(f"brain {self.name} exited while answering {what}")
+            word = line.split(" ", 1)[0].upper()
+            if word in ("MESSAGE", "DEBUG", "SUGGEST"):
+                continue
+            if word in ("ERROR", "UNKNOWN"):
+                raise AgentFault(f"brain {self.name} answered {what} with {line!r}")
+            return line
+
+    def new_game(self, game: Game) -> None:
+        if game.name != "gomoku":
+            raise ValueError(f"pbrain player {self.name} plays Gomoku, not {game.name}")
+        if self.proc is None or self.proc.poll() is not None:
+            self._start()
+        self.game = game
+        self._write(f"START {game.size}")
+        if self._reply("START").upper() != "OK":
+            raise AgentFault(f"brain {self.name} refused START {game.size}")
+        self._write(f"INFO timeout_turn {self.turn_ms}")
+        self._write("INFO timeout_match 0")
+        self._write("INFO rule 0")
+        self.sent = []
+
+    def genmove(self, position: Position) -> int | None:
+
+        size = self.game.size
+        moves = list(actions_played(position))
+        new = moves[len(self.sent):]
+        if not moves:
+            self._write("BEGIN")
+        elif moves[: len(self.sent)] == self.sent and len(new) == 1:
+            self._write(f"TURN {xy_from_point(new[0], size)}")
+        else:
+            me = position.to_play
+            self._write("BOARD")
+            for colour, action in _coloured(moves):
+                self._write(f"{xy_from_point(action, size)},{1 if colour == me else 2}")
+            self._write("DONE")
+        reply = self._reply("a move")
+        try:
+            x, y = (int(v) for v in reply.split(","))
+            action = point_from_xy(x, y, size)
+        except Exception:
+            raise AgentFault(f"brain {self.name} answered {reply!r}, not a move x,y") from None
+        self.sent = moves + [action]
+        return action
+
+    def close(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            try:
+                self.proc.stdin.write("END\n")
+                self.proc.stdin.flush()
+                self.proc.wait(timeout=2)
+            except (OSError, ValueError, subprocess.TimeoutExpired):
+                self.proc.kill()
+                self.proc.wait()
+        self.proc = None
+
+
+class GomokubenchAgent:
+    """The alpha-beta Gomoku AI of PyPI's ``gomokubench`` (imported as ``libs``), in-process."""
+
+    def __init__(self, level: str = "standard", seed: int | None = None):
+        try:  # gomokubench (imported as ``libs``) is optional: only this opponent needs it
+            from libs import ai, board, piece
+        except ImportError:
+            raise ValueError("gomokubench is not installed: pip install gomokubench") from None
+        self.ai, self.board, self.piece = ai, board, piece
+        self.settings = ai.resolve_ai_settings(level=level)  # ValueError for an unknown level
+        self.name = f"gomokubench:{level}"
+        self.seed = seed
+
+    def new_game(self, game: Game) -> None:
+        if game.name != "gomoku":
+            raise ValueError(f"{self.name} plays Gomoku, not {game.name}")
+        if self.seed is not None:
+            np.random.seed(self.seed)  # gomokubench draws from numpy's global generator
+
+    def genmove(self, position: Position) -> int | None:
+        size = position.game.size
+        board = position.board_array().reshape(size, size)  # [row y, column x]
+        piece = self.piece
+        state = self.board.BoardState(size)
+        colours = np.where(board == WHITE, piece.WHITE, piece.EMPTY)
+        state.values = np.where(board == BLACK, piece.BLACK, colours)
+        me = piece.BLACK if position.to_play == BLACK else piece.WHITE
+        state.color = -me  # gomokubench's ``color`` is the colour that moved last
+        if position.last_move is not None:
+            state.last_move = divmod(position.last_move, size)
+        s = self.settings
+        move, _ = self.ai.get_best_move(state, s["depth"], me == piece.BLACK,
+                                        candidate_count=s["candidate_count"], random_top_n=s["random_top_n"])
+        row, col = (int(v) for v in move)
+        if not (0 <= row < size and 0 <= col < size):
+            raise AgentFault(f"{self.name} chose ({row}, {col}), off the board")
+        return row * size + col
+
+    def close(self) -> None:
+        pass
+
+
+def _coloured(moves: list[int]) -> list[tuple[int, int]]:
+    return [(BLACK if i % 2 == 0 else WHITE, a) for i, a in enumerate(moves)]
+
+
+def spec_name(spec: str | dict) -> str:
+    """A short, stable player name for SGFs and ratings."""
+    if isinstance(spec, dict):
+        if spec.get("kind") == "net":
+            name = Path(spec["path"]).name.split(".")[0]
+            return f"{name}@{spec['visits']}" if spec.get("visits") else name
+        return spec_name(spec["kind"])
+    for prefix in ("gtp:", "pbrain:"):
+        if spec.startswith(prefix):
+            argv = shlex.split(spec[len(prefix):])
+            return " ".join([os.path.basename(argv[0])] + argv[1:]) if argv else spec
+    if ":" in spec or spec == "random":
+        return spec
+    path, _, visits = spec.partition("@")
+    name = Path(path).name.split(".")[0]
+    return f"{name}@{visits}" if visits else name
+
+
+def make_player(spec: str | dict, game: Game, visits: int = DEFAULT_VISITS, seed: int | None = None,
+                device: str = "cpu", move_timeout: float = DEFAULT_MOVE_TIMEOUT):
+    """Build an agent from a player spec (see the module docstring). ValueError for a bad spec."""
+    name = spec_name(spec)
+    if isinstance(spec, dict):
+        if spec.get("kind") == "net":
+            return _net_agent(name, spec["path"], int(spec.get("visits") or visits), seed,
+                              spec.get("device", device))
+        spec = spec["kind"]
+    kind, _, arg = spec.partition(":")
+    if spec == "random":
+        return RandomAgent(seed)
+    if kind == "uniform":
+        v = _count(arg, spec)
+
+        def make_uniform(g: Game):
+            return SearchPlayer(g, UniformEvaluator(g), visits=v, seed=seed, resign_threshold=None)
+
+        return SearchAgent(name, make_uniform)
+    if kind == "mcts":
+        playouts = _count(arg, spec)
+
+        def make_mcts(g: Game):
+            return rollout_player(g, playouts=playouts, seed=seed)
+
+        return SearchAgent(name, make_mcts)
+    if kind == "gnugo":
+        if game.name != "go":
+            raise ValueError(f"{spec}: GNU Go plays Go, not {game.name}")
+        if find_gnugo() is None:
+            raise ValueError(f"{spec}: GNU Go is not installed")
+        # gnugo_command has GNU Go capture dead stones before it passes, as Tromp-Taylor needs.
+        argv = gnugo_command(level=_count(arg, spec, lo=0), size=game.size, komi=getattr(game, "komi", 7.5))
+        return GTPAgent(name, argv, move_timeout)
+    if kind == "gtp":
+        return GTPAgent(name, _argv(arg, spec), move_timeout)
+    if kind == "pbrain":
+        if game.name != "gomoku":
+            raise ValueError(f"{spec}: a pbrain engine plays Gomoku, not {game.name}")
+        return PbrainAgent(name, _argv(arg, spec), move_timeout)
+    if kind == "gomokubench":
+        return GomokubenchAgent(arg or "standard", seed)
+    path, _, v = spec.partition("@")
+    if not Path(path).is_file():
+        raise ValueError(f"bad player {spec!r}: not a net file, nor random, uniform:V, mcts:N, gnugo:L, "
+                         f"gtp:COMMAND, pbrain:COMMAND or gomokubench:LEVEL")
+    return _net_agent(name, path, _count(v, spec) if v else visits, seed, device)
+
+
+def _count(text: str, spec: str, lo: int = 1) -> int:
+    if not text.isdigit() or int(text) < lo:
+        raise ValueError(f"bad player {spec!r}: expected a whole number >= {lo} after the colon")
+    return int(text)
+
+
+def _argv(text: str, spec: str) -> list[str]:
+    argv = shlex.split(text)
+    if not argv:
+        raise ValueError(f"bad player {spec!r}: empty command line")
+    return argv
+
+
+def _net_agent(name: str, path: str, visits: int, seed: int | None, device: str) -> SearchAgent:
+    net, meta = load_net(path, device=device)
+
+    def make_net_player(g: Game):
+        if net.size != g.size:
+            raise ValueError(f"net {path} is for {net.size}x{net.size}, the match is {g.size}x{g.size}")
+        return SearchPlayer(g, NetEvaluator(net), visits=visits, seed=seed)
+
+    return SearchAgent(name, make_net_player)

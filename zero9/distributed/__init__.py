@@ -1,0 +1,1 @@
+"""Training together over a network: the Leela Zero style server, its client and trainer."""

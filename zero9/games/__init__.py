@@ -1,0 +1,93 @@
+"""Games: the rules, as instances. ``make_game('go', 9)`` or ``make_game('gomoku', 15)``.
+
+The interface every other layer uses is in :mod:`zero9.games.game` (read its
+vocabulary first); this package re-exports it, so ``from zero9.games import
+BLACK, Position, make_game`` is all a caller needs. The rule sets are
+:mod:`zero9.games.go` (the fast bitboard engine every command plays on),
+:mod:`zero9.games.go_simple` (the same rules in plain Python, for reading) and
+:mod:`zero9.games.gomoku`; :mod:`zero9.games.sgf` reads and writes game records.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from zero9.games.game import (
+    BLACK,
+    COLOUR_NAMES,
+    COLUMN_LETTERS,
+    EMPTY,
+    WHITE,
+    Game,
+    IllegalMove,
+    Position,
+    actions_played,
+    line_of_play,
+    opponent,
+    parse_colour,
+    play_moves,
+    point_to_vertex,
+    replay,
+    vertex_to_point,
+)
+from zero9.games.go import Go
+from zero9.games.gomoku import Gomoku
+
+
+def make_game(game: str = "go", size: int | None = None, **params: Any) -> Game:
+    """Build a game by name: ``make_game('go', 9, komi=7.5)``, ``make_game('gomoku', 15, connect=5)``.
+
+    Unknown names raise ValueError. ``size`` defaults to 9 for Go and 15 for Gomoku.
+    """
+    name = game.strip().lower()
+    if name == "go":
+        return Go(size=9 if size is None else size, **params)
+    if name == "gomoku":
+        return Gomoku(size=15 if size is None else size, **params)
+    raise ValueError(f"unknown game {game!r}: expected 'go' or 'gomoku'")
+
+
+def add_game_arguments(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
+    """``--game``, ``--size``, ``--komi`` and ``--connect``: every command's way to name a game."""
+    parser.add_argument("--game", default="go", choices=["go", "gomoku"], help="the rules (default go)")
+    parser.add_argument("--size", type=int, default=None, help="board size (default 9 for Go, 15 for Gomoku)")
+    parser.add_argument("--komi", type=float, default=None, help="Go: komi (default 7.5)")
+    parser.add_argument("--connect", type=int, default=None,
+                        help="Gomoku: stones in a row to win (default 5)")
+
+
+def game_from_args(args: argparse.Namespace, size: int | None = None) -> Game:
+    """The game that :func:`add_game_arguments`' options name (``size``, when given, instead of
+    ``--size``); ValueError for an option of the other game."""
+    if args.game != "go" and args.komi is not None:
+        raise ValueError("--komi is for Go only")
+    if args.game != "gomoku" and args.connect is not None:
+        raise ValueError("--connect is for Gomoku only")
+    params = {k: v for k, v in (("komi", args.komi), ("connect", args.connect)) if v is not None}
+    return make_game(args.game, size or args.size, **params)
+
+
+__all__ = [
+    "BLACK",
+    "EMPTY",
+    "WHITE",
+    "COLOUR_NAMES",
+    "COLUMN_LETTERS",
+    "Game",
+    "IllegalMove",
+    "Position",
+    "actions_played",
+    "line_of_play",
+    "opponent",
+    "parse_colour",
+    "play_moves",
+    "point_to_vertex",
+    "replay",
+    "vertex_to_point",
+    "Go",
+    "Gomoku",
+    "add_game_arguments",
+    "game_from_args",
+    "make_game",
+]

@@ -1,0 +1,587 @@
+"""``zero9 autotrain``: the resumable loop that turns a random net into a strong one.
+
+One **round** (generation ``g``, counted from 0):
+
+1. **self-play**: the best net plays ``--games-per-gen`` games; each finished game is a
+   record under ``chunks/gen{g}/`` (:mod:`zero9.learn.selfplay`).
+2. **train**: the trainer's latest net learns ``--steps`` steps on the newest window
+   (:mod:`zero9.learn.train`); the result is the **candidate**, saved as
+   ``nets/<hash>.pt`` (with optimizer state) and, for Go, ``nets/<hash>.txt.gz``.
+3. **gate** (``--gate``, off by default like leelaz-ninenine): the candidate plays
+   the best net under SPRT (elo0 = 0, elo1 = 35, alpha = beta = 0.05, the Leela Zero
+   server's test) for at most ``--gate-games``; it is **promoted** if H1 is accepted
+   (or, when the games run out undecided, if it scored at least 55%). Without
+   gating every candidate is promoted. The trainer always continues from its own
+   latest net (Leela Zero's trainer does too); gating only decides which net plays.
+4. **rate**: the candidate plays ``--eval-games`` against the previous candidate and
+   against each **anchor** (``random`` = 0 Elo, the pure-MCTS ladder ``mcts:N``,
+   and for Go ``gnugo`` when installed); every game is appended to
+   ``ratings/games.jsonl`` and :func:`zero9.arena.elo.bayeselo` refits ``ratings/ratings.json``.
+
+Until ``--generations`` rounds are done, ``--hours`` have passed, or Ctrl-C.
+
+**Resuming**: the run directory (``--dir``) holds the config; rerunning the same
+command continues. Each step is idempotent against what is on disk: self-play
+plays only the games a round still lacks (records are counted, not remembered);
+training resumes from ``nets/train_state.pt``; a saved candidate is not retrained
+(``status.json`` names it before the gate); rating and gate games are appended
+one by one with their round and opponent, and only the missing ones are played.
+``status.json`` is rewritten atomically after the files it describes. The game
+and net shape are fixed when the run is created (a different ``--game``,
+``--size``, ``--blocks`` ... on a rerun is an error); every other option is taken
+from the command line of each invocation.
+
+**Ray** (``--ray auto|ADDRESS``, :mod:`zero9.learn.raypool`): self-play and rating games
+run on actors across a cluster's nodes; this process still writes every file, so a
+run switches between local and Ray mode and resumes either way (``docs/ray.md``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import shutil
+import signal
+import time
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from zero9.arena.elo import bayeselo, sprt
+from zero9.arena.match import play_match_segments
+from zero9.games import add_game_arguments, game_from_args, make_game
+from zero9.learn.rundir import RunDir
+from zero9.learn.selfplay import (
+    WorkerPool,
+    add_selfplay_arguments,
+    config_summary,
+    play_selfplay,
+    selfplay_config,
+)
+from zero9.learn.train import ChunkCache, StateHolder, TrainOptions, clear_train_state, train_generation
+from zero9.nn.checkpoint import load_checkpoint, load_net, save_checkpoint
+from zero9.nn.net import make_net, resolve_device
+from zero9.nn.weights import save_lz_weights
+from zero9.util.files import append_jsonl, atomic_save_with, atomic_write_json, read_json, read_jsonl
+
+CONFIG_VERSION = 1
+IDENTITY_KEYS = ("game", "net")  # fixed at creation; a rerun that disagrees is an error
+GATE_ELO0, GATE_ELO1, GATE_ALPHA, GATE_BETA = 0.0, 35.0, 0.05, 0.05
+GATE_FALLBACK_SCORE = 0.55
+PLOT_EVERY_S = 60.0  # redraw the plots at most this often (and when the loop stops)
+
+
+# --------------------------------------------------------------------------------------
+# options
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--dir", required=True, help="run directory (created, or resumed if it exists)")
+    g = parser.add_argument_group("game and net (fixed when the run is created)")
+    add_game_arguments(g)
+    g.add_argument("--blocks", type=int, default=6, help="residual blocks")
+    g.add_argument("--filters", type=int, default=32, help="filters per conv")
+    g.add_argument("--ownership", action=argparse.BooleanOptionalAction, default=None,
+                   help="Go: KataGo's ownership head as an auxiliary target (default: on for Go; it won "
+                        "33-7 at equal compute, docs/training-the-shipped-nets.md)")
+    g.add_argument("--init-from", default=None, metavar="NET",
+                   help="start from this net's conv tower (heads rebuilt when the board differs)")
+    loop = parser.add_argument_group("loop")
+    loop.add_argument("--generations", type=int, default=None, help="stop after this many rounds in all")
+    loop.add_argument("--hours", type=float, default=None, help="stop after this many hours")
+    loop.add_argument("--games-per-gen", type=int, default=200, help="self-play games per round")
+    loop.add_argument("--device", default="auto", help="auto, cpu or cuda")
+    loop.add_argument("--seed", type=int, default=None)
+    loop.add_argument("--gate", action="store_true", help="promote only candidates that pass an SPRT match")
+    loop.add_argument("--gate-games", type=int, default=100, help="most games of a gating match")
+    loop.add_argument("--eval-games", type=int, default=10,
+                      help="rating games per opponent per round (0: no rating)")
+    loop.add_argument("--eval-visits", type=int, default=None,
+                      help="net visits in rating/gate games (default --visits)")
+    loop.add_argument("--anchors", default=None,
+                      help="comma-separated anchors: random, mcts:N (pure MCTS, N playouts), gnugo[:level] "
+                           "(default: random,mcts:100 ; Go adds gnugo:1 when installed)")
+    loop.add_argument("--no-plots", action="store_true",
+                      help="draw no plots (else: after a round, at most once a minute, and at the end)")
+    loop.add_argument("--ray", default=None, metavar="auto|ADDRESS",
+                      help="self-play and rating games on a Ray cluster (auto: the running one, else a local "
+                           "one); --workers is then actors per node (0: one per CPU). See docs/ray.md")
+    loop.add_argument("--threads", type=int, default=0,
+                      help="torch CPU threads per process (0: training 1 for small nets, else one per core; "
+                           "self-play workers share the cores)")
+    tr = parser.add_argument_group("training")
+    tr.add_argument("--steps", type=int, default=1000, help="training steps per round")
+    tr.add_argument("--batch-size", type=int, default=256)
+    tr.add_argument("--lr", type=float, default=None, help="learning rate (default 0.02 SGD, 0.002 Adam)")
+    tr.add_argument("--optimizer", default="sgd", choices=["sgd", "adam"])
+    tr.add_argument("--window", type=float, default=0.2, help="share of newest positions to train on")
+    tr.add_argument("--window-min", type=int, default=10_000, help="window at least this many positions")
+    tr.add_argument("--window-max", type=int, default=500_000, help="window at most this many positions")
+    tr.add_argument("--downsample", type=int, default=0, help="keep 1 position in N (0: automatic)")
+    tr.add_argument("--warmup", type=int, default=-1, help="warm-up steps of the run (-1: min(200, steps/4))")
+    # Playout cap randomisation is on in the loop (None: 0.25 with PUCT, off with --gumbel): at equal
+    # compute it beat full searches on every move 36-4 (docs/runs/ab, 9x9 Gomoku, 8 minutes each).
+    add_selfplay_arguments(parser, {"pcr": None})
+
+
+def train_options(args: argparse.Namespace) -> TrainOptions:
+    lr = args.lr if args.lr is not None else (0.02 if args.optimizer == "sgd" else 0.002)
+    return TrainOptions(steps=args.steps, batch_size=args.batch_size, lr=lr, optimizer=args.optimizer,
+                        window=args.window, window_min=args.window_min, window_max=args.window_max,
+                        downsample=args.downsample, warmup=args.warmup, seed=args.seed, device=args.device)
+
+
+def identity_config(args: argparse.Namespace) -> dict[str, Any]:
+    """The parts of the config a run keeps for life: the game and the net's shape."""
+    if args.ownership and args.game != "go":
+        raise ValueError("--ownership is for Go only")
+    ownership = args.game == "go" if args.ownership is None else args.ownership
+    game = game_from_args(args)
+    net = {"blocks": args.blocks, "filters": args.filters, "ownership": ownership}
+    return {"game": game.to_dict(), "net": net}
+
+
+def check_config(stored: dict, wanted: dict, root: Path) -> None:
+    for key in IDENTITY_KEYS:
+        if stored.get(key) != wanted.get(key):
+            raise ValueError(f"run directory {root} was created with {key} {json.dumps(stored.get(key))}, "
+                             f"but this command asks for {json.dumps(wanted.get(key))}: use another --dir, "
+                             f"or repeat the original options")
+
+
+# --------------------------------------------------------------------------------------
+# the loop
+
+
+class AutoTrain:
+    """One invocation of the loop over a run directory (see the module docstring)."""
+
+    def __init__(self, args: argparse.Namespace):
+        self.args = args
+        self.run_dir = RunDir(args.dir)
+        self.device = str(resolve_device(args.device))
+        if self.run_dir.exists():
+            stored = self.run_dir.config()
+            if args.ownership is None:  # the default is the run's own: older Go runs have no ownership head
+                args.ownership = stored.get("net", {}).get("ownership", False)
+            check_config(stored, identity_config(args), self.run_dir.root)
+            self.config = stored
+        else:
+            self.config = dict(identity_config(args), version=CONFIG_VERSION, created=time.time())
+        self.game = make_game(**self.config["game"])
+        self.selfplay = selfplay_config(args)
+        self.train_opts = train_options(args)
+        self.chunk_cache = ChunkCache()  # the window's chunks stay read from one round to the next
+        self.last_plot = -math.inf
+        self.started = time.monotonic()
+        self.set_threads()
+        self.sgf = not args.no_sgf
+
+    def set_threads(self) -> None:
+        if self.device != "cpu":
+            return
+        shape = self.config["net"]
+        small = shape["blocks"] * shape["filters"] <= 256  # measured: threads only fight on tiny convs
+        threads = self.args.threads or (1 if small else os.cpu_count() or 1)
+        torch.set_num_threads(threads)
+
+    # --- setup -------------------------------------------------------------------------
+    def prepare(self) -> None:
+        """Create the run directory (first time) and the generation-0 net; sweep crash leftovers."""
+        rd = self.run_dir
+        rd.root.mkdir(parents=True, exist_ok=True)
+        swept = rd.sweep_temp_files()
+        if swept:
+            print(f"removed {swept} half-written temporary file(s) left by an interrupted run")
+        config = dict(self.config)
+        config["last_command"] = {k: v for k, v in vars(self.args).items() if _jsonable(v)}
+        atomic_write_json(rd.config_path, config)
+        status = rd.status()
+        if not status.get("best"):
+            net_hash = self.initial_net()
+            status = rd.write_status(generation=0, promoted=0, best=net_hash, trainer=net_hash,
+                                     wall_seconds=status.get("wall_seconds", 0.0), global_step=0,
+                                     **self.game_counts())
+            append_jsonl(rd.events_log, {"event": "created", "net": net_hash, "time": time.time()})
+        self.wall_base = float(status.get("wall_seconds", 0.0))
+
+    def initial_net(self) -> str:
+
+        if self.args.seed is not None:
+            torch.manual_seed(self.args.seed)
+        shape = self.config["net"]
+        net = make_net(self.game, shape["blocks"], shape["filters"], ownership=shape["ownership"])
+        if self.args.init_from:
+            transplant_tower(net, self.args.init_from)
+        meta = save_checkpoint(self.run_dir.nets_dir / ".initial.pt", net, {"game": self.game.to_dict(),
+                                                                           "generation": 0})
+        os.replace(self.run_dir.nets_dir / ".initial.pt", self.run_dir.net_path(meta["hash"]))
+        self.write_lz_weights(net, meta["hash"])
+        print(f"created {self.run_dir.root}: {self.game.to_dict()}, net {shape['blocks']}x{shape['filters']} "
+              f"{meta['hash']}")
+        return meta["hash"]
+
+    def write_lz_weights(self, net, net_hash: str) -> None:
+        if self.game.name != "go":
+            return  # Leela Zero's text format is a Go format; Gomoku nets live in .pt only
+
+        atomic_save_with(self.run_dir.lz_weights_path(net_hash),
+                         lambda tmp: save_lz_weights(net, tmp, drop_ownership=True))
+
+    # --- the loop ------------------------------------------------------------------------
+    def run(self) -> int:
+        self.prepare()
+        if self.args.ray:
+            from zero9.learn.raypool import RayPool  # imports ray: only with --ray
+
+            pool = RayPool(self.args.ray, workers=self.args.workers)
+        else:
+            workers = self.args.workers or os.cpu_count() or 1
+            shared = max(1, (os.cpu_count() or 1) // workers) if self.device == "cpu" else 1
+            threads = self.args.threads or shared
+            pool = WorkerPool(0 if workers == 1 else workers, threads)
+        with pool as self.pool:
+            try:
+                self.loop()
+            finally:
+                if not self.args.no_plots:
+                    self.plot()
+        self.save_wall()
+        return 0
+
+    def loop(self) -> None:
+        rd = self.run_dir
+        while True:
+            status = rd.status()
+            g = int(status["generation"])
+            if self.args.generations is not None and g >= self.args.generations:
+                print(f"done: {g} generations in {rd.root}")
+                break
+            if self.out_of_time():
+                print(f"--hours {self.args.hours} reached at generation {g}")
+                break
+            self.round(g)
+
+    def out_of_time(self) -> bool:
+        return self.args.hours is not None and time.monotonic() - self.started >= self.args.hours * 3600
+
+    def game_counts(self) -> dict[str, Any]:
+        """status.json's game counts: all games played, and per generation (kept when chunks are pruned)."""
+        ledger = self.run_dir.games_ledger()
+        return {"games": sum(ledger.values()), "games_by_generation": {str(g): n for g, n in ledger.items()}}
+
+    def wall_seconds(self) -> float:
+        return self.wall_base + time.monotonic() - self.started
+
+    def save_wall(self) -> None:
+        self.run_dir.write_status(wall_seconds=self.wall_seconds())
+
+    def round(self, g: int) -> None:
+        rd = self.run_dir
+        status = rd.status()
+        print(f"=== generation {g}: best {status['best']}, {self.game_counts()['games']} games so far ===")
+        seconds = {}  # where the round's wall time went, for events.jsonl
+        clock = time.monotonic()
+
+        def lap(phase: str) -> None:
+            nonlocal clock
+            now = time.monotonic()
+            seconds[phase] = round(now - clock, 2)
+            clock = now
+
+        self.play_round(g, status["best"])
+        lap("selfplay")
+        status = rd.status()
+        candidate = status.get("candidate")
+        if not candidate or status.get("candidate_generation") != g + 1:
+            candidate = self.train_round(g, status)
+        lap("train")
+        promoted = self.gate(g, candidate, status["best"]) if self.args.gate else True
+        lap("gate")
+        self.rate(g + 1, candidate, status.get("trainer"))
+        lap("rate")
+        status = rd.status()
+        new_best = candidate if promoted else status["best"]
+        status = rd.write_status(generation=g + 1, best=new_best, trainer=candidate, candidate=None,
+                                 candidate_generation=None,
+                                 promoted=int(status.get("promoted", 0)) + bool(promoted),
+                                 wall_seconds=self.wall_seconds(), **self.game_counts())
+        if not self.args.no_plots and time.monotonic() - self.last_plot >= PLOT_EVERY_S:
+            self.plot()
+        lap("other")
+        append_jsonl(rd.events_log, {"event": "promoted" if promoted else "rejected", "generation": g + 1,
+                                     "net": candidate, "time": time.time(), "games": status["games"],
+                                     "seconds": seconds})
+
+    def play_round(self, g: int, best: str) -> None:
+        rd = self.run_dir
+        have = rd.count_games(g)
+        need = self.args.games_per_gen - have
+        if need <= 0:
+            return
+        if have:
+            print(f"generation {g} has {have} games on disk; playing the remaining {need}")
+        cfg = self.selfplay
+        seed = None if self.args.seed is None else self.args.seed * 100_003 + g * 1009 + have
+        cfg = type(cfg)(**{**cfg.__dict__, "seed": seed})
+        options = config_summary(cfg)
+        play = getattr(self.pool, "play_selfplay", play_selfplay)  # a Ray pool plays rounds its own way
+        stats = play(rd.net_path(best), need, cfg, rd.gen_chunks_dir(g),
+                     rd.gen_sgf_dir(g) if self.sgf else None, pool=self.pool,
+                     device=self.device, progress=True, options=options,
+                     lz_dir=rd.root / "lz_chunks" / f"gen{g:04d}" if self.args.lz_chunks else None)
+        counts = self.game_counts()
+        row = {"generation": g, "net": best, "time": time.time(), "wall_seconds": self.wall_seconds(),
+               "total_games": counts["games"]}
+        row.update(stats.as_dict())
+        if hasattr(self.pool, "lost"):  # Ray: actors now, and actors lost (and replaced) so far
+            row.update(ray_actors=self.pool.size, ray_lost=self.pool.lost)
+        append_jsonl(rd.selfplay_log, row)
+        rd.write_status(wall_seconds=self.wall_seconds(), **counts)
+        print(f"self-play gen {g}: {stats.games} games in {stats.seconds:.0f}s, "
+              f"{row['moves_per_s']:.1f} moves/s, "
+              f"{row['evals_per_s']:.0f} evals/s, mean length {row['mean_length']:.1f}, results {stats.wins}")
+
+    def train_round(self, g: int, status: dict) -> str:
+        rd = self.run_dir
+        trainer = status.get("trainer") or status["best"]
+        ckpt = load_checkpoint(rd.net_path(trainer), self.device)
+        net, meta = ckpt.net, ckpt.meta
+        global_step = int(status.get("global_step", 0))
+        opts = self.train_opts
+        if ckpt.optimizer_state is not None and ckpt.meta.get("optimizer") not in (None, opts.optimizer):
+            print(f"optimizer changed from {ckpt.meta.get('optimizer')} to {opts.optimizer}: "
+                  "fresh optimizer state")
+            ckpt.optimizer_state = None
+        result = train_generation(rd, net, meta, opts, generation=g, optimizer_state=ckpt.optimizer_state,
+                                  global_step=global_step, cache=self.chunk_cache)
+        optimizer = StateHolder(result.optimizer_state)
+        new_meta = save_checkpoint(rd.nets_dir / ".candidate.pt", result.net,
+                                   {"game": self.game.to_dict(), "generation": g + 1, "parent": trainer,
+                                    "step": result.global_step, "optimizer": opts.optimizer,
+                                    "train": result.last_train, "test": result.last_test}, optimizer)
+        # named by the hash only known after saving, so save then rename (still atomic)
+        os.replace(rd.nets_dir / ".candidate.pt", rd.net_path(new_meta["hash"]))
+        self.write_lz_weights(result.net, new_meta["hash"])
+        rd.write_status(candidate=new_meta["hash"], candidate_generation=g + 1,
+                        global_step=result.global_step)
+        clear_train_state(rd)
+        test = result.last_test or {}
+        nan = float("nan")
+        print(f"trained generation {g + 1}: {new_meta['hash']}, test loss {test.get('total', nan):.4f} "
+              f"(policy {test.get('policy_loss', nan):.4f}, value {test.get('value_loss', nan):.4f})")
+        return new_meta["hash"]
+
+    # --- matches -----------------------------------------------------------------------
+    def eval_visits(self) -> int:
+        return self.args.eval_visits or self.args.visits
+
+    def gate(self, g: int, candidate: str, best: str) -> bool:
+        rd = self.run_dir
+        key = f"gate-{g + 1}"
+        games = [r for r in read_jsonl(rd.logs_dir / "gate.jsonl") if r.get("key") == key]
+        decision = None
+        while True:
+            w = sum(r["score"] == 1 for r in games)
+            losses = sum(r["score"] == 0 for r in games)
+            d = len(games) - w - losses
+            llr, lower, upper, decision = sprt(w, losses, d, GATE_ELO0, GATE_ELO1, GATE_ALPHA, GATE_BETA)
+            if decision is not None or len(games) >= self.args.gate_games:
+                break
+            batch = min(2, self.args.gate_games - len(games))
+            for score in self.play_match(f"net:{candidate}", f"net:{best}", batch, first_index=len(games)):
+                row = {"key": key, "score": score, "time": time.time()}
+                append_jsonl(rd.logs_dir / "gate.jsonl", row)
+                games.append(row)
+        score = (w + 0.5 * d) / max(1, len(games))
+        promoted = decision == "H1" or (decision is None and score >= GATE_FALLBACK_SCORE)
+        print(f"gate: candidate {candidate} vs best {best}: +{w} -{losses} ={d}, llr {llr:.2f} "
+              f"[{lower:.2f}, {upper:.2f}] -> {'promoted' if promoted else 'rejected'}")
+        return promoted
+
+    def anchors(self) -> list[str]:
+        if self.args.anchors is not None:
+            return [a.strip() for a in self.args.anchors.split(",") if a.strip()]
+        found = ["random", "mcts:100"]
+        if self.game.name == "go" and _gnugo_path():
+            found.append("gnugo:1")
+        return found
+
+    def rate(self, generation: int, candidate: str, previous: str | None) -> None:
+        """Rating games for a new net vs its predecessor and the anchors; refit ratings.json."""
+        n = self.args.eval_games
+        if n <= 0:
+            return
+        rd = self.run_dir
+        name = f"gen{generation:04d}-{candidate}"
+        opponents = list(self.anchors())
+        prev_name = self.net_names().get(previous) if previous else None
+        if prev_name:
+            opponents.insert(0, prev_name)
+        existing = read_jsonl(rd.rating_games)
+        todo = []  # (opponent, its spec, games still to play, first game index)
+        for opp in opponents:
+            done = sum(r["a"] == name and r["b"] == opp for r in existing)
+            if done < n:
+                opp_spec = f"net:{opp.split('-', 1)[1]}" if opp.startswith("gen") else opp
+                todo.append((opp, opp_spec, n - done, done))
+        # All opponents at once: the games are dealt over the workers instead of one match after another.
+        results = self.play_matches([(f"net:{candidate}", spec, k, first) for _, spec, k, first in todo])
+        for (opp, *_), scores in zip(todo, results, strict=True):
+            for score in scores:
+                append_jsonl(rd.rating_games, {"a": name, "b": opp, "score": score, "generation": generation,
+                                               "time": time.time()})
+        self.fit_ratings()
+
+    def net_names(self) -> dict[str, str]:
+        """net hash -> its rating name, from the rating games played so far."""
+        names = {}
+        for r in read_jsonl(self.run_dir.rating_games):
+            for key in ("a", "b"):
+                if r[key].startswith("gen"):
+                    names[r[key].split("-", 1)[1]] = r[key]
+        return names
+
+    def fit_ratings(self) -> None:
+        rd = self.run_dir
+        rows = read_jsonl(rd.rating_games)
+        if not rows:
+            return
+        games = [(r["a"], r["b"], float(r["score"])) for r in rows]
+        anchor = "random" if any("random" in (a, b) for a, b, _ in games) else None
+        ratings = bayeselo(games, anchor=anchor) if anchor else bayeselo(games, anchor=games[0][0])
+        gens = []
+        status = rd.status()
+        old = read_json(rd.ratings_path, default={}) or {}
+        history = {g["name"]: g for g in old.get("generations", [])}
+        for name, (elo, lo, hi) in sorted(ratings.items()):
+            if not name.startswith("gen"):
+                continue
+            gen = int(name[3:7])
+            entry = history.get(name, {"name": name, "generation": gen,
+                                       "wall_seconds": self.wall_seconds(), "games": status.get("games", 0)})
+            entry.update({"elo": _finite(elo), "lo": _finite(lo), "hi": _finite(hi)})
+            gens.append(entry)
+        anchors = {k: _finite(v[0]) for k, v in ratings.items() if not k.startswith("gen")}
+        atomic_write_json(rd.ratings_path, {
+            "ratings": {k: [_finite(x) for x in v] for k, v in ratings.items()},
+            "anchors": anchors, "generations": sorted(gens, key=lambda e: e["generation"]),
+            "games": len(games), "updated": time.time()})
+        last = gens[-1] if gens else None
+        if last:
+            print(f"rating: {last['name']} {last['elo']:.0f} Elo [{last['lo']:.0f}, {last['hi']:.0f}] "
+                  f"(random = 0; anchors {', '.join(f'{k} {v:.0f}' for k, v in anchors.items())})")
+
+    def play_match(self, a: str, b: str, games: int, first_index: int = 0) -> list[float]:
+        """Scores (1, 0.5, 0) of player ``a`` against ``b``, colours alternating by game index."""
+        return self.play_matches([(a, b, games, first_index)])[0]
+
+    def play_matches(self, matches: list[tuple[str, str, int, int]]) -> list[list[float]]:
+        """Player A's scores for each match ``(a, b, games, first_index)``, all played at once.
+
+        The games of all matches, in order, are cut into one contiguous block per pool
+        worker; a block plays its games as segments (runs of one match's game indices),
+        so each worker loads each player once.
+        """
+
+        games = [(k, i) for k, (_, _, n, first) in enumerate(matches) for i in range(first, first + n)]
+        scores: list[list[float]] = [[] for _ in matches]
+        if not games:
+            return scores
+        blocks = min(self.pool.size, len(games))
+        bounds = [len(games) * w // blocks for w in range(blocks + 1)]
+        calls, owners = [], []  # owners[c]: the match of each segment of call c
+        for w in range(blocks):
+            segments: list[dict[str, Any]] = []
+            keys: list[int] = []
+            for k, i in games[bounds[w]:bounds[w + 1]]:
+                last = segments[-1] if segments else None
+                if last and keys[-1] == k and last["first_index"] + last["games"] == i:
+                    last["games"] += 1
+                    continue
+                seed = None if self.args.seed is None else self.args.seed * 7919 + i
+                a, b = matches[k][0], matches[k][1]
+                segments.append({"spec_a": self.player_spec(a), "spec_b": self.player_spec(b), "games": 1,
+                                 "first_index": i, "seed": seed, "device": self.device})
+                keys.append(k)
+            calls.append((play_match_segments, {"game": self.game, "segments": segments}))
+            owners.append(keys)
+        for keys, parts in zip(owners, self.pool.call_all(calls), strict=True):
+            for k, part in zip(keys, parts, strict=True):
+                scores[k].extend(part)
+        return scores
+
+    def player_spec(self, spec: str) -> dict[str, Any]:
+        if spec.startswith("net:"):
+            return {"kind": "net", "path": str(self.run_dir.net_path(spec[4:])), "visits": self.eval_visits(),
+                    "device": self.device}
+        return {"kind": spec}
+
+    def plot(self) -> None:
+        self.last_plot = time.monotonic()
+        try:
+            from zero9.learn.plot import plot_run
+
+            plot_run(self.run_dir)
+        except ImportError:
+            pass  # matplotlib missing: plots are optional on training machines
+
+
+def transplant_tower(net, path: str) -> None:
+    """Copy the input block and residual tower of the net at ``path`` into ``net`` (heads stay fresh).
+
+    Convolutions do not care about the board size, so a 7x7 tower starts a 9x9 run;
+    the heads' fully connected layers do, so they are rebuilt.
+    """
+
+    source, _ = load_net(path, device="cpu")
+    src, dst = source.config, net.config
+    if src["filters"] != dst["filters"] or src["in_planes"] != dst["in_planes"]:
+        raise ValueError(f"--init-from {path}: its tower ({src['filters']} filters, {src['in_planes']} input "
+                         f"planes) does not fit {dst['filters']} filters, {dst['in_planes']} planes")
+    own = net.state_dict()
+    copied = 0
+    for key, value in source.state_dict().items():
+        if key.startswith(("input_block.", "tower.")) and key in own and own[key].shape == value.shape:
+            own[key] = value
+            copied += 1
+    net.load_state_dict(own)
+    print(f"--init-from {path}: copied {copied} tower tensors; heads start fresh")
+
+
+def _gnugo_path() -> str | None:
+    return shutil.which("gnugo") or ("/usr/games/gnugo" if os.path.exists("/usr/games/gnugo") else None)
+
+
+def _finite(x: float) -> float:
+    return float(x) if math.isfinite(x) else (9999.0 if x > 0 else -9999.0)
+
+
+def _jsonable(v: Any) -> bool:
+    try:
+        json.dumps(v)
+    except TypeError:
+        return False
+    return True
+
+
+def _interrupt(signum, frame) -> None:
+    raise KeyboardInterrupt
+
+
+def run(args: argparse.Namespace) -> int:
+    loop = AutoTrain(args)
+    previous = signal.getsignal(signal.SIGTERM)
+    signal.signal(signal.SIGTERM, _interrupt)  # a polite kill saves the wall clock like Ctrl-C
+    try:
+        return loop.run()
+    except KeyboardInterrupt:
+        if hasattr(loop, "wall_base"):
+            loop.save_wall()
+        print(f"\ninterrupted: rerun the same command to continue {loop.run_dir.root}")
+        return 130
+    finally:
+        signal.signal(signal.SIGTERM, previous)

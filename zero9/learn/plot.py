@@ -1,0 +1,154 @@
+"""``zero9 plot RUN_DIR``: pictures of a run's progress, saved as PNGs in ``RUN_DIR/plots``.
+
+Vocabulary (the logs are described in ``docs/run-directory.md``):
+
+- **global step**: training steps summed over generations, the x axis of the loss plot.
+- **wall hours**: the run's accumulated wall time (``wall_seconds`` in its logs,
+  summed across restarts), the x axis of "Elo over time".
+- **false resignation**: in the share of self-play games where resigning was
+  disabled, a game in which the eventual winner's value once fell below the
+  resign threshold, i.e. a game it would have resigned and lost wrongly.
+
+matplotlib is imported here only, and only when plotting, so the self-play and
+training machines never need it.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from zero9.learn.rundir import RunDir
+from zero9.util.files import read_json, read_jsonl
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("run_dir", help="the run directory (--dir of zero9 autotrain)")
+    parser.add_argument("--out", default=None, help="folder for the PNGs (default RUN_DIR/plots)")
+
+
+def run(args: argparse.Namespace) -> int:
+    run_dir = RunDir(args.run_dir)
+    if not run_dir.root.is_dir():
+        raise ValueError(f"run directory {run_dir.root} does not exist")
+    written = plot_run(run_dir, out_dir=args.out)
+    for path in written:
+        print(path)
+    if not written:
+        print(f"nothing to plot yet in {run_dir.root}")
+    return 0
+
+
+def plot_run(run_dir: RunDir, out_dir: str | Path | None = None) -> list[Path]:
+    """Draw every plot there is data for; returns the PNG paths written."""
+    import matplotlib
+
+    matplotlib.use("Agg")  # no display needed: files only
+    out = Path(out_dir) if out_dir else run_dir.plots_dir
+    out.mkdir(parents=True, exist_ok=True)
+    written = []
+    for fn in (_plot_losses, _plot_elo, _plot_selfplay):
+        path = fn(run_dir, out)
+        if path is not None:
+            written.append(path)
+    return written
+
+
+def _dedup_train_rows(rows: list[dict]) -> list[dict]:
+    # A resumed training replays steps after its last saved state; keep the newest row per key.
+    keyed = {}
+    for r in rows:
+        keyed[(r.get("kind"), r.get("generation"), r.get("step"))] = r
+    return sorted(keyed.values(), key=lambda r: (r.get("global_step", 0), r.get("kind", "")))
+
+
+def _plot_losses(run_dir: RunDir, out: Path) -> Path | None:
+    import matplotlib.pyplot as plt
+
+    rows = _dedup_train_rows(read_jsonl(run_dir.train_log))
+    if not rows:
+        return None
+    fig, axes = plt.subplots(1, 3, figsize=(15, 4))
+    for kind, style in (("train", "-"), ("test", "o-")):
+        part = [r for r in rows if r.get("kind") == kind]
+        if not part:
+            continue
+        x = [r["global_step"] for r in part]
+        axes[0].plot(x, [r["policy_loss"] for r in part], style, label=f"{kind} policy", ms=3)
+        axes[0].plot(x, [r["value_loss"] for r in part], style, label=f"{kind} value", ms=3)
+        axes[1].plot(x, [r["total"] for r in part], style, label=f"{kind} total", ms=3)
+        axes[2].plot(x, [100 * r["accuracy"] for r in part], style, label=kind, ms=3)
+    axes[0].set_title("policy cross-entropy and value MSE")
+    axes[1].set_title("total loss (policy + value + L2)")
+    axes[2].set_title("policy top-1 accuracy (%)")
+    for ax in axes:
+        ax.set_xlabel("training step")
+        ax.grid(alpha=0.3)
+        ax.legend()
+    return _save(fig, out / "losses.png")
+
+
+def _plot_elo(run_dir: RunDir, out: Path) -> Path | None:
+    import matplotlib.pyplot as plt
+
+    ratings = read_json(run_dir.ratings_path, default=None)
+    gens = (ratings or {}).get("generations", [])
+    if not gens:
+        return None
+    fig, axes = plt.subplots(1, 2, figsize=(12, 4))
+    elo = [g["elo"] for g in gens]
+    err = [[g["elo"] - g["lo"] for g in gens], [g["hi"] - g["elo"] for g in gens]]
+    hours = [g.get("wall_seconds", 0) / 3600 for g in gens]
+    games = [g.get("games", 0) for g in gens]
+    axes[0].errorbar(hours, elo, yerr=err, fmt="o-", capsize=3)
+    axes[0].set_xlabel("wall time (hours)")
+    axes[1].errorbar(games, elo, yerr=err, fmt="o-", capsize=3)
+    axes[1].set_xlabel("self-play games")
+    anchors = (ratings or {}).get("anchors", {})
+    for ax in axes:
+        ax.set_ylabel("Elo (random = 0)")
+        ax.grid(alpha=0.3)
+        for name, value in anchors.items():
+            ax.axhline(value, ls=":", color="grey")
+            # x in axes fraction, y in data: the label stays inside the plot whatever the x range
+            ax.annotate(name, (0.01, value), xycoords=("axes fraction", "data"), fontsize=8,
+                        color="grey", va="bottom")
+    axes[0].set_title("strength over wall time")
+    axes[1].set_title("strength over self-play games")
+    return _save(fig, out / "elo.png")
+
+
+def _plot_selfplay(run_dir: RunDir, out: Path) -> Path | None:
+    import matplotlib.pyplot as plt
+
+    rows = read_jsonl(run_dir.selfplay_log)
+    if not rows:
+        return None
+    gens = [r["generation"] for r in rows]
+    fig, axes = plt.subplots(1, 3, figsize=(15, 4))
+    axes[0].plot(gens, [r.get("evals_per_s", 0) for r in rows], "o-", label="net evaluations/s")
+    axes[0].plot(gens, [r.get("moves_per_s", 0) for r in rows], "o-", label="moves/s")
+    axes[0].set_yscale("log")
+    axes[0].set_title("self-play speed")
+    axes[1].plot(gens, [r.get("mean_length", 0) for r in rows], "o-")
+    axes[1].set_title("mean game length (moves)")
+    rate = [
+        100 * r["false_resigns"] / r["no_resign_games"] if r.get("no_resign_games") else float("nan")
+        for r in rows
+    ]
+    axes[2].plot(gens, rate, "o-")
+    axes[2].set_title("false resignations (% of no-resign games)")
+    for ax in axes:
+        ax.set_xlabel("generation")
+        ax.grid(alpha=0.3)
+    axes[0].legend()
+    return _save(fig, out / "selfplay.png")
+
+
+def _save(fig, path: Path) -> Path:
+    import matplotlib.pyplot as plt
+
+    fig.tight_layout()
+    fig.savefig(path, dpi=90)
+    plt.close(fig)
+    return path

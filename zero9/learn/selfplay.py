@@ -1,0 +1,571 @@
+"""``zero9 selfplay``: play games with a net and write training chunks and SGFs.
+
+Vocabulary (search terms are :mod:`zero9.search.batched`'s: G games in flight, K leaves
+per tree per net call, full/fast moves, opening moves, no-resign games):
+
+- **worker**: one process running :func:`zero9.search.batched.play_games` with its own
+  copy of the net (``--workers W``, default one per core; each gets
+  ``cores // W`` torch threads so they do not fight). ``W = 1`` plays in-process.
+  On CUDA every worker holds its own model on the shared GPU; a single shared
+  inference process was not built (see ``docs/run-directory.md``).
+- **record**: one finished game written *as soon as it ends*, atomically: an npz
+  shard (:mod:`zero9.nn.chunks`) with its recorded positions (full-search moves only),
+  and an SGF beside it. The name ``{time_ns}-w{worker}-{seq}-{positions}p`` sorts in
+  creation order and tells the trainer the position count without opening the file.
+  Go shards always carry the ownership target (the final position's Tromp-Taylor
+  owners; after a resignation, of the resigned board), so a net with or without an
+  ownership head can learn from them. ``--lz-chunks`` also writes Leela Zero text
+  chunks (drawn games cannot be written there and are skipped) to ``lz_chunks/``.
+- **net evaluations**: positions the net actually computed (cache hits excluded);
+  **batch**: evaluations per net call.
+- **quota**: the games a worker plays; the main process splits ``--games`` among
+  workers, so a run of N games writes exactly N records.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import multiprocessing as mp
+import os
+import queue
+import threading
+import time
+import traceback
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from tqdm import tqdm
+
+from zero9.games import BLACK, EMPTY
+from zero9.games.sgf import save_sgf, write_sgf
+from zero9.nn import features
+from zero9.nn.checkpoint import game_from_meta, load_net
+from zero9.nn.chunks import ChunkData, ownership_target, write_lz_chunk, write_npz_shard
+from zero9.nn.net import resolve_device
+from zero9.search.batched import GameRecord, SelfPlayConfig, play_games
+from zero9.search.evaluator import NetEvaluator
+from zero9.search.puct import SearchConfig
+
+TICK_SECONDS = 1.0  # how often workers report their counters
+PCR_DEFAULT_SHARE = 0.25  # KataGo's share of full searches
+
+
+class StopSelfPlay(Exception):
+    """Raised inside a worker's evaluator when the main process asks it to stop."""
+
+
+# --------------------------------------------------------------------------------------
+# options
+
+
+def add_selfplay_arguments(parser: argparse.ArgumentParser, defaults: dict | None = None) -> None:
+    """The self-play options shared by ``zero9 selfplay`` and ``zero9 autotrain``."""
+    d = {"visits": 200, "workers": 0, "games_parallel": 32, "leaves": 8, "randomcnt": 8,
+         "resign_threshold": 0.05, "no_resign_share": 0.1, "pcr": 1.0, "fast_visits": 32,
+         "opening_moves": 0, "opening_visits": 16}
+    d.update(defaults or {})
+    g = parser.add_argument_group("self-play")
+    g.add_argument("--visits", type=int, default=d["visits"], help="visits per recorded move (LZ -v)")
+    g.add_argument("--workers", type=int, default=d["workers"], help="worker processes (0: one per core)")
+    g.add_argument("--games-parallel", type=int, default=d["games_parallel"],
+                   help="games in flight per worker (G)")
+    g.add_argument("--leaves", type=int, default=d["leaves"], help="leaves per game per net call (K)")
+    g.add_argument("--randomcnt", type=int, default=d["randomcnt"],
+                   help="first M moves chosen in proportion to visits (LZ -m)")
+    g.add_argument("--no-noise", action="store_true", help="no Dirichlet noise at the root")
+    g.add_argument("--resign-threshold", type=float, default=d["resign_threshold"],
+                   help="resign below this winrate (negative: never)")
+    g.add_argument("--no-resign-share", type=float, default=d["no_resign_share"],
+                   help="share of games that never resign (measures false resignations)")
+    pcr_default = "1" if d["pcr"] == 1.0 else "0.25; 1 with --gumbel or --visits <= --fast-visits"
+    g.add_argument("--pcr", type=float, default=d["pcr"], metavar="SHARE",
+                   help="playout cap randomisation: share of moves with a full, recorded search "
+                        f"(1 = off; default here: {pcr_default})")
+    g.add_argument("--fast-visits", type=int, default=d["fast_visits"], help="visits of PCR's fast moves")
+    g.add_argument("--opening-moves", type=int, default=d["opening_moves"],
+                   help="cheap random opening: unrecorded moves up to a random move number below this")
+    g.add_argument("--opening-visits", type=int, default=d["opening_visits"], help="visits of opening moves")
+    g.add_argument("--move-cap", type=int, default=None, help="stop games after this many moves")
+    g.add_argument("--gumbel", action="store_true", help="Gumbel root search instead of PUCT + noise")
+    g.add_argument("--gumbel-actions", type=int, default=16, help="root actions Gumbel search samples")
+    g.add_argument("--no-sgf", action="store_true", help="write no SGF files (sgfmill not needed)")
+    g.add_argument("--lz-chunks", action="store_true", help="also write Leela Zero text chunks (Go)")
+
+
+def selfplay_config(args: argparse.Namespace, seed: int | None = None) -> SelfPlayConfig:
+    """A :class:`SelfPlayConfig` from the parsed options; ValueError for impossible values."""
+
+    for name in ("visits", "games_parallel", "leaves", "fast_visits", "opening_visits"):
+        if getattr(args, name) < 1:
+            raise ValueError(f"--{name.replace('_', '-')} must be >= 1, got {getattr(args, name)}")
+    if args.pcr is None:  # autotrain's default: PCR for PUCT (it won its A/B), off for Gumbel (not measured)
+        args.pcr = 1.0 if args.gumbel or args.fast_visits >= args.visits else PCR_DEFAULT_SHARE
+    if not 0 < args.pcr <= 1:
+        raise ValueError(f"--pcr must be in (0, 1], got {args.pcr}")
+    if args.pcr < 1 and args.fast_visits >= args.visits:
+        raise ValueError(f"--fast-visits ({args.fast_visits}) must be below --visits ({args.visits}) "
+                         f"with --pcr {args.pcr:g}: fast moves are the cheap ones (--pcr 1 turns them off)")
+    if not 0 <= args.no_resign_share <= 1:
+        raise ValueError(f"--no-resign-share must be in [0, 1], got {args.no_resign_share}")
+    return SelfPlayConfig(
+        visits=args.visits,
+        parallel_games=args.games_parallel,
+        leaves_per_tree=args.leaves,
+        search=SearchConfig(noise=not args.no_noise),
+        randomcnt=args.randomcnt,
+        resign_threshold=None if args.resign_threshold < 0 else args.resign_threshold,
+        no_resign_share=args.no_resign_share,
+        full_search_share=args.pcr,
+        fast_visits=args.fast_visits,
+        opening_moves=args.opening_moves,
+        opening_visits=args.opening_visits,
+        move_cap=args.move_cap,
+        gumbel=args.gumbel,
+        gumbel_actions=args.gumbel_actions,
+        seed=seed,
+    )
+
+
+def config_summary(config: SelfPlayConfig) -> dict[str, Any]:
+    """The config as JSON-able options (for SGF roots and logs)."""
+    d = dataclasses.asdict(config)
+    d["search"] = dataclasses.asdict(config.search)
+    return d
+
+
+# --------------------------------------------------------------------------------------
+# records on disk
+
+
+def record_chunk(record: GameRecord):
+    """The recorded positions of a finished game as a :class:`zero9.nn.chunks.ChunkData`."""
+
+    game = record.game
+    moves = [m for m in record.moves if m.recorded]
+    size, actions = game.size, game.num_actions
+    to_play = np.array([m.position.to_play for m in moves], dtype=np.int8)
+    if moves:
+        planes = features.encode_batch([m.position for m in moves])
+        policy = np.stack([np.asarray(m.policy, dtype=np.float32) for m in moves])
+    else:
+        planes = np.zeros((0, features.num_planes(game), size, size), np.float32)
+        policy = np.zeros((0, actions), np.float32)
+    if record.winner == EMPTY:
+        value = np.zeros(len(moves), np.float32)
+    else:
+        value = np.where(to_play == record.winner, 1.0, -1.0).astype(np.float32)
+    ownership = None
+    if game.name == "go":
+        owners = np.asarray(record.final.ownership())
+        ownership = np.stack([ownership_target(owners, int(c)) for c in to_play]) if moves else \
+            np.zeros((0, size * size), np.int8)
+    return ChunkData(planes.astype(np.uint8) if np.all((planes == 0) | (planes == 1)) else planes,
+                     to_play, policy, value, ownership, game.to_dict(), {}, [])
+
+
+def sgf_text(record: GameRecord, net_hash: str, options: dict[str, Any]) -> str:
+    """The game as SGF with the net hash, options and result in the root."""
+
+    params = record.game.to_dict()
+    comment = json.dumps({"net": net_hash, "game": params, "options": options, "resigned": record.resigned,
+                          "no_resign": record.no_resign, "would_resign": record.would_resign}, sort_keys=True)
+    moves = [(m.position.to_play, m.action) for m in record.moves]
+    player = f"zero9 {net_hash}"
+    return write_sgf(record.game, moves, record.result or "?", properties={
+        "PB": player, "PW": player, "GN": f"zero9 self-play {net_hash} #{record.index}",
+        "PC": "zero9 self-play", "C": comment})
+
+
+def write_record(record: GameRecord, stem: str, chunk_dir: Path, sgf_dir: Path | None, net_hash: str,
+                 options: dict[str, Any], lz_dir: Path | None = None) -> Path:
+    """Write the shard (then the SGF, then the optional LZ chunk) of one game; returns the shard's path."""
+
+    data = record_chunk(record)
+    path = chunk_dir / f"{stem}-{len(data)}p.npz"
+    write_npz_shard(path, data, meta={"net": net_hash, "result": record.result})
+    if sgf_dir is not None:
+        save_sgf(sgf_dir / f"{stem}.sgf", sgf_text(record, net_hash, options))
+    if lz_dir is not None and record.game.name == "go" and record.winner != EMPTY and len(data):
+        write_lz_chunk(lz_dir / f"{stem}.gz", data)
+    return path
+
+
+# --------------------------------------------------------------------------------------
+# workers
+
+
+@dataclass
+class WorkerJob:
+    """Everything a worker needs; picklable for spawn."""
+
+    worker: int
+    net_path: str
+    device: str
+    games: int
+    config: SelfPlayConfig
+    chunk_dir: str
+    sgf_dir: str | None
+    lz_dir: str | None
+    threads: int
+    cache_size: int = 100_000
+    options: dict = field(default_factory=dict)
+
+
+class _CountingEvaluator:
+    """The NetEvaluator plus periodic counter reports and a stop check (see StopSelfPlay)."""
+
+    def __init__(self, inner, report, stop):
+        self.inner, self.report, self.stop = inner, report, stop
+        self.last = time.monotonic()
+        self.parent = os.getppid()
+
+    def evaluate(self, positions):
+        if self.stop is not None and self.stop.is_set():
+            raise StopSelfPlay
+        out = self.inner.evaluate(positions)
+        now = time.monotonic()
+        if now - self.last >= TICK_SECONDS:
+            self.last = now
+            if os.getppid() != self.parent:
+                raise StopSelfPlay  # the main process died (kill -9): an orphan must not play on
+            self.report()
+        return out
+
+    def counters(self) -> dict[str, float]:
+        e = self.inner
+        return {"evals": e.positions - e.cache_hits, "calls": e.calls, "requests": e.positions,
+                "net_seconds": e.net_seconds}
+
+
+def run_worker(job: WorkerJob, out_queue, stop=None) -> None:
+    """Play ``job.games`` games, writing each record at once and reporting to ``out_queue``.
+
+    Messages: ``("tick", worker, counters)``, ``("game", worker, summary, counters)``,
+    ``("done", worker, counters)`` or ``("error", worker, text)``.
+    """
+    try:
+        if job.threads > 0:
+            torch.set_num_threads(job.threads)
+        net, meta = load_net(job.net_path, device=job.device)
+        game = game_from_meta(meta)
+        inner = NetEvaluator(net, cache_size=job.cache_size, rng=np.random.default_rng(job.config.seed))
+
+        def report() -> None:
+            out_queue.put(("tick", job.worker, evaluator.counters()))
+
+        evaluator = _CountingEvaluator(inner, report, stop)
+        chunk_dir, sgf_dir = Path(job.chunk_dir), Path(job.sgf_dir) if job.sgf_dir else None
+        lz_dir = Path(job.lz_dir) if job.lz_dir else None
+        try:
+            for seq, record in enumerate(play_games(game, evaluator, job.games, job.config)):
+                stem = f"{time.time_ns():019d}-w{job.worker:02d}-{seq:05d}"
+                path = write_record(record, stem, chunk_dir, sgf_dir, meta["hash"], job.options, lz_dir)
+                out_queue.put(("game", job.worker, game_summary(record, path), evaluator.counters()))
+        except StopSelfPlay:
+            pass
+        out_queue.put(("done", job.worker, evaluator.counters()))
+    except BaseException as e:  # the main process must hear about it, not wait forever
+        out_queue.put(("error", job.worker, f"{type(e).__name__}: {e}\n{traceback.format_exc()}"))
+
+
+def game_summary(record: GameRecord, path: Path) -> dict[str, Any]:
+    return {"moves": len(record.moves), "recorded": sum(m.recorded for m in record.moves),
+            "result": record.result, "winner": record.winner, "resigned": record.resigned,
+            "no_resign": record.no_resign, "false_resign": record.false_resignation, "path": str(path)}
+
+
+# --------------------------------------------------------------------------------------
+# the worker pool: processes started once per command and reused for every round
+
+
+def _pool_main(worker: int, jobs, out_queue, stop, threads: int) -> None:
+    """A pool process: run jobs from ``jobs`` until ``None`` arrives or the parent dies."""
+
+    if threads > 0:
+        torch.set_num_threads(threads)
+    parent = os.getppid()
+    while True:
+        try:
+            item = jobs.get(timeout=1.0)
+        except queue.Empty:
+            if os.getppid() != parent:
+                return  # orphaned by a kill -9 of the main process
+            continue
+        if item is None:
+            return
+        kind, payload = item
+        if kind == "selfplay":
+            run_worker(payload, out_queue, stop)
+        elif kind == "call":
+            fn, kwargs = payload
+            try:
+                out_queue.put(("result", worker, fn(**kwargs)))
+            except BaseException as e:
+                out_queue.put(("error", worker, f"{type(e).__name__}: {e}\n{traceback.format_exc()}"))
+
+
+class WorkerPool:
+    """``workers`` spawned processes with ``threads`` torch threads each, kept for many rounds.
+
+    Starting a process costs a torch import (seconds on a busy machine), so the
+    autotrain loop starts its pool once. ``workers == 0`` means no processes: jobs
+    run in a thread of this process.
+    """
+
+    def __init__(self, workers: int, threads: int = 1):
+        self.workers, self.threads = workers, threads
+        self.ctx = mp.get_context("spawn")
+
+        if workers == 0:
+            self.out_queue, self.stop, self.job_queues, self.procs = queue.Queue(), threading.Event(), [], []
+            return
+        self.out_queue, self.stop = self.ctx.Queue(), self.ctx.Event()
+        self.job_queues = [self.ctx.Queue() for _ in range(workers)]
+        self.procs = [self.ctx.Process(target=_pool_main, args=(w, q, self.out_queue, self.stop, threads),
+                                       daemon=True) for w, q in enumerate(self.job_queues)]
+        for p in self.procs:
+            p.start()
+
+    @property
+    def size(self) -> int:
+        return max(1, self.workers)
+
+    def submit(self, worker: int, kind: str, payload) -> None:
+        if self.workers == 0:
+            if kind == "selfplay":
+                target, args = run_worker, (payload, self.out_queue, self.stop)
+            else:
+                fn, kwargs = payload
+                target, args = lambda: self.out_queue.put(("result", worker, fn(**kwargs))), ()
+            self._thread = threading.Thread(target=target, args=args, daemon=True)
+            self._thread.start()
+            return
+        self.job_queues[worker].put((kind, payload))
+
+    def alive(self) -> bool:
+        return self.workers == 0 or all(p.is_alive() for p in self.procs)
+
+    def call_all(self, calls: list[tuple]) -> list:
+        """Run ``fn(**kwargs)`` for each ``(fn, kwargs)`` (at most one per worker); results in order."""
+        if len(calls) > self.size:
+            raise ValueError(f"{len(calls)} calls for {self.size} workers")
+        self.stop.clear()
+        for w, call in enumerate(calls):
+            self.submit(w, "call", call)
+        results: dict[int, Any] = {}
+        while len(results) < len(calls):
+            try:
+                msg = self.out_queue.get(timeout=1.0)
+            except queue.Empty:
+                if not self.alive():
+                    raise RuntimeError("a worker process died") from None
+                continue
+            if msg[0] == "error":
+                raise RuntimeError(f"worker {msg[1]} failed: {msg[2]}")
+            if msg[0] == "result":
+                results[msg[1]] = msg[2]
+        return [results[w] for w in range(len(calls))]
+
+    def close(self) -> None:
+        self.stop.set()
+        for q in self.job_queues:
+            q.put(None)
+        for p in self.procs:
+            p.join(timeout=10)
+            if p.is_alive():
+                p.terminate()
+        self.procs = []
+
+    def __enter__(self) -> WorkerPool:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+# --------------------------------------------------------------------------------------
+# the main process
+
+
+@dataclass
+class SelfPlayStats:
+    games: int = 0
+    moves: int = 0
+    positions: int = 0  # recorded training positions
+    seconds: float = 0.0
+    evals: float = 0.0
+    calls: float = 0.0
+    no_resign_games: int = 0
+    false_resigns: int = 0
+    resigned: int = 0
+    wins: dict[str, int] = field(default_factory=lambda: {"B": 0, "W": 0, "draw": 0})
+    measured_evals: float = 0.0  # evaluations inside the measuring window (after warm-up)
+    measured_seconds: float = 0.0
+
+    def as_dict(self) -> dict[str, Any]:
+        d = dataclasses.asdict(self)
+        d["moves_per_s"] = self.moves / self.seconds if self.seconds else 0.0
+        d["evals_per_s"] = self.evals / self.seconds if self.seconds else 0.0
+        d["mean_length"] = self.moves / self.games if self.games else 0.0
+        d["mean_batch"] = self.evals / self.calls if self.calls else 0.0
+        return d
+
+
+def default_workers(device: str) -> int:
+    return max(1, os.cpu_count() or 1)
+
+
+def play_selfplay(net_path: str | os.PathLike, games: int, config: SelfPlayConfig,
+                  chunk_dir: str | os.PathLike, sgf_dir: str | os.PathLike | None = None, *,
+                  workers: int = 0, device: str = "cpu", lz_dir: str | os.PathLike | None = None,
+                  progress: bool = True, seconds: float | None = None,
+                  warmup_seconds: float = 0.0, options: dict | None = None,
+                  threads: int = 0, pool: WorkerPool | None = None) -> SelfPlayStats:
+    """Play ``games`` games (or until ``seconds`` pass) over ``workers`` processes; returns the counters.
+
+    Records land in ``chunk_dir`` (and ``sgf_dir``/``lz_dir``) as each game ends. ``pool``
+    reuses running workers (its size wins over ``workers``); without one, a pool is
+    started for this call (one worker and no time limit: in this process).
+    """
+    if games < 0:
+        raise ValueError(f"number of games must be >= 0, got {games}")
+    workers = pool.size if pool is not None else (workers or default_workers(device))
+    for d in (chunk_dir, sgf_dir, lz_dir):
+        if d is not None:
+            Path(d).mkdir(parents=True, exist_ok=True)
+    cores = os.cpu_count() or 1
+    if pool is not None:
+        threads = pool.threads  # the pool's processes were sized for the machine already
+    threads = threads or (max(1, cores // workers) if device == "cpu" else 1)
+    base_seed = config.seed if config.seed is not None else int.from_bytes(os.urandom(4), "little")
+    options = options if options is not None else config_summary(config)
+    jobs = []
+    for w in range(workers):
+        quota = games // workers + (1 if w < games % workers else 0)
+        if quota == 0 and seconds is None:
+            continue
+        cfg = dataclasses.replace(config, seed=base_seed * 1009 + w)
+        jobs.append(WorkerJob(w, str(net_path), device, quota, cfg, str(chunk_dir),
+                              str(sgf_dir) if sgf_dir else None, str(lz_dir) if lz_dir else None,
+                              threads, options=options))
+    if pool is not None:
+        return _run_jobs(pool, jobs, games, progress, seconds, warmup_seconds)
+    with WorkerPool(0 if workers == 1 and seconds is None else workers, threads) as own:
+        return _run_jobs(own, jobs, games, progress, seconds, warmup_seconds)
+
+
+def _run_jobs(pool: WorkerPool, jobs: list[WorkerJob], games: int, progress: bool, seconds: float | None,
+              warmup_seconds: float) -> SelfPlayStats:
+    pool.stop.clear()
+    out_queue, stop = pool.out_queue, pool.stop
+    start = time.monotonic()
+    for job in jobs:
+        pool.submit(job.worker, "selfplay", job)
+    stats = SelfPlayStats()
+    bar = _bar(games, progress)
+    counters: dict[int, dict] = {}
+    warm_counters: dict[int, dict] | None = None
+    warm_at = None
+    running = len(jobs)
+    try:
+        while running:
+            try:
+                msg = out_queue.get(timeout=1.0)
+            except queue.Empty:
+                msg = None
+                if not pool.alive():
+                    raise RuntimeError("a self-play worker process died without reporting") from None
+            now = time.monotonic()
+            if msg is not None:
+                kind, worker = msg[0], msg[1]
+                if kind == "error":
+                    raise RuntimeError(f"self-play worker {worker} failed: {msg[2]}")
+                if kind == "done":
+                    running -= 1
+                counters[worker] = msg[-1] if kind != "error" else counters.get(worker, {})
+                if kind == "game":
+                    _add_game(stats, msg[2])
+                    if bar is not None:
+                        bar.update(1)
+            if warm_counters is None and now - start >= warmup_seconds and len(counters) >= len(jobs):
+                warm_counters, warm_at = {k: dict(v) for k, v in counters.items()}, now
+            elapsed = now - start
+            stats.evals = sum(c.get("evals", 0) for c in counters.values())
+            stats.calls = sum(c.get("calls", 0) for c in counters.values())
+            if bar is not None and msg is not None:
+                bar.set_postfix_str(f"{stats.moves / elapsed:.1f} moves/s, "
+                                    f"{stats.evals / elapsed:.0f} evals/s, "
+                                    f"len {stats.moves / max(1, stats.games):.1f}", refresh=False)
+            if seconds is not None and elapsed >= seconds and not stop.is_set():
+                stop.set()
+                _measure(stats, counters, warm_counters, warm_at, now)
+    except BaseException:
+        stop.set()
+        raise
+    finally:
+        if bar is not None:
+            bar.close()
+    stats.seconds = time.monotonic() - start
+    if seconds is None:
+        _measure(stats, counters, warm_counters, warm_at, time.monotonic())
+    return stats
+
+
+def _measure(stats: SelfPlayStats, counters, warm_counters, warm_at, now) -> None:
+    if warm_counters is None or warm_at is None or now <= warm_at:
+        return
+    total = sum(c.get("evals", 0) for c in counters.values())
+    before = sum(c.get("evals", 0) for c in warm_counters.values())
+    stats.measured_evals, stats.measured_seconds = total - before, now - warm_at
+
+
+def _add_game(stats: SelfPlayStats, summary: dict) -> None:
+    stats.games += 1
+    stats.moves += summary["moves"]
+    stats.positions += summary["recorded"]
+    stats.resigned += bool(summary["resigned"])
+    if summary["no_resign"]:
+        stats.no_resign_games += 1
+        stats.false_resigns += bool(summary["false_resign"])
+    key = {BLACK: "B", EMPTY: "draw"}.get(summary["winner"], "W")
+    stats.wins[key] += 1
+
+
+def _bar(total: int, enabled: bool):
+    if not enabled:
+        return None
+    return tqdm(total=total, desc="self-play", unit="game", dynamic_ncols=True, mininterval=1.0)
+
+
+# --------------------------------------------------------------------------------------
+# the command
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--net", required=True, help="net file (.pt checkpoint or Leela Zero weights)")
+    parser.add_argument("--games", type=int, default=100, help="games to play")
+    parser.add_argument("--out", default="selfplay", help="folder for chunks/ and sgf/ (default ./selfplay)")
+    parser.add_argument("--device", default="auto", help="auto, cpu or cuda")
+    parser.add_argument("--seed", type=int, default=None)
+    add_selfplay_arguments(parser)
+
+
+def run(args: argparse.Namespace) -> int:
+    device = str(resolve_device(args.device))
+    _, meta = load_net(args.net, device="cpu")  # fail here, not in a worker, on a bad file
+    config = selfplay_config(args, seed=args.seed)
+    out = Path(args.out)
+    sgf_dir = None if args.no_sgf else out / "sgf"
+    stats = play_selfplay(args.net, args.games, config, out / "chunks", sgf_dir, workers=args.workers,
+                          device=device, lz_dir=out / "lz_chunks" if args.lz_chunks else None)
+    s = stats.as_dict()
+    print(f"{stats.games} games, {stats.positions} positions with net {meta['hash']} "
+          f"in {stats.seconds:.1f}s: "
+          f"{s['moves_per_s']:.1f} moves/s, {s['evals_per_s']:.0f} net evaluations/s "
+          f"(batch {s['mean_batch']:.1f}), mean length {s['mean_length']:.1f}; results {stats.wins}")
+    return 0

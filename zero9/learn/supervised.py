@@ -1,0 +1,187 @@
+"""``zero9 supervised``: SGF games -> training chunks, as Leela Zero's ``dump_supervised``.
+
+Vocabulary:
+
+- **collection**: an SGF file may hold one game or many (``(;...)(;...)``, as the
+  game archives Leela Zero's ``dump_supervised`` reads); folders are searched
+  recursively for ``*.sgf``.
+- **sample**: every move of a kept game becomes one position: the planes before
+  the move, a one-hot policy on the move played (the human's choice stands in for
+  the search's visits), and the game result from the side to move's view.
+- **skipped game**: one of the wrong game or size, without a usable result
+  (``RE`` missing, ``?``, ``Void``, a time-out without winner...), with setup stones
+  (handicap ``AB``/``AW``: the rules' positions start empty), with moves out of
+  turn, or with an illegal move. Each reason is counted and reported.
+- **output**: Go games become Leela Zero text chunks (``.gz``, the format
+  ``zero9 train`` and Leela Zero's own tools read), which cannot hold draws: a Go
+  game without a winner is skipped as ``draw`` unless ``--npz`` asks for zero9's npz
+  shards. Gomoku always writes npz shards. ``--games-per-chunk`` games per file;
+  files are named in input order so the trainer's "newest" window follows it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from zero9.games import BLACK, EMPTY, WHITE, Game, IllegalMove, add_game_arguments, game_from_args
+from zero9.games.sgf import SgfError, parse_sgf, split_collection
+from zero9.nn import features
+from zero9.nn.chunks import ChunkData, write_lz_chunk, write_npz_shard
+
+RESULT = re.compile(r"^\s*([BW])\s*\+", re.IGNORECASE)
+DRAW_RESULTS = {"0", "draw", "jigo", "d"}
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("sgf", nargs="+", help="SGF files or folders (searched recursively)")
+    parser.add_argument("--out", required=True, help="folder for the chunks (e.g. RUN_DIR/chunks/supervised)")
+    add_game_arguments(parser)
+    parser.add_argument("--games-per-chunk", type=int, default=50)
+    parser.add_argument("--npz", action="store_true", help="Go: npz shards (keep draws), not LZ chunks")
+
+
+def run(args: argparse.Namespace) -> int:
+    game = game_from_args(args)
+    report = dump_supervised(args.sgf, args.out, game, games_per_chunk=args.games_per_chunk, npz=args.npz)
+    print(format_report(report))
+    return 0 if report["games"] else 1
+
+
+def format_report(report: dict[str, Any]) -> str:
+    skipped = ", ".join(f"{n} {why}" for why, n in sorted(report["skipped"].items())) or "none"
+    return (f"{report['games']} games, {report['positions']} positions in {report['chunks']} chunk files "
+            f"under {report['out']}; skipped: {skipped}")
+
+
+def sgf_files(paths: list[str | os.PathLike]) -> list[Path]:
+    found = []
+    for p in map(Path, paths):
+        if p.is_dir():
+            found.extend(sorted(f for f in p.rglob("*") if f.suffix.lower() == ".sgf" and f.is_file()))
+        elif p.exists():
+            found.append(p)
+        else:
+            raise ValueError(f"no such SGF file or folder: {p}")
+    return found
+
+
+def parse_result(text: str | None) -> int | None:
+    """RE text -> BLACK, WHITE, EMPTY (draw), or None when there is no usable result."""
+    if not text:
+        return None
+    m = RESULT.match(text)
+    if m:
+        return BLACK if m.group(1).upper() == "B" else WHITE
+    if text.strip().lower() in DRAW_RESULTS:
+        return EMPTY
+    return None
+
+
+def game_positions(sgf_bytes: bytes, game: Game) -> tuple[list[Any], list[int], int] | str:
+    """(positions before each move, actions, winner) of one SGF game, or the reason to skip it."""
+
+    try:
+        record = parse_sgf(sgf_bytes)
+    except SgfError as e:
+        if e.reason == "unknown game":
+            return "wrong game"
+        return f"unreadable SGF ({e.detail})" if e.reason == "unreadable SGF" else e.reason
+    if record.game.name != game.name:
+        return "wrong game"
+    if record.game.size != game.size:
+        return "wrong size"
+    winner = parse_result(record.result)
+    if winner is None:
+        return "no result"
+    if record.setup:
+        return "setup stones"
+    position = game.new_position()
+    positions, actions = [], []
+    for colour, action in record.moves:
+        if colour != position.to_play:
+            return "moves out of turn"
+        if position.is_terminal():
+            return "moves after the end"
+        try:
+            nxt = position.play(action)
+        except IllegalMove:
+            return "illegal move"
+        positions.append(position)
+        actions.append(action)
+        position = nxt
+    if not positions:
+        return "no moves"
+    return positions, actions, winner
+
+
+def game_chunk(positions: list[Any], actions: list[int], winner: int, game: Game):
+    planes = features.encode_batch(positions)
+    to_play = np.array([p.to_play for p in positions], dtype=np.int8)
+    policy = np.zeros((len(actions), game.num_actions), np.float32)
+    policy[np.arange(len(actions)), actions] = 1.0
+    value = np.zeros(len(actions), np.float32) if winner == EMPTY else \
+        np.where(to_play == winner, 1.0, -1.0).astype(np.float32)
+    planes = planes.astype(np.uint8) if np.all((planes == 0) | (planes == 1)) else planes
+    return ChunkData(planes, to_play, policy, value, None, game.to_dict(), {"source": "supervised"}, [])
+
+
+def iter_games(paths: list[str | os.PathLike]) -> Iterator[tuple[Path, bytes]]:
+    for path in sgf_files(paths):
+        try:
+            data = path.read_bytes()
+        except OSError as e:
+            raise ValueError(f"cannot read SGF file {path}: {e}") from e
+        for tree in split_collection(data):
+            yield path, tree
+
+
+def dump_supervised(paths: list[str | os.PathLike], out: str | os.PathLike, game: Game,
+                    games_per_chunk: int = 50, npz: bool = False) -> dict[str, Any]:
+    """Convert every game under ``paths``; returns counts (games, positions, chunks, skipped by reason)."""
+
+    if games_per_chunk < 1:
+        raise ValueError(f"--games-per-chunk must be >= 1, got {games_per_chunk}")
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    lz = game.name == "go" and not npz
+    skipped: Counter[str] = Counter()
+    pending: list = []
+    report = {"games": 0, "positions": 0, "chunks": 0, "out": str(out)}
+
+    def flush() -> None:
+        if not pending:
+            return
+        data = ChunkData.concatenate(pending)
+        stem = f"supervised-{report['chunks']:06d}-{len(data)}p"
+        if lz:
+            write_lz_chunk(out / f"{stem}.gz", data)
+        else:
+            write_npz_shard(out / f"{stem}.npz", data)
+        report["chunks"] += 1
+        pending.clear()
+
+    for _path, tree in iter_games(paths):
+        parsed = game_positions(tree, game)
+        if isinstance(parsed, str):
+            skipped[parsed] += 1
+            continue
+        positions, actions, winner = parsed
+        if lz and winner == EMPTY:
+            skipped["draw (Leela Zero chunks hold none; use --npz)"] += 1
+            continue
+        pending.append(game_chunk(positions, actions, winner, game))
+        report["games"] += 1
+        report["positions"] += len(actions)
+        if len(pending) >= games_per_chunk:
+            flush()
+    flush()
+    report["skipped"] = dict(skipped)
+    return report

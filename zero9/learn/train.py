@@ -1,0 +1,653 @@
+"""``zero9 train``: learn from the newest window of a run's training data.
+
+Vocabulary:
+
+- **sample** (or position): one training example: input ``planes`` ``[C, N, N]``,
+  the search's visit distribution ``policy`` ``[A]`` (the policy target), the game
+  result ``value`` in ``{-1, 0, +1}`` from the side to move's view, and for Go with
+  an ownership head the final Tromp-Taylor ``ownership`` ``[N*N]`` (+1 = the side to
+  move's area, -1 the opponent's, 0 neither).
+- **window**: the newest share of the run's positions, by creation order of the
+  chunk files (``--window`` fraction of all positions, clamped to
+  ``[--window-min, --window-max]``), as leelaz-ninenine's trainpipe trained on the
+  newest 20% of chunks.
+- **test split**: a chunk is a *test* chunk when the CRC of its file name falls in
+  the lowest 10%: the split is by game file (positions of one game never sit on
+  both sides) and stable across generations (a test chunk stays one forever). Small
+  windows top the test set up to :data:`MIN_TEST_CHUNKS` chunks (the next-lowest CRCs).
+- **down-sampling**: keep one position in ``--downsample`` (Leela Zero keeps 1 in
+  16) so a window of many games fits in memory and one batch mixes many games.
+  ``0`` = automatic: keep everything in small windows, thin big ones to about
+  :data:`AUTO_KEEP` positions (at most 1 in 16).
+- **reuse cap**: a round draws ``steps * batch`` samples; on a small window the batch
+  shrinks (to no less than ``min_batch``) so no position is drawn more than
+  ``max_reuse`` times per round on average (see :func:`effective_batch`).
+- **symmetry**: each drawn sample gets one of the 8 dihedral transforms at random
+  (planes and policy together; ownership too).
+- **loss**: policy cross-entropy + value MSE + ``l2`` * sum of squared weights (+
+  ``ownership_weight`` * ownership MSE when on). **accuracy**: the share of samples
+  whose policy arg-max matches the target's arg-max (top-1).
+- **schedule**: a linear warm-up over the run's first ``warmup`` steps, then in
+  each training round a cosine decay from ``lr`` to ``lr * lr_floor``; the next
+  round restarts at ``lr`` (warm restarts). The optimizer (SGD with Nesterov
+  momentum 0.9 by default, or Adam) keeps its state across rounds through the
+  checkpoint.
+- **train state**: ``nets/train_state.pt`` holds the model, optimizer, step and
+  RNG of the round in progress, saved atomically every ``--save-every`` seconds,
+  so a killed round resumes where it stopped instead of from scratch.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import re
+import time
+import zlib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from tqdm import tqdm
+
+from zero9.games import add_game_arguments, game_from_args
+from zero9.learn.rundir import RunDir, sorted_chunk_files
+from zero9.nn import chunks
+from zero9.nn.checkpoint import game_from_meta, load_checkpoint, load_net, save_checkpoint
+from zero9.nn.features import transform_planes, transform_policy
+from zero9.nn.net import make_net, resolve_device
+from zero9.nn.weights import save_lz_weights
+from zero9.util.files import append_jsonl, atomic_save_with, read_jsonl, rewrite_jsonl
+
+AUTO_KEEP = 250_000  # positions held in memory at most when --downsample is automatic
+TEST_SHARE = 10  # percent of chunks (by file-name CRC) kept for testing
+MIN_TEST_CHUNKS = 4  # ... but at least this many (at most a quarter of the window)
+RECORD_NAME = re.compile(r"-(\d+)p\.(npz|gz)$")  # self-play records carry their position count
+
+
+@dataclass
+class TrainOptions:
+    steps: int = 12000
+    batch_size: int = 256
+    lr: float = 0.02
+    optimizer: str = "sgd"  # 'sgd' (Nesterov) or 'adam'
+    momentum: float = 0.9
+    l2: float = 1e-4
+    warmup: int = -1  # -1: min(200, steps // 4)
+    lr_floor: float = 0.1
+    window: float = 0.2
+    window_min: int = 10_000
+    window_max: int = 500_000
+    downsample: int = 0
+    max_reuse: float = 8.0  # samples drawn per training position per round, at most (shrinks the batch)
+    min_batch: int = 16
+    ownership_weight: float = 1.0
+    test_every: int = 0  # 0: about 10 test evaluations per round
+    test_positions: int = 4096
+    save_every: float = 60.0
+    seed: int | None = None
+    device: str = "auto"
+    threads: int = 0  # torch CPU threads; 0 leaves torch's default
+
+
+@dataclass
+class Samples:
+    """Training examples held as arrays (see module docstring)."""
+
+    planes: np.ndarray  # [M, C, N, N] uint8 (binary planes) or float32
+    policy: np.ndarray  # [M, A] float32
+    value: np.ndarray  # [M] float32
+    ownership: np.ndarray | None = None  # [M, N*N] int8, or None
+    sources: list[str] = field(default_factory=list)
+
+    def __len__(self) -> int:
+        return len(self.value)
+
+    def take(self, idx: np.ndarray) -> Samples:
+        own = None if self.ownership is None else self.ownership[idx]
+        return Samples(self.planes[idx], self.policy[idx], self.value[idx], own, self.sources)
+
+    @staticmethod
+    def concat(parts: list[Samples]) -> Samples:
+        if not parts:
+            raise ValueError("no training samples to concatenate")
+        has_own = all(p.ownership is not None for p in parts)
+        return Samples(
+            np.concatenate([p.planes for p in parts]),
+            np.concatenate([p.policy for p in parts]),
+            np.concatenate([p.value for p in parts]),
+            np.concatenate([p.ownership for p in parts]) if has_own else None,
+            [s for p in parts for s in p.sources],
+        )
+
+
+# --------------------------------------------------------------------------------------
+# reading the window
+
+
+def read_chunk(path: str | os.PathLike, game: Any) -> Samples:
+    """All positions of one chunk file (zero9 npz or Leela Zero text chunk) as :class:`Samples`.
+
+    The formats belong to :mod:`zero9.nn.chunks`; this only adapts its output to arrays.
+    Corrupt files raise ValueError naming the file.
+    """
+
+    path = Path(path)
+    try:
+        data = chunks.read_chunk(path, game)
+    except ValueError:
+        raise
+    except Exception as e:  # zlib/zip/EOF errors from a damaged file
+        raise ValueError(f"corrupt training chunk {path}: {e}") from e
+    planes = np.asarray(data["planes"])
+    if planes.dtype != np.uint8 and np.all((planes == 0) | (planes == 1)):
+        planes = planes.astype(np.uint8)  # binary planes: 4x less memory
+    own = data.get("ownership")
+    return Samples(
+        planes=planes,
+        policy=np.asarray(data["policy"], dtype=np.float32),
+        value=np.asarray(data["value"], dtype=np.float32),
+        ownership=None if own is None else np.asarray(own, dtype=np.int8),
+        sources=[str(path)],
+    )
+
+
+def positions_in(path: Path, game: Any) -> int:
+    """Positions in a chunk: from the record name when it says, else by reading it."""
+    m = RECORD_NAME.search(path.name)
+    if m:
+        return int(m.group(1))
+    return len(read_chunk(path, game))
+
+
+def _test_key(path: Path) -> int:
+    return zlib.crc32(path.name.encode()) % 100
+
+
+def is_test_chunk(path: Path) -> bool:
+    return _test_key(path) < TEST_SHARE
+
+
+def held_out_chunks(window: list[Path]) -> set[Path]:
+    """The window's test chunks: CRC-chosen, topped up to a few so tiny runs get a usable test loss.
+
+    The top-up takes the chunks with the next-lowest CRC keys, so it is stable too.
+    """
+    chosen = {f for f in window if is_test_chunk(f)}
+    want = min(MIN_TEST_CHUNKS, len(window) // 4)
+    if len(chosen) < want:
+        chosen.update(sorted(window, key=lambda f: (_test_key(f), f.name))[:want])
+    return chosen
+
+
+def select_window(files: list[Path], game: Any, opts: TrainOptions) -> tuple[list[Path], int, int]:
+    """The newest files holding the window: (files oldest first, window positions, total positions)."""
+    counts = [positions_in(f, game) for f in files]
+    total = sum(counts)
+    want = min(max(int(total * opts.window), opts.window_min), opts.window_max)
+    chosen, have = [], 0
+    for f, n in zip(reversed(files), reversed(counts), strict=True):
+        if have >= want:
+            break
+        chosen.append(f)
+        have += n
+    return list(reversed(chosen)), have, total
+
+
+def downsample_factor(opts: TrainOptions, window_positions: int) -> int:
+    if opts.downsample > 0:
+        return opts.downsample
+    return int(min(16, max(1, math.ceil(window_positions / AUTO_KEEP))))
+
+
+class ChunkCache:
+    """Chunks already read, by path, so that a loop's next round reads only its new games.
+
+    A window slides by one round's games while most of it stays: ``autotrain`` keeps one
+    cache for the run, and each round reads the new files and forgets those that left the
+    window. Chunk files are written once and never change, so a path names its contents.
+    It holds the window un-thinned: about 2 KB a Go position (1 GB at ``--window-max 500000``),
+    0.7 KB a 9x9 Gomoku one.
+    """
+
+    def __init__(self) -> None:
+        self._samples: dict[Path, Samples] = {}
+
+    def read(self, path: Path, game: Any) -> Samples:
+        if path not in self._samples:
+            self._samples[path] = read_chunk(path, game)
+        return self._samples[path]
+
+    def keep_only(self, paths: list[Path]) -> None:
+        wanted = set(paths)
+        for path in [p for p in self._samples if p not in wanted]:
+            del self._samples[path]
+
+    def __len__(self) -> int:
+        return len(self._samples)
+
+    def __contains__(self, path: Path) -> bool:
+        return path in self._samples
+
+
+def load_window(data_paths: list[Path], game: Any, opts: TrainOptions,
+                rng: np.random.Generator, cache: ChunkCache | None = None) -> tuple[Samples, Samples, dict]:
+    """Read the window, down-sample it and split it by chunk into (train, test, info).
+
+    With a ``cache`` (see :class:`ChunkCache`) the chunks read before are not read again.
+    """
+    files = []
+    for p in data_paths:
+        files.extend(sorted_chunk_files(p))
+    if not files:
+        raise ValueError(f"no training chunks (.npz or .gz) under {', '.join(map(str, data_paths))}")
+    window, window_positions, total = select_window(files, game, opts)
+    keep_one_in = downsample_factor(opts, window_positions)
+    train_parts, test_parts = [], []
+    testing = held_out_chunks(window)
+    if cache is None:
+        cache = ChunkCache()  # one round's: read each chunk once
+    cache.keep_only(window)
+    for f in window:
+        s = cache.read(f, game)
+        if keep_one_in > 1:
+            s = s.take(np.nonzero(rng.random(len(s)) < 1.0 / keep_one_in)[0])
+        if len(s):
+            (test_parts if f in testing else train_parts).append(s)
+    if not test_parts and len(train_parts) > 1:
+        test_parts.append(train_parts.pop())  # tiny windows: still test on one held-out game
+    if not train_parts:
+        raise ValueError(f"the training window ({len(window)} chunks) left no training positions")
+    info = {
+        "chunks": len(window),
+        "window_positions": window_positions,
+        "total_positions": total,
+        "downsample": keep_one_in,
+    }
+    test = Samples.concat(test_parts) if test_parts else None
+    return Samples.concat(train_parts), test, info
+
+
+# --------------------------------------------------------------------------------------
+# batches
+
+
+def make_batch(samples: Samples, idx: np.ndarray, rng: np.random.Generator | None,
+               size: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]:
+    """Planes, policy, value (and ownership) of ``idx``, each under a random symmetry when ``rng``."""
+
+    planes = samples.planes[idx].astype(np.float32)
+    policy = samples.policy[idx].copy()
+    value = samples.value[idx]
+    own = None if samples.ownership is None else samples.ownership[idx].astype(np.float32)
+    if rng is not None:
+        syms = rng.integers(0, 8, len(idx))
+        for sym in range(1, 8):
+            sel = np.nonzero(syms == sym)[0]
+            if len(sel) == 0:
+                continue
+            planes[sel] = transform_planes(planes[sel], sym)
+            policy[sel] = transform_policy(policy[sel], sym, size)
+            if own is not None:
+                board = own[sel].reshape(len(sel), size, size)
+                own[sel] = transform_planes(board, sym).reshape(len(sel), size * size)
+    return planes, policy, value, own
+
+
+# --------------------------------------------------------------------------------------
+# the optimisation
+
+
+def make_optimizer(net, opts: TrainOptions):
+    if opts.optimizer == "sgd":
+        return torch.optim.SGD(net.parameters(), lr=opts.lr, momentum=opts.momentum, nesterov=True)
+    if opts.optimizer == "adam":
+        return torch.optim.Adam(net.parameters(), lr=opts.lr)
+    raise ValueError(f"unknown optimizer {opts.optimizer!r}: expected sgd or adam")
+
+
+def learning_rate(opts: TrainOptions, step: int, global_step: int) -> float:
+    """Warm-up over the run's first steps, then a cosine decay within this round (module docstring)."""
+    warmup = opts.warmup if opts.warmup >= 0 else min(200, opts.steps // 4)
+    warm = min(1.0, (global_step + 1) / warmup) if warmup > 0 else 1.0
+    frac = step / max(1, opts.steps)
+    decay = opts.lr_floor + (1 - opts.lr_floor) * 0.5 * (1 + math.cos(math.pi * frac))
+    return opts.lr * warm * decay
+
+
+def effective_batch(opts: TrainOptions, train_positions: int) -> int:
+    """The batch size, shrunk so a small window is not drawn more than ``max_reuse`` times per position.
+
+    Leela Zero's pipeline sees each position about once per round; memorising a
+    few hundred positions a hundred times over is what makes tiny runs overfit.
+    """
+    if opts.max_reuse <= 0:
+        return opts.batch_size
+    cap = math.ceil(opts.max_reuse * train_positions / max(1, opts.steps))
+    return int(min(opts.batch_size, max(opts.min_batch, cap)))
+
+
+def compute_losses(net, planes, policy, value, own, opts: TrainOptions) -> dict:
+    """Loss terms (tensors) for one batch: policy, value, ownership, l2, total, accuracy."""
+
+    out = net(planes)
+    logits, v = out[0].float(), out[1].float()
+    policy_loss = -(policy * F.log_softmax(logits, dim=1)).sum(dim=1).mean()
+    value_loss = F.mse_loss(v, value)
+    # One flat vector instead of a sum over tensors: a few GPU kernels instead of ~4 per weight.
+    weights = torch.cat([p.reshape(-1) for p in net.parameters() if p.dim() > 1])
+    l2 = (weights.float() ** 2).sum()
+    total = policy_loss + value_loss + opts.l2 * l2
+    terms = {"policy_loss": policy_loss, "value_loss": value_loss, "l2": opts.l2 * l2}
+    if own is not None and len(out) > 2:
+        own_loss = F.mse_loss(out[2].float(), own)
+        total = total + opts.ownership_weight * own_loss
+        terms["ownership_loss"] = own_loss
+    with torch.no_grad():
+        terms["accuracy"] = (logits.argmax(1) == policy.argmax(1)).float().mean()
+    terms["total"] = total
+    return terms
+
+
+def _to_tensors(batch, device):
+    """The batch's arrays as tensors on ``device``.
+
+    To a GPU through pinned memory without waiting: a copy from ordinary (pageable) memory
+    first waits for the GPU to finish its queue, so the next batch could not be made while
+    the GPU still worked on this one.
+    """
+
+    cuda = device.type == "cuda"
+
+    def move(a):
+        t = torch.from_numpy(np.ascontiguousarray(a))
+        return t.pin_memory().to(device, non_blocking=True) if cuda else t.to(device)
+
+    planes, policy, value, own = batch
+    return [move(planes), move(policy), move(value), None if own is None else move(own)]
+
+
+class LossSums:
+    """Running sums of loss terms, kept on the net's device.
+
+    Reading a GPU number back (``float(tensor)``) waits for every queued kernel; doing it
+    for each term of each step kept a small net's GPU idle between steps. The terms of a
+    step go into one vector that stays on the device, read once when a log row is written.
+    """
+
+    def __init__(self) -> None:
+        self.keys: list[str] = []
+        self.total = None  # tensor [len(keys)]
+        self.weight = 0
+
+    def add(self, terms: dict, weight: int = 1) -> None:
+        if self.total is None:
+            self.keys = list(terms)
+        values = torch.stack([terms[k].detach().float() for k in self.keys]) * weight
+        self.total = values if self.total is None else self.total + values
+        self.weight += weight
+
+    def means(self) -> dict[str, float]:
+        if self.total is None:
+            return {}
+        values = self.total.cpu().tolist()  # the one readback
+        return {k: v / self.weight for k, v in zip(self.keys, values, strict=True)}
+
+
+def evaluate(net, samples: Samples, opts: TrainOptions, device) -> dict:
+    """Mean loss terms over (up to ``test_positions`` of) ``samples``, without symmetries."""
+
+    n = min(len(samples), opts.test_positions)
+    net.eval()
+    sums = LossSums()
+    with torch.no_grad(), _autocast(device):
+        for start in range(0, n, opts.batch_size):
+            idx = np.arange(start, min(n, start + opts.batch_size))
+            terms = compute_losses(net, *_to_tensors(make_batch(samples, idx, None, net.size), device), opts)
+            sums.add(terms, weight=len(idx))
+    net.train()
+    return sums.means()
+
+
+def _autocast(device):
+    return torch.autocast(device_type=device.type, dtype=torch.bfloat16, enabled=device.type == "cuda")
+
+
+@dataclass
+class RoundResult:
+    net: Any
+    optimizer_state: dict
+    steps: int
+    global_step: int
+    last_train: dict
+    last_test: dict | None
+    info: dict
+
+
+def train_round(net, train: Samples, test: Samples | None, opts: TrainOptions, *,
+                generation: int = 0, global_step: int = 0, optimizer_state: dict | None = None,
+                start_step: int = 0, log_path: Path | None = None, state_saver=None,
+                progress: bool = True, info: dict | None = None) -> RoundResult:
+    """Run steps ``start_step .. opts.steps`` of one round; log, and call ``state_saver`` periodically.
+
+    ``state_saver(step, optimizer)`` persists a resumable state (see module docstring).
+    """
+    device = net.device
+    rng = np.random.default_rng(None if opts.seed is None else opts.seed + generation * 7919 + start_step)
+    optimizer = make_optimizer(net, opts)
+    if optimizer_state:
+        try:
+            optimizer.load_state_dict(optimizer_state)
+        except ValueError as e:
+            raise ValueError(f"saved optimizer state does not fit this net and optimizer "
+                             f"({opts.optimizer}): {e}") from e
+    test_every = opts.test_every or max(1, opts.steps // 10)
+    batch_size = effective_batch(opts, len(train))
+    if batch_size < opts.batch_size and progress:
+        print(f"small window: batch {batch_size} instead of {opts.batch_size} so each position is drawn "
+              f"at most {opts.max_reuse:g} times this round")
+    if start_step == 0 and test is not None and len(test):
+        _log(log_path, "test", generation, 0, global_step, 0.0, evaluate(net, test, opts, device), info)
+    net.train()
+    sums = LossSums()
+    last_train, last_test = {}, None
+    last_save = time.monotonic()
+    bar = _progress(range(start_step, opts.steps), progress, f"train gen {generation}")
+    step = start_step
+    for step in bar:
+        lr = learning_rate(opts, step, global_step + step)
+        for group in optimizer.param_groups:
+            group["lr"] = lr
+        idx = rng.integers(0, len(train), batch_size)
+        batch = _to_tensors(make_batch(train, idx, rng, net.size), device)
+        with _autocast(device):
+            terms = compute_losses(net, *batch, opts)
+        optimizer.zero_grad(set_to_none=True)
+        terms["total"].backward()
+        optimizer.step()
+        sums.add(terms)
+        done = step + 1
+        if done % test_every == 0 or done == opts.steps:
+            last_train = sums.means()
+            _log(log_path, "train", generation, done, global_step + done, lr, last_train, info)
+            sums = LossSums()
+            if test is not None and len(test):
+                last_test = evaluate(net, test, opts, device)
+                _log(log_path, "test", generation, done, global_step + done, lr, last_test, info)
+            if hasattr(bar, "set_postfix"):
+                bar.set_postfix(loss=f"{last_train['total']:.3f}",
+                                test=f"{last_test['total']:.3f}" if last_test else "-")
+        if state_saver is not None and time.monotonic() - last_save > opts.save_every and done < opts.steps:
+            state_saver(done, optimizer)
+            last_save = time.monotonic()
+    return RoundResult(net, optimizer.state_dict(), opts.steps, global_step + opts.steps,
+                       last_train, last_test, info or {})
+
+
+def _log(path: Path | None, kind: str, generation: int, step: int, global_step: int, lr: float,
+         terms: dict, info: dict | None) -> None:
+    if path is None:
+        return
+    row = {"kind": kind, "generation": generation, "step": step, "global_step": global_step, "lr": lr,
+           "time": time.time()}
+    row.update({k: round(float(v), 6) for k, v in terms.items()})
+    if info:
+        row["window_positions"] = info.get("window_positions")
+    append_jsonl(path, row)
+
+
+def _progress(it, enabled: bool, desc: str):
+    if not enabled:
+        return it
+    return tqdm(it, desc=desc, unit="step", dynamic_ncols=True, mininterval=1.0)
+
+
+# --------------------------------------------------------------------------------------
+# the round as the run directory sees it
+
+
+def train_generation(run_dir: RunDir, net, meta: dict, opts: TrainOptions, *, generation: int,
+                     optimizer_state: dict | None, global_step: int, data_paths: list[Path] | None = None,
+                     progress: bool = True, cache: ChunkCache | None = None) -> RoundResult:
+    """Train one round on the run's window, resuming from ``nets/train_state.pt`` when it matches.
+
+    Returns the trained net and optimizer state; the caller saves the checkpoint. A loop
+    passes the same ``cache`` every round (:class:`ChunkCache`).
+    """
+
+    game = game_from_meta(meta)
+    rng = np.random.default_rng(None if opts.seed is None else opts.seed + generation)
+    train, test, info = load_window(data_paths or [run_dir.chunks_dir], game, opts, rng, cache)
+    start_step = 0
+    state = _load_train_state(run_dir, generation, meta.get("hash"))
+    if state is not None:
+        net.load_state_dict(state.net.state_dict())
+        optimizer_state, start_step = state.optimizer_state, state.extra["round_step"]
+        print(f"resuming training of generation {generation} at step {start_step}")
+    # Steps after the saved state (all of them when a crash came before the first save) were
+    # lost; drop their log rows so that none counts twice.
+    rows = read_jsonl(run_dir.train_log)
+    keep = [r for r in rows
+            if not (r.get("generation") == generation and (not start_step or r["step"] > start_step))]
+    if len(keep) < len(rows):
+        rewrite_jsonl(run_dir.train_log, keep)
+
+    def saver(step: int, optimizer) -> None:
+        save_checkpoint(run_dir.train_state_path, net, dict(meta, step=global_step + step), optimizer,
+                        extra={"generation": generation, "parent": meta.get("hash"), "round_step": step})
+
+    print(f"training window: {info['chunks']} chunks, "
+          f"{info['window_positions']} of {info['total_positions']} "
+          f"positions, keep 1 in {info['downsample']}: {len(train)} train / {len(test) if test else 0} test")
+    return train_round(net, train, test, opts, generation=generation, global_step=global_step,
+                       optimizer_state=optimizer_state, start_step=start_step, log_path=run_dir.train_log,
+                       state_saver=saver, progress=progress, info=info)
+
+
+def _load_train_state(run_dir: RunDir, generation: int, parent_hash: str | None):
+    """The saved state of this round (a :class:`zero9.nn.checkpoint.Checkpoint`), or None."""
+
+    path = run_dir.train_state_path
+    if not path.exists():
+        return None
+    try:
+        state = load_checkpoint(path, "cpu")
+    except ValueError as e:
+        raise ValueError(f"{e}; delete {path} to restart this training round") from e
+    extra = state.extra or {}
+    if extra.get("generation") != generation or extra.get("parent") != parent_hash:
+        return None  # left over from another round
+    return state
+
+
+def clear_train_state(run_dir: RunDir) -> None:
+    try:
+        os.unlink(run_dir.train_state_path)
+    except FileNotFoundError:
+        pass
+
+
+# --------------------------------------------------------------------------------------
+# the command
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--dir", required=True, help="run directory: data from DIR/chunks, nets to DIR/nets")
+    parser.add_argument("--data", nargs="+", default=None, help="chunk files or folders (default DIR/chunks)")
+    parser.add_argument("--net", default=None,
+                        help="net to start from (default: the run's latest trained net, else a fresh one)")
+    g = parser.add_argument_group("a fresh net")
+    add_game_arguments(g)
+    g.add_argument("--blocks", type=int, default=6)
+    g.add_argument("--filters", type=int, default=32)
+    g.add_argument("--ownership", action="store_true", help="Go: add an ownership head")
+    t = parser.add_argument_group("training")
+    d = TrainOptions()
+    t.add_argument("--steps", type=int, default=d.steps, help="steps (leelaz-ninenine: 12000 per round)")
+    t.add_argument("--batch-size", type=int, default=d.batch_size)
+    t.add_argument("--lr", type=float, default=None, help="learning rate (default 0.02 SGD, 0.002 Adam)")
+    t.add_argument("--optimizer", default=d.optimizer, choices=["sgd", "adam"])
+    t.add_argument("--window", type=float, default=d.window, help="share of the newest positions")
+    t.add_argument("--window-min", type=int, default=d.window_min)
+    t.add_argument("--window-max", type=int, default=d.window_max)
+    t.add_argument("--downsample", type=int, default=d.downsample, help="keep 1 position in N (0: automatic)")
+    t.add_argument("--warmup", type=int, default=d.warmup, help="warm-up steps (-1: min(200, steps/4))")
+    t.add_argument("--device", default="auto")
+    t.add_argument("--seed", type=int, default=None)
+    t.add_argument("--no-progress", action="store_true")
+
+
+def run(args: argparse.Namespace) -> int:
+    device = resolve_device(args.device)
+    run_dir = RunDir(args.dir)
+    lr = args.lr if args.lr is not None else (0.02 if args.optimizer == "sgd" else 0.002)
+    opts = TrainOptions(steps=args.steps, batch_size=args.batch_size, lr=lr, optimizer=args.optimizer,
+                        window=args.window, window_min=args.window_min, window_max=args.window_max,
+                        downsample=args.downsample, warmup=args.warmup, seed=args.seed, device=str(device))
+    start = args.net or (str(run_dir.net_path(run_dir.status()["trainer"]))
+                         if run_dir.status().get("trainer") else None)
+    optimizer_state, global_step = None, 0
+    if start is not None and start.endswith(".pt"):
+        ckpt = load_checkpoint(start, device)
+        net, meta = ckpt.net, ckpt.meta
+        if ckpt.meta.get("optimizer") == opts.optimizer:
+            optimizer_state = ckpt.optimizer_state
+        global_step = int(meta.get("step") or 0)
+    elif start is not None:
+        net, meta = load_net(start, device)
+    else:
+        game = game_from_args(args)
+        net = make_net(game, args.blocks, args.filters, ownership=args.ownership).to(device)
+        meta = {"game": game.to_dict(), "hash": None}
+    result = train_generation(run_dir, net, meta, opts, generation=int(meta.get("generation") or 0),
+                              optimizer_state=optimizer_state, global_step=global_step,
+                              data_paths=[Path(p) for p in args.data] if args.data else None,
+                              progress=not args.no_progress)
+    new_meta = save_checkpoint(run_dir.nets_dir / ".trained.pt", result.net,
+                               {"game": meta["game"], "parent": meta.get("hash"), "step": result.global_step,
+                                "optimizer": opts.optimizer, "train": result.last_train,
+                                "test": result.last_test},
+                               StateHolder(result.optimizer_state))
+    path = run_dir.net_path(new_meta["hash"])
+    os.replace(run_dir.nets_dir / ".trained.pt", path)
+    print(f"saved {path}")
+    if meta["game"].get("game") == "go":
+        lz = run_dir.lz_weights_path(new_meta["hash"])
+        atomic_save_with(lz, lambda tmp: save_lz_weights(result.net, tmp, drop_ownership=True))
+        print(f"saved {lz} (Leela Zero weights)")
+    clear_train_state(run_dir)
+    return 0
+
+
+class StateHolder:
+    """``save_checkpoint`` wants an object with ``state_dict()``; a round hands back the dict."""
+
+    def __init__(self, state: dict):
+        self._state = state
+
+    def state_dict(self) -> dict:
+        return self._state

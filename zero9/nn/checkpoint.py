@@ -1,0 +1,256 @@
+"""Checkpoints: a net plus everything needed to use it, name it, and resume training it.
+
+Vocabulary:
+
+- **checkpoint** (``.pt``): one ``torch.save`` dict, loadable with
+  ``weights_only=True``: ``format`` (``"zero9-checkpoint"``), ``version`` (1),
+  ``config`` (``net.config``: in_planes, size, num_actions, blocks, filters,
+  ownership), ``state_dict``, ``meta``, and for resuming ``optimizer``,
+  ``scheduler``, ``rng`` (Python, NumPy, torch CPU and CUDA generator states) and
+  ``extra`` (anything the trainer wants back, e.g. a data cursor). Written
+  atomically (temporary file, then ``os.replace``), so a crash leaves the old file
+  or the new one.
+- **meta**: a JSON-able dict: ``game`` (``game.to_dict()``), ``blocks``, ``filters``,
+  ``in_planes``, ``size``, ``num_actions``, ``ownership``, ``input_encoding``,
+  ``step`` (training steps so far), ``hash``, ``created`` (Unix time), plus any
+  keys the caller adds (``parent``, ``generation``, ...).
+- **net hash**: the first 12 hex digits of a SHA-256 over the net's config and its
+  parameters and BN statistics (float32 bytes, in state-dict key order, without
+  BN's batch counter). Like Leela Zero's network hashes it names a net by its
+  content: every net a run produces is called by it, and converting between
+  ``.pt`` and Leela Zero text keeps it (the conversion is exact).
+- **input encoding**: the name of the planes the net expects: ``"lz18"`` for Go
+  (Leela Zero's 18 planes), ``"gomoku<C>"`` for Gomoku's C planes.
+- **shipped nets**: :func:`default_net_path` looks in the repository's
+  ``example-data/`` folder (``zero9/../example-data``, which works because the
+  package is installed editable) for ``<game>_<N>x<N>*.pt`` / ``.txt`` /
+  ``.txt.gz``, preferring a name containing ``best``, then a ``.pt`` (it keeps an
+  ownership head, which Leela Zero text cannot), then the last name in sort
+  order; 9x9 Go falls back to ``initial_9x9.txt.gz`` (a random 10x64 net).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import random
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from zero9.games import make_game
+from zero9.nn.net import ZeroNet, resolve_device
+from zero9.nn.weights import load_lz_weights
+from zero9.util.files import atomic_save_with
+
+FORMAT = "zero9-checkpoint"
+VERSION = 1
+HASH_DIGITS = 12
+EXAMPLE_DATA = Path(__file__).resolve().parents[2] / "example-data"
+NET_SUFFIXES = (".pt", ".txt", ".txt.gz")
+DEFAULT_GO_9X9 = "initial_9x9.txt.gz"
+LZ_DEFAULT_KOMI = 7.5
+SHAPE_KEYS = ("blocks", "filters", "in_planes", "size", "num_actions", "ownership")
+
+
+@dataclass
+class Checkpoint:
+    """What :func:`load_checkpoint` gives back. ``restore`` puts the training state back in place."""
+
+    net: ZeroNet
+    meta: dict[str, Any]
+    optimizer_state: dict | None = None
+    scheduler_state: dict | None = None
+    rng_state: dict | None = None
+    extra: Any = None
+
+    def restore(self, optimizer: Any = None, scheduler: Any = None, rng: bool = True) -> None:
+        """Load optimizer/scheduler state into the given objects and (by default) the RNG states."""
+        if optimizer is not None:
+            if self.optimizer_state is None:
+                raise ValueError("this checkpoint holds no optimizer state")
+            optimizer.load_state_dict(self.optimizer_state)
+        if scheduler is not None:
+            if self.scheduler_state is None:
+                raise ValueError("this checkpoint holds no scheduler state")
+            scheduler.load_state_dict(self.scheduler_state)
+        if rng and self.rng_state is not None:
+            set_rng_state(self.rng_state)
+
+
+def net_hash(net: ZeroNet) -> str:
+    """Short content hash naming ``net`` (see the module docstring)."""
+    h = hashlib.sha256(json.dumps(net.config, sort_keys=True).encode())
+    for key, value in net.state_dict().items():
+        if key.endswith("num_batches_tracked"):
+            continue  # does not change what the net computes, and LZ files lack it
+        h.update(key.encode())
+        h.update(value.detach().to("cpu", torch.float32).contiguous().numpy().tobytes())
+    return h.hexdigest()[:HASH_DIGITS]
+
+
+def input_encoding(game: dict[str, Any], in_planes: int) -> str:
+    return "lz18" if game.get("game") == "go" and in_planes == 18 else f"{game.get('game')}{in_planes}"
+
+
+def net_meta(net: ZeroNet, game: dict[str, Any], **extra: Any) -> dict[str, Any]:
+    """The meta dict of ``net`` for ``game`` (a ``game.to_dict()``), with its hash."""
+    if int(game.get("size", net.size)) != net.size:
+        n = game.get("size")
+        raise ValueError(f"net is for {net.size}x{net.size} but the game is {n}x{n}")
+    meta = dict(extra)
+    meta.update({k: net.config[k] for k in SHAPE_KEYS})
+    meta["game"] = dict(game)
+    meta.setdefault("input_encoding", input_encoding(game, net.config["in_planes"]))
+    meta.setdefault("step", 0)
+    meta["hash"] = net_hash(net)
+    return meta
+
+
+def game_from_meta(meta: dict[str, Any]) -> Any:
+    """The :class:`zero9.games.Game` a net's meta names."""
+
+    if "game" not in meta:
+        raise ValueError("net meta has no 'game' entry")
+    return make_game(**meta["game"])
+
+
+def save_checkpoint(
+    path: str | os.PathLike,
+    net: ZeroNet,
+    meta: dict[str, Any],
+    optimizer: Any = None,
+    scheduler: Any = None,
+    extra: Any = None,
+) -> dict[str, Any]:
+    """Write a checkpoint atomically; returns the meta written (with ``hash``, ``created``).
+
+    ``meta`` must hold ``game`` (a ``game.to_dict()``); the net's shape and hash are filled in.
+    """
+
+    if "game" not in meta:
+        raise ValueError("checkpoint meta needs 'game' (a game.to_dict())")
+    full = net_meta(net, meta["game"], **{k: v for k, v in meta.items() if k != "game"})
+    full["created"] = time.time()
+    payload = {
+        "format": FORMAT,
+        "version": VERSION,
+        "config": dict(net.config),
+        "state_dict": {k: v.detach().cpu() for k, v in net.state_dict().items()},
+        "meta": full,
+        "optimizer": None if optimizer is None else optimizer.state_dict(),
+        "scheduler": None if scheduler is None else scheduler.state_dict(),
+        "rng": get_rng_state(),
+        "extra": extra,
+    }
+    atomic_save_with(path, lambda tmp: torch.save(payload, tmp))
+    return full
+
+
+def load_checkpoint(path: str | os.PathLike, device: str | torch.device = "cpu") -> Checkpoint:
+    """Read a zero9 checkpoint; ValueError naming the file if it is corrupt or not a checkpoint."""
+    path = Path(path)
+    try:
+        payload = torch.load(path, map_location="cpu", weights_only=True)
+    except FileNotFoundError:
+        raise
+    except Exception as e:  # zip, pickle and EOF errors all mean a damaged file
+        raise ValueError(f"checkpoint {path} is corrupt or not a zero9 checkpoint: {e}") from e
+    if not isinstance(payload, dict) or payload.get("format") != FORMAT:
+        raise ValueError(f"{path} is not a zero9 checkpoint (no format tag {FORMAT!r})")
+    if payload.get("version") != VERSION:
+        raise ValueError(f"checkpoint {path} has version {payload.get('version')}; "
+                         f"this zero9 reads version {VERSION}")
+    net = ZeroNet.from_config(payload["config"])
+    try:
+        net.load_state_dict(payload["state_dict"])
+    except RuntimeError as e:
+        raise ValueError(f"checkpoint {path}: weights do not fit its config: {e}") from e
+    meta = dict(payload["meta"])
+    if meta.get("hash") and net_hash(net) != meta["hash"]:
+        raise ValueError(f"checkpoint {path}: content hash {net_hash(net)} differs from "
+                         f"the recorded {meta['hash']} (damaged file?)")
+    net.to(resolve_device(device)).eval()
+    return Checkpoint(net, meta, payload.get("optimizer"), payload.get("scheduler"), payload.get("rng"),
+                      payload.get("extra"))
+
+
+def is_lz_text(path: str | os.PathLike) -> bool:
+    """True for a Leela Zero text file (plain or gzip'd), False for a ``.pt`` (a zip archive)."""
+    with open(path, "rb") as f:
+        head = f.read(2)
+    return head == b"\x1f\x8b" or head[:1] in (b"1", b" ", b"\t", b"\n")
+
+
+def load_net(path: str | os.PathLike, device: str | torch.device = "auto",
+             expected_size: int | None = None) -> tuple[ZeroNet, dict[str, Any]]:
+    """Load a ``.pt`` checkpoint or Leela Zero text weights: (net in eval mode on ``device``, meta).
+
+    The net is tuned for inference (:meth:`ZeroNet.tune_for_device`); use :func:`load_checkpoint`
+    to resume training.
+    """
+    path = Path(path)
+    if not path.exists():
+        raise FileNotFoundError(f"no net file {path}")
+    if is_lz_text(path):
+        net = load_lz_weights(path, expected_size)
+        meta = net_meta(net, lz_game(net), source=str(path), step=None)
+    else:
+        ckpt = load_checkpoint(path, "cpu")
+        net, meta = ckpt.net, ckpt.meta
+        if expected_size is not None and net.size != expected_size:
+            raise ValueError(f"net file {path} holds a {net.size}x{net.size} net, "
+                             f"but a {expected_size}x{expected_size} net is needed")
+    return net.to(resolve_device(device)).eval().tune_for_device(), meta
+
+
+def lz_game(net: ZeroNet) -> dict[str, Any]:
+    """The game a Leela Zero file's net plays: Go with komi 7.5, or Gomoku for a pass-less policy."""
+    if net.num_actions == net.size * net.size + 1:
+        return {"game": "go", "size": net.size, "komi": LZ_DEFAULT_KOMI}
+    return {"game": "gomoku", "size": net.size}
+
+
+def default_net_path(game_name: str, size: int) -> Path | None:
+    """The shipped net in ``example-data/`` for this game and size, or None (see module docstring)."""
+    prefix = f"{game_name.lower()}_{size}x{size}"
+    found = [p for p in EXAMPLE_DATA.glob(f"{prefix}*") if p.name.endswith(NET_SUFFIXES) and p.is_file()]
+    if found:
+        best = [p for p in found if "best" in p.name.lower()]
+        return max(best or found, key=lambda p: (p.suffix == ".pt", p.name))
+    fallback = EXAMPLE_DATA / DEFAULT_GO_9X9
+    if game_name.lower() == "go" and size == 9 and fallback.exists():
+        return fallback
+    return None
+
+
+# --- RNG state -------------------------------------------------------------------------
+# Stored as plain lists and tensors so torch.load(weights_only=True) can read them back.
+
+
+def get_rng_state() -> dict[str, Any]:
+    version, state, gauss = random.getstate()
+    kind, keys, pos, has_gauss, cached = np.random.get_state()
+    rng: dict[str, Any] = {
+        "python": [version, list(state), gauss],
+        "numpy": [kind, torch.from_numpy(keys.astype(np.int64)), int(pos), int(has_gauss), float(cached)],
+        "torch": torch.get_rng_state(),
+    }
+    if torch.cuda.is_available():
+        rng["cuda"] = torch.cuda.get_rng_state_all()
+    return rng
+
+
+def set_rng_state(rng: dict[str, Any]) -> None:
+    version, state, gauss = rng["python"]
+    random.setstate((version, tuple(state), gauss))
+    kind, keys, pos, has_gauss, cached = rng["numpy"]
+    np.random.set_state((kind, keys.numpy().astype(np.uint32), pos, has_gauss, cached))
+    torch.set_rng_state(rng["torch"])
+    if "cuda" in rng and torch.cuda.is_available() and len(rng["cuda"]) == torch.cuda.device_count():
+        torch.cuda.set_rng_state_all(rng["cuda"])

@@ -1,0 +1,427 @@
+"""Training data on disk: Leela Zero's text chunks and zero9's npz shards, behind one reader.
+
+Vocabulary:
+
+- **position record**: one training example: input ``planes`` ``[C, N, N]``, the
+  side to move ``to_play`` (``BLACK``/``WHITE``), the search ``policy`` over all
+  actions (visit shares, summing to 1), the game's ``value`` for the side to move
+  (+1 win, -1 loss, 0 draw) and, optionally, an ``ownership`` target.
+- **ownership target**: int8 per point, from the side to move's view: +1 the point
+  ended as its area, -1 the opponent's, 0 neither (see :func:`ownership_target`).
+- **chunk** (``.gz``, Leela Zero / leelaz-ninenine v1 text): gzip'd ASCII, 19 lines
+  per position: 16 lines for input planes 0-15, each the first ``4*(N*N // 4)``
+  bits as hex digits (MSB first, 4 bits per digit) then the remaining ``N*N % 4``
+  bits as one ``0``/``1`` digit each (for 9x9: 20 hex digits + 1 digit); 1 line side
+  to move (``0`` black, ``1`` white); 1 line of ``N*N + 1`` probabilities (pass
+  last); 1 line outcome ``1`` / ``-1`` for the side to move. Planes 16 and 17 are
+  not stored: reading rebuilds them from the side to move (16 all ones when black
+  is to move, 17 when white is). Go only, 18 planes, no draws, no ownership.
+- **shard** (``.npz``, zero9's native format): a compressed numpy archive for
+  everything the text chunk cannot hold (Gomoku, draws, ownership). Arrays:
+  ``planes_bits`` uint8 (``np.packbits`` of each position's planes flattened
+  ``C*N*N``, for 0/1 planes) with ``planes_shape`` int64 ``[P, C, N, N]``, *or*
+  ``planes`` float32 ``[P, C, N, N]`` when some plane is not 0/1; ``to_play`` int8
+  ``[P]``; ``policy`` float32 ``[P, A]``; ``value`` float32 ``[P]``; optional
+  ``ownership`` int8 ``[P, N*N]``; ``meta`` a 0-d string holding JSON with
+  ``format`` ``"zero9-shard"``, ``version`` 1, ``game`` (``game.to_dict()``) and
+  whatever the writer added (the net hash, ...).
+- **reader interface**: :func:`read_chunk` reads either format into a
+  :class:`ChunkData`; :func:`iter_chunks` walks files and folders, reporting a bad
+  file by name (``warnings`` and ``logging``) and skipping it; :func:`load_chunks`
+  concatenates what it yields.
+
+All writes are atomic (temporary file, then rename): a reader never sees half a file.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import json
+import logging
+import os
+import warnings
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from zero9.games import BLACK, WHITE
+from zero9.util.files import atomic_write_bytes
+
+log = logging.getLogger(__name__)
+
+LZ_LINES = 19  # per position
+LZ_STORED_PLANES = 16
+LZ_PLANES = 18
+SHARD_FORMAT = "zero9-shard"
+SHARD_VERSION = 1
+CHUNK_SUFFIXES = (".npz", ".gz")
+TMP_PREFIX = ".tmp-"  # zero9.learn.rundir's temporary files: never read
+
+_HEX_DIGITS = np.frombuffer(b"0123456789abcdef", dtype=np.uint8)
+_HEX_VALUE = np.full(256, 255, dtype=np.uint8)
+for _i, _c in enumerate(b"0123456789abcdef"):
+    _HEX_VALUE[_c] = _i
+    _HEX_VALUE[ord(chr(_c).upper())] = _i
+_NIBBLE_WEIGHTS = np.array([8, 4, 2, 1], dtype=np.uint8)
+_NIBBLE_SHIFTS = np.array([3, 2, 1, 0], dtype=np.uint8)
+PathArg = str | os.PathLike | Iterable[str | os.PathLike]
+
+
+@dataclass
+class ChunkData:
+    """Position records as arrays (see the module docstring). Also readable as a mapping: ``d['planes']``."""
+
+    planes: np.ndarray  # [P, C, N, N] uint8 (0/1 planes) or float32
+    to_play: np.ndarray  # [P] int8, BLACK or WHITE
+    policy: np.ndarray  # [P, A] float32
+    value: np.ndarray  # [P] float32
+    ownership: np.ndarray | None = None  # [P, N*N] int8, side to move's view
+    game: dict[str, Any] = field(default_factory=dict)
+    meta: dict[str, Any] = field(default_factory=dict)
+    sources: list[str] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        n = len(self.planes)
+        shapes = {"to_play": len(self.to_play), "policy": len(self.policy), "value": len(self.value)}
+        if self.ownership is not None:
+            shapes["ownership"] = len(self.ownership)
+        bad = {k: v for k, v in shapes.items() if v != n}
+        if self.planes.ndim != 4 or bad:
+            raise ValueError(f"chunk arrays disagree: planes {self.planes.shape}, lengths {shapes}")
+
+    def __len__(self) -> int:
+        return len(self.planes)
+
+    def __getitem__(self, key: str) -> Any:
+        return getattr(self, key)
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return getattr(self, key, default)
+
+    @property
+    def size(self) -> int:
+        return self.planes.shape[-1]
+
+    @classmethod
+    def concatenate(cls, parts: list[ChunkData]) -> ChunkData:
+        """One ChunkData from many; ownership is kept only if every part has it."""
+        if not parts:
+            raise ValueError("no chunk data to concatenate")
+        shapes = {(p.planes.shape[1:], p.policy.shape[1]) for p in parts}
+        if len(shapes) > 1:
+            raise ValueError(f"chunks of different shapes cannot be mixed: {sorted(shapes)}")
+        planes_dtype = np.uint8 if all(p.planes.dtype == np.uint8 for p in parts) else np.float32
+        own = all(p.ownership is not None for p in parts)
+        return cls(
+            planes=np.concatenate([p.planes.astype(planes_dtype, copy=False) for p in parts]),
+            to_play=np.concatenate([p.to_play for p in parts]),
+            policy=np.concatenate([p.policy for p in parts]),
+            value=np.concatenate([p.value for p in parts]),
+            ownership=np.concatenate([p.ownership for p in parts]) if own else None,
+            game=dict(parts[0].game),
+            meta={},
+            sources=[s for p in parts for s in p.sources],
+        )
+
+
+def ownership_target(owners: np.ndarray, to_play: np.ndarray | int) -> np.ndarray:
+    """Per-point owner colours (BLACK/WHITE/EMPTY, e.g. ``GoPosition.ownership()``) -> int8 {-1, 0, +1}.
+
+    +1 where the side to move owns the point. Works on one position ``[N*N]`` or a batch ``[P, N*N]``.
+    """
+    owners = np.asarray(owners)
+    me = np.asarray(to_play)
+    if owners.ndim == 2:
+        me = me.reshape(-1, 1)
+    them = 3 - me
+    return ((owners == me).astype(np.int8) - (owners == them).astype(np.int8)).astype(np.int8)
+
+
+# --- the one reader ---------------------------------------------------------------------
+
+
+def read_chunk(path: str | os.PathLike, game: Any = None) -> ChunkData:
+    """Read a ``.npz`` shard or a Leela Zero text chunk (any other name). ValueError names a bad file.
+
+    ``game`` (a Game or ``game.to_dict()``), when given, must match the data's board and actions.
+    """
+    path = Path(path)
+    data = read_npz_shard(path) if path.suffix == ".npz" else read_lz_chunk(path)
+    if game is not None:
+        _check_game(data, game, path)
+    return data
+
+
+def iter_chunks(paths: PathArg, game: Any = None) -> Iterator[ChunkData]:
+    """Read every chunk in ``paths`` (files, or folders searched recursively in name order).
+
+    A file that cannot be read is reported by name (a warning and a log line) and skipped.
+    """
+    for path in chunk_files(paths):
+        try:
+            yield read_chunk(path, game)
+        except (ValueError, OSError, EOFError) as e:
+            message = f"skipping bad training data file {path}: {e}"
+            log.warning(message)
+            warnings.warn(message, stacklevel=2)
+
+
+def load_chunks(paths: PathArg, game: Any = None) -> ChunkData:
+    """All readable chunks in ``paths`` as one ChunkData (bad files reported and skipped)."""
+    parts = list(iter_chunks(paths, game))
+    if not parts:
+        raise ValueError(f"no readable training data in {paths}")
+    return ChunkData.concatenate(parts)
+
+
+def chunk_files(paths: PathArg) -> list[Path]:
+    """Chunk files named by ``paths``: files as given, folders searched for ``.npz``/``.gz``."""
+    if isinstance(paths, (str, os.PathLike)):
+        paths = [paths]
+    found: list[Path] = []
+    for p in map(Path, paths):
+        if p.is_dir():
+            found.extend(sorted(f for f in p.rglob("*") if f.suffix in CHUNK_SUFFIXES and f.is_file()
+                                and not f.name.startswith(TMP_PREFIX)))
+        else:
+            found.append(p)
+    return found
+
+
+def _check_game(data: ChunkData, game: Any, path: Path) -> None:
+    info = game if isinstance(game, dict) else game.to_dict()
+    size = int(info.get("size", data.size))
+    name = info.get("game")
+    if data.size != size:
+        raise ValueError(f"training data file {path} is for {data.size}x{data.size}, not {size}x{size}")
+    if data.game.get("game") and name and data.game["game"] != name:
+        raise ValueError(f"training data file {path} is {data.game['game']} data, not {name}")
+    actions = size * size + (1 if name == "go" else 0)
+    if name and data.policy.shape[1] != actions:
+        raise ValueError(f"training data file {path}: policy has {data.policy.shape[1]} actions, {name} "
+                         f"{size}x{size} has {actions}")
+
+
+# --- Leela Zero text chunks -------------------------------------------------------------
+
+
+def read_lz_text(path: str | os.PathLike, what: str) -> str:
+    """The ASCII text of a Leela Zero file (a chunk or weights), gunzipped when it starts with gzip's magic.
+
+    ``what`` names the kind of file in errors (``'training chunk'``, ``'weights file'``).
+    """
+    path = Path(path)
+    raw = path.read_bytes()
+    if raw[:2] == b"\x1f\x8b":
+        try:
+            raw = gzip.decompress(raw)
+        except (OSError, EOFError) as e:
+            raise ValueError(f"{what} {path}: corrupt gzip data ({e})") from e
+    try:
+        return raw.decode("ascii")
+    except UnicodeDecodeError as e:
+        raise ValueError(f"{what} {path}: not a text file (byte {e.start} is not ASCII)") from e
+
+
+def read_lz_chunk(path: str | os.PathLike) -> ChunkData:
+    """Read a leelaz(-ninenine) v1 text chunk (gzip'd or plain) into 18-plane records."""
+    return parse_lz_chunk(read_lz_text(path, "training chunk"), str(path))
+
+
+def parse_lz_chunk(text: str, name: str = "<text>") -> ChunkData:
+    """Parse v1 chunk text; ``name`` is used in error messages (with 1-based line numbers)."""
+    lines = text.splitlines()
+    while lines and not lines[-1].strip():
+        lines.pop()
+    if not lines:
+        raise ValueError(f"training chunk {name} is empty")
+    if len(lines) % LZ_LINES:
+        raise ValueError(f"training chunk {name}: {len(lines)} lines is not a multiple of {LZ_LINES}; "
+                         f"truncated in the position from line {len(lines) // LZ_LINES * LZ_LINES + 1}")
+    records = len(lines) // LZ_LINES
+    actions = len(lines[17].split())
+    size = _size_from_actions(actions, name)
+    planes = _decode_planes(lines, records, size, name)
+    to_play = np.empty(records, dtype=np.int8)
+    policy = np.empty((records, actions), dtype=np.float32)
+    value = np.empty(records, dtype=np.float32)
+    for r in range(records):
+        base = r * LZ_LINES
+        to_play[r] = _parse_side(lines[base + 16], name, base + 17)
+        policy[r] = _parse_probs(lines[base + 17], actions, name, base + 18)
+        value[r] = _parse_outcome(lines[base + 18], name, base + 19)
+    full = np.zeros((records, LZ_PLANES, size, size), dtype=np.uint8)
+    full[:, :LZ_STORED_PLANES] = planes
+    full[to_play == BLACK, 16] = 1
+    full[to_play == WHITE, 17] = 1
+    game = {"game": "go", "size": size, "komi": 7.5}
+    return ChunkData(full, to_play, policy, value, None, game, {"format": "lz-v1"}, [name])
+
+
+def _size_from_actions(actions: int, name: str) -> int:
+    size = int(round((actions - 1) ** 0.5)) if actions > 1 else 0
+    if size < 2 or size * size + 1 != actions:
+        raise ValueError(f"training chunk {name}, line 18: {actions} probabilities is not N*N+1 for a board")
+    return size
+
+
+def _plane_line_layout(size: int) -> tuple[int, int]:
+    """(hex digits, single-bit digits) of one plane line."""
+    points = size * size
+    return points // 4, points % 4
+
+
+def _decode_planes(lines: list[str], records: int, size: int, name: str) -> np.ndarray:
+    hex_digits, bit_digits = _plane_line_layout(size)
+    width = hex_digits + bit_digits
+    idx = [r * LZ_LINES + p for r in range(records) for p in range(LZ_STORED_PLANES)]
+    for i in idx:
+        if len(lines[i]) != width:
+            raise ValueError(f"training chunk {name}, line {i + 1}: plane line has {len(lines[i])} "
+                             f"characters, {size}x{size} needs {width}")
+    chars = np.frombuffer("".join(lines[i] for i in idx).encode("ascii"), dtype=np.uint8).reshape(-1, width)
+    values = _HEX_VALUE[chars]
+    bad = (values[:, :hex_digits] == 255).any(axis=1) | (values[:, hex_digits:] > 1).any(axis=1)
+    if bad.any():
+        i = idx[int(np.argmax(bad))]
+        raise ValueError(f"training chunk {name}, line {i + 1}: bad plane digits {lines[i]!r}")
+    bits = ((values[:, :hex_digits, None] >> _NIBBLE_SHIFTS) & 1).reshape(len(idx), -1)
+    bits = np.concatenate([bits, values[:, hex_digits:]], axis=1)
+    return bits.reshape(records, LZ_STORED_PLANES, size, size)
+
+
+def _parse_side(line: str, name: str, lineno: int) -> int:
+    t = line.strip()
+    if t not in ("0", "1"):
+        raise ValueError(f"training chunk {name}, line {lineno}: side to move {t[:20]!r}, expected 0 or 1")
+    return BLACK if t == "0" else WHITE
+
+
+def _parse_probs(line: str, actions: int, name: str, lineno: int) -> np.ndarray:
+    tokens = line.split()
+    if len(tokens) != actions:
+        raise ValueError(f"training chunk {name}, line {lineno}: {len(tokens)} probabilities, "
+                         f"expected {actions}")
+    try:
+        probs = np.array(tokens, dtype=np.float32)
+    except ValueError as e:
+        raise ValueError(f"training chunk {name}, line {lineno}: probabilities are not numbers ({e})") from e
+    if not np.all(np.isfinite(probs)) or (probs < 0).any():
+        raise ValueError(f"training chunk {name}, line {lineno}: probabilities hold NaN, "
+                         "infinity or negatives")
+    return probs
+
+
+def _parse_outcome(line: str, name: str, lineno: int) -> float:
+    try:
+        value = float(line)
+    except ValueError:
+        value = float("nan")
+    if value not in (1.0, -1.0):
+        raise ValueError(f"training chunk {name}, line {lineno}: outcome {line.strip()[:20]!r}, "
+                         "expected 1 or -1")
+    return value
+
+
+def write_lz_chunk(path: str | os.PathLike, data: ChunkData) -> None:
+    """Write Go records as a gzip'd leelaz v1 text chunk, atomically.
+
+    Draws, ownership and Gomoku do not fit the format: use :func:`write_npz_shard`.
+    """
+
+    atomic_write_bytes(path, gzip.compress(lz_chunk_text(data).encode("ascii"), compresslevel=6, mtime=0))
+
+
+def lz_chunk_text(data: ChunkData) -> str:
+    """The v1 text of ``data`` (see the module docstring)."""
+    planes, size = data.planes, data.size
+    if planes.shape[1] != LZ_PLANES or data.policy.shape[1] != size * size + 1:
+        raise ValueError(f"Leela Zero chunks hold 18-plane Go records; got planes {planes.shape}, "
+                         f"{data.policy.shape[1]} actions (write an npz shard instead)")
+    if not np.all(np.isin(data.value, (1.0, -1.0))):
+        raise ValueError("Leela Zero chunks hold outcomes +1/-1 only; draws need an npz shard")
+    stored = np.asarray(planes[:, :LZ_STORED_PLANES])
+    if not np.all((stored == 0) | (stored == 1)):
+        raise ValueError("Leela Zero chunks hold 0/1 planes only")
+    black = data.to_play == BLACK
+    if not (np.all(planes[:, 16] == black[:, None, None]) and np.all(planes[:, 17] == ~black[:, None, None])):
+        raise ValueError("planes 16/17 disagree with to_play: the chunk could not rebuild them")
+    lines = _encode_planes(stored.astype(np.uint8), size)
+    out: list[str] = []
+    for r in range(len(data)):
+        out.extend(lines[r * LZ_STORED_PLANES:(r + 1) * LZ_STORED_PLANES])
+        out.append("0" if black[r] else "1")
+        out.append(" ".join(map("{:.9g}".format, data.policy[r].tolist())))  # exact for float32
+        out.append("1" if data.value[r] > 0 else "-1")
+    return "\n".join(out) + "\n"
+
+
+def _encode_planes(planes: np.ndarray, size: int) -> list[str]:
+    hex_digits, _ = _plane_line_layout(size)
+    bits = planes.reshape(-1, size * size)
+    nibbles = bits[:, :4 * hex_digits].reshape(len(bits), hex_digits, 4) @ _NIBBLE_WEIGHTS
+    single = (bits[:, 4 * hex_digits:] + ord("0")).astype(np.uint8)
+    chars = np.concatenate([_HEX_DIGITS[nibbles], single], axis=1)
+    width = chars.shape[1]
+    blob = np.ascontiguousarray(chars).tobytes().decode("ascii")
+    return [blob[i * width:(i + 1) * width] for i in range(len(bits))]
+
+
+# --- zero9 npz shards ------------------------------------------------------------------
+
+
+def write_npz_shard(path: str | os.PathLike, data: ChunkData, meta: dict[str, Any] | None = None) -> None:
+    """Write ``data`` as a compressed npz shard, atomically. ``meta`` (JSON-able) is stored with it."""
+
+    if not data.game:
+        raise ValueError("an npz shard needs data.game (a game.to_dict())")
+    info = {**data.meta, **(meta or {}), "format": SHARD_FORMAT, "version": SHARD_VERSION, "game": data.game}
+    arrays: dict[str, np.ndarray] = {
+        "to_play": np.asarray(data.to_play, dtype=np.int8),
+        "policy": np.asarray(data.policy, dtype=np.float32),
+        "value": np.asarray(data.value, dtype=np.float32),
+        "meta": np.array(json.dumps(info, sort_keys=True)),
+    }
+    planes = np.asarray(data.planes)
+    if np.all((planes == 0) | (planes == 1)):
+        flat = planes.astype(np.uint8).reshape(len(planes), int(np.prod(planes.shape[1:])))  # 0 rows too
+        arrays["planes_bits"] = np.packbits(flat, axis=1)
+        arrays["planes_shape"] = np.array(planes.shape, dtype=np.int64)
+    else:
+        arrays["planes"] = planes.astype(np.float32)
+    if data.ownership is not None:
+        arrays["ownership"] = np.asarray(data.ownership, dtype=np.int8)
+    buf = io.BytesIO()
+    np.savez_compressed(buf, **arrays)
+    atomic_write_bytes(path, buf.getvalue())
+
+
+def read_npz_shard(path: str | os.PathLike) -> ChunkData:
+    """Read a zero9 npz shard; ValueError naming the file when it is damaged or inconsistent."""
+    path = Path(path)
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            arrays = {k: z[k] for k in z.files}
+    except FileNotFoundError:
+        raise
+    except Exception as e:  # zip/zlib/EOF/format errors all mean a damaged file
+        raise ValueError(f"training shard {path} is corrupt: {e}") from e
+    try:
+        info = json.loads(str(arrays["meta"]))
+        if info.get("format") != SHARD_FORMAT:
+            raise ValueError(f"format tag {info.get('format')!r}")
+        if "planes_bits" in arrays:
+            shape = tuple(int(s) for s in arrays["planes_shape"])
+            count = int(np.prod(shape[1:]))
+            planes = np.unpackbits(arrays["planes_bits"], axis=1, count=count).reshape(shape)
+        else:
+            planes = arrays["planes"]
+        game = info.pop("game")
+        return ChunkData(planes, arrays["to_play"], arrays["policy"], arrays["value"],
+                         arrays.get("ownership"), game, info, [str(path)])
+    except (KeyError, ValueError, TypeError, json.JSONDecodeError) as e:
+        raise ValueError(f"training shard {path} is not a valid zero9 shard: {e}") from e

@@ -1,0 +1,73 @@
+"""``zero9 convert IN OUT``: between Leela Zero text weights and zero9 checkpoints.
+
+Vocabulary: the **kind** of a file is chosen by its name: ``.pt`` is a zero9
+checkpoint (:mod:`zero9.nn.checkpoint`); ``.txt``, ``.txt.gz`` and ``.gz`` are Leela
+Zero v1 text weights (:mod:`zero9.nn.weights`), gzip'd when the name ends in ``.gz``.
+The input's kind is read from its content. Conversion is exact, so the net keeps its
+hash. A Leela Zero file does not say its komi: ``--komi`` sets it (default 7.5).
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from zero9.nn.checkpoint import load_net, save_checkpoint
+from zero9.nn.weights import save_lz_weights
+
+LZ_SUFFIXES = (".txt", ".txt.gz", ".gz")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("input", help="a zero9 checkpoint (.pt) or Leela Zero weights (.txt / .txt.gz)")
+    parser.add_argument("output", help="where to write: .pt, or .txt / .txt.gz for Leela Zero text")
+    parser.add_argument("--size", type=int, default=None,
+                        help="refuse an input net for another board size (e.g. --size 9)")
+    parser.add_argument("--komi", type=float, default=None,
+                        help="komi recorded in a .pt made from a Leela Zero Go file (default 7.5)")
+    parser.add_argument("--drop-ownership", action="store_true",
+                        help="write Leela Zero text from a net with an ownership head (the head is lost)")
+
+
+def output_kind(path: str) -> str:
+    """'pt' or 'lz' from an output file name; ValueError for anything else."""
+    name = path.lower()
+    if name.endswith(".pt"):
+        return "pt"
+    if name.endswith(LZ_SUFFIXES):
+        return "lz"
+    raise ValueError(f"output {path!r}: name it .pt (zero9 checkpoint) or .txt / .txt.gz (Leela Zero text)")
+
+
+def convert(src: str, dst: str, size: int | None = None, komi: float | None = None,
+            drop_ownership: bool = False) -> dict:
+    """Convert ``src`` into ``dst``; returns the net's meta (with its hash)."""
+
+    kind = output_kind(dst)
+    if Path(src).resolve() == Path(dst).resolve():
+        raise ValueError(f"input and output are the same file {src!r}")
+    net, meta = load_net(src, device="cpu", expected_size=size)
+    if komi is not None:
+        if meta["game"].get("game") != "go":
+            raise ValueError("--komi applies to Go nets only")
+        meta["game"]["komi"] = komi
+    if kind == "lz":
+        if meta["game"].get("game") != "go":
+            print(f"note: {dst} holds a {meta['game'].get('game')} net; Leela Zero itself cannot use it")
+        save_lz_weights(net, dst, drop_ownership=drop_ownership)
+        return meta
+    meta.pop("created", None)
+    meta.setdefault("converted_from", str(src))
+    return save_checkpoint(dst, net, meta)
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        meta = convert(args.input, args.output, args.size, args.komi, args.drop_ownership)
+    except (ValueError, FileNotFoundError) as e:
+        print(f"zero9 convert: {e}")
+        return 1
+    game = meta["game"]
+    print(f"wrote {args.output}: {game.get('game')} {game.get('size')}x{game.get('size')}, "
+          f"{meta['blocks']} blocks x {meta['filters']} filters, hash {meta['hash']}")
+    return 0

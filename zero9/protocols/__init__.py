@@ -1,0 +1,1 @@
+"""Protocols other programs speak: GTP (Sabaki, Lizzie, GoGui, autogtp) and Gomocup's pbrain."""

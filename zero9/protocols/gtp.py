@@ -1,0 +1,1012 @@
+"""``zero9 gtp``: the Go Text Protocol (version 2) on stdin/stdout, as Leela Zero speaks it.
+
+Vocabulary:
+
+- **command line**: one line of input: an optional numeric **id**, a command name and
+  its **arguments**. Comments (``#`` to the end of the line), control characters and
+  a trailing CR are removed first; an empty line is ignored.
+- **reply**: ``=id text`` on success, ``?id message`` on failure, then an empty line.
+  A failing command never changes the engine's state: each handler checks all its
+  arguments before it touches anything.
+- **state**: the game (Go or Gomoku, size, komi), the **setup** stones (handicap or an
+  SGF's AB/AW) and the **history**, a list of positions, one per move the client
+  played or we generated; ``undo`` pops it.
+- **filler pass**: zero9 positions are built only by moves, so a stone for the side
+  *not* to move (a handicap stone, ``play w`` when black is to move) is preceded by a
+  pass of the side to move. Fillers live inside the position chain; ``undo`` and
+  ``move_history`` treat a move and its filler as one step. (Gomoku has no pass, so
+  there the colour must be the side to move.)
+- **stream command**: ``lz-analyze`` and ``lz-genmove_analyze`` reply ``=id`` at once,
+  then ``info move ...`` lines while the search runs. ``lz-analyze`` runs in a thread
+  until the next input line arrives (Leela Zero's rule), and that line is then
+  executed as usual.
+- **time control** (:class:`Clock`): absolute, Canadian byo-yomi (``time_settings``)
+  or Japanese byo-yomi (``kgs-time_settings byoyomi``); ``time_left`` updates it.
+  Each ``genmove`` gets a **budget** in seconds; the search also keeps its visit cap.
+
+:class:`GTPEngine` maps one command line to one reply (testable without any
+subprocess); :func:`serve` is the thin stdin/stdout loop around it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import math
+import os
+import random
+import sys
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TextIO
+
+import numpy as np
+import torch
+
+from zero9 import __version__
+from zero9.games import (
+    BLACK,
+    COLOUR_NAMES,
+    Game,
+    IllegalMove,
+    Position,
+    add_game_arguments,
+    game_from_args,
+    make_game,
+    opponent,
+    parse_colour,
+)
+from zero9.games.display import board_to_text
+from zero9.games.sgf import read_sgf, save_sgf, write_sgf
+from zero9.learn.selfplay import add_selfplay_arguments, play_selfplay, selfplay_config
+from zero9.nn import features
+from zero9.nn.checkpoint import default_net_path, load_net
+from zero9.search.evaluator import NetEvaluator, UniformEvaluator
+from zero9.search.player import SearchPlayer
+
+MIN_SIZE, MAX_SIZE = 5, 19
+PROTOCOL_VERSION = "2"
+ENGINE_NAME = "zero9"
+
+# Leela Zero's command list (what makes sense on small boards) plus GNU Go's regression
+# helpers; the order is the order of list_commands.
+COMMANDS = [
+    "protocol_version", "name", "version", "quit", "known_command", "list_commands",
+    "boardsize", "clear_board", "komi", "play", "genmove", "undo", "showboard",
+    "final_score", "final_status_list", "time_settings", "time_left", "kgs-time_settings",
+    "kgs-genmove_cleanup", "fixed_handicap", "place_free_handicap", "set_free_handicap",
+    "loadsgf", "printsgf", "last_move", "move_history", "heatmap", "lz-analyze",
+    "lz-genmove_analyze", "lz-setoption", "is_legal", "all_legal", "list_stones", "captures",
+    "autotrain",
+]
+GO_ONLY = {"final_status_list", "kgs-genmove_cleanup", "fixed_handicap", "place_free_handicap",
+           "set_free_handicap", "captures", "komi"}
+
+
+class GTPFailure(Exception):
+    """A command that cannot be carried out: its message becomes the ``?`` reply."""
+
+
+@dataclass
+class Reply:
+    """What one command line produced: a finished reply, or a stream to run."""
+
+    text: str = ""
+    stream: Callable[[Callable[[str], None], threading.Event], None] | None = None
+    interruptible: bool = False  # lz-analyze: stopped by the next input line
+
+
+# ----------------------------------------------------------------------------- parsing
+
+
+def clean_line(line: str) -> str:
+    """The command text of a raw line: no comment, no control characters, tabs as spaces."""
+    line = line.split("#", 1)[0]
+    line = "".join(" " if c == "\t" else c for c in line if c == "\t" or ord(c) >= 32 and ord(c) != 127)
+    return line.strip()
+
+
+def parse_command(line: str) -> tuple[str, str, list[str]] | None:
+    """(id text, command name, arguments) of a raw line; None for an empty or comment line."""
+    words = clean_line(line).split()
+    if not words:
+        return None
+    ident = ""
+    if words[0].isdigit():
+        ident, words = words[0], words[1:]
+    if not words:
+        return ident, "", []
+    return ident, words[0].lower(), words[1:]
+
+
+def _int_arg(text: str, what: str, lo: int | None = None, hi: int | None = None) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise GTPFailure(f"{what} must be an integer, got {text!r}") from None
+    if (lo is not None and value < lo) or (hi is not None and value > hi):
+        raise GTPFailure(f"{what} {value} is out of range")
+    return value
+
+
+def _float_arg(text: str, what: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise GTPFailure(f"{what} must be a number, got {text!r}") from None
+    if not math.isfinite(value):
+        raise GTPFailure(f"{what} must be finite, got {text!r}")
+    return value
+
+
+def _colour_arg(text: str) -> int:
+    try:
+        return parse_colour(text)
+    except ValueError as e:
+        raise GTPFailure(str(e)) from None
+
+
+def _nargs(args: list[str], lo: int, hi: int | None = None, usage: str = "") -> None:
+    hi = lo if hi is None else hi
+    if not lo <= len(args) <= hi:
+        raise GTPFailure(f"wrong number of arguments: usage {usage}".strip())
+
+
+# ----------------------------------------------------------------------------- handicap
+
+
+def fixed_handicap_points(size: int, stones: int) -> list[int]:
+    """The GTP standard handicap points (the same as GNU Go's) for ``stones`` on ``size``."""
+    limit = 0 if size < 7 else 4 if size == 7 or size % 2 == 0 else 9
+    if not 2 <= stones <= limit:
+        raise GTPFailure(f"invalid handicap: {stones} stones on {size}x{size} (2..{limit} allowed)"
+                         if limit else f"invalid handicap: no fixed handicap on {size}x{size}")
+    d = 2 if size < 13 else 3
+    far, mid = size - 1 - d, size // 2
+
+    def pt(x: int, y: int) -> int:
+        return y * size + x
+
+    corners = [pt(d, d), pt(far, far), pt(d, far), pt(far, d)]
+    sides = [pt(d, mid), pt(far, mid)]
+    edges = [pt(mid, d), pt(mid, far)]
+    centre = [pt(mid, mid)] if stones % 2 else []
+    if stones <= 4:
+        return corners[:stones]
+    if stones <= 5:
+        return corners + centre
+    if stones <= 7:
+        return corners + sides + centre
+    return corners + sides + edges + centre
+
+
+# ----------------------------------------------------------------------------- time
+
+
+@dataclass
+class Clock:
+    """A GTP time control and each colour's remaining time (seconds)."""
+
+    kind: str = "none"  # 'none', 'absolute', 'canadian' or 'byoyomi'
+    main: float = 0.0
+    byo_time: float = 0.0
+    byo_stones: int = 0  # canadian: stones per period; byoyomi: number of periods
+    left: dict[int, tuple[float, int]] = field(default_factory=dict)  # colour -> (seconds, stones)
+    lag: float = 0.2  # safety margin for the pipes and the GUI
+
+    @classmethod
+    def canadian(cls, main: float, byo_time: float, byo_stones: int) -> Clock:
+        """GTP ``time_settings``: byo_time > 0 with 0 stones means no time limit."""
+        if byo_time > 0 and byo_stones == 0:
+            return cls()
+        kind = "absolute" if byo_time == 0 else "canadian"
+        return cls(kind, main, byo_time, byo_stones)
+
+    def set_left(self, colour: int, seconds: float, stones: int) -> None:
+        self.left[colour] = (seconds, stones)
+
+    def budget(self, colour: int, empty_points: int) -> float | None:
+        """Seconds to spend on this move, or None for no limit."""
+        if self.kind == "none":
+            return None
+        seconds, stones = self.left.get(colour, (self.main, 0))
+        if stones > 0 or seconds <= 0 and self.kind != "absolute":
+            # In byo-yomi: Canadian spreads the period over its stones, Japanese uses one period.
+            period = seconds if seconds > 0 else self.byo_time
+            per_move = period / max(stones, 1) if self.kind == "canadian" else period
+            return max(0.05, 0.85 * per_move - self.lag)
+        moves_left = max(8, empty_points // 3)  # small boards: most games end well before the board fills
+        share = seconds / moves_left
+        if self.kind == "canadian":
+            share += 0.5 * self.byo_time / max(self.byo_stones, 1)
+        elif self.kind == "byoyomi":
+            share += 0.5 * self.byo_time
+        return max(0.05, share - self.lag)
+
+    def spend(self, colour: int, elapsed: float) -> None:
+        """Our own bookkeeping between ``time_left`` updates (clients need not send any)."""
+        if self.kind == "none":
+            return
+        seconds, stones = self.left.get(colour, (self.main, 0))
+        seconds -= elapsed
+        if stones > 0:
+            stones -= 1
+            if stones == 0 and self.kind == "canadian":
+                seconds, stones = self.byo_time, self.byo_stones
+        elif seconds <= 0 and self.kind in ("canadian", "byoyomi"):
+            seconds, stones = self.byo_time, self.byo_stones
+        self.left[colour] = (seconds, stones)
+
+
+# ----------------------------------------------------------------------------- engine
+
+
+@dataclass
+class EngineOptions:
+    """Leela Zero's command-line knobs, as the engine uses them."""
+
+    visits: int | None = None
+    playouts: int | None = None
+    resignpct: float = -1.0  # -1: Leela Zero's default (10%); 0: never resign
+    randomcnt: int = 0
+    noise: bool = False
+    seed: int | None = None
+    threads: int = 1
+    ponder: bool = False
+    quiet: bool = False
+    device: str = "auto"
+    weights: str | None = None
+
+    @property
+    def resign_threshold(self) -> float | None:
+        return 0.10 if self.resignpct < 0 else None if self.resignpct == 0 else self.resignpct / 100.0
+
+
+class NetSource:
+    """Where evaluators come from: a net file (one board size) or the uniform evaluator (any size)."""
+
+    def __init__(self, path: str | os.PathLike | None, device: str = "auto", warn: TextIO | None = None):
+        self.net = None
+        self.meta: dict[str, Any] = {}
+        self.path = None if path is None else Path(path)
+        if self.path is not None:
+            self.net, self.meta = load_net(self.path, device=device)
+        elif warn is not None:
+            print("zero9: no net file found; playing with uniform priors (weak). Use -w FILE.", file=warn)
+
+    def check(self, game: Game) -> None:
+        """Raise GTPFailure when the net cannot serve ``game``."""
+        if self.net is None:
+            return
+        net_game = self.meta.get("game", {})
+        if self.net.size != game.size:
+            n = self.net.size
+            raise GTPFailure(f"unacceptable size: the net {self.path.name} is for {n}x{n}")
+        if net_game.get("game", game.name) != game.name:
+            raise GTPFailure(f"the net {self.path.name} plays {net_game.get('game')}, not {game.name}")
+
+    def evaluator(self, game: Game):
+        self.check(game)
+        return UniformEvaluator(game) if self.net is None else NetEvaluator(self.net)
+
+    def raw_policy(self, position: Position, sym: int) -> tuple[np.ndarray, float]:
+        """The net's policy and winrate for the side to move, seen through symmetry ``sym``."""
+        game = position.game
+        if self.net is None:
+            return np.full(game.num_actions, 1.0 / game.num_actions, np.float32), 0.5
+
+        planes = features.transform_planes(features.encode(position), sym)
+        probs, value = self.net.predict(np.ascontiguousarray(planes)[None])
+        policy = features.transform_policy(probs[0], features.inverse_symmetry(sym), game.size)
+        return policy, (float(value[0]) + 1.0) / 2.0
+
+
+class GTPEngine:
+    """The GTP state machine: ``execute(line)`` -> :class:`Reply`."""
+
+    def __init__(self, game: Game, source: NetSource, options: EngineOptions | None = None,
+                 log: TextIO | None = None):
+        self.options = options or EngineOptions()
+        self.source = source
+        self.log = log
+        self.quit = False
+        self.clock = Clock()
+        self.handlers: dict[str, Callable[[list[str]], str | Reply]] = {
+            name: getattr(self, "cmd_" + name.replace("-", "_")) for name in COMMANDS
+        }
+        if self.options.seed is not None:
+            random.seed(self.options.seed)
+            np.random.seed(self.options.seed % 2**32)
+        self._set_game(game)
+
+    # -- state -------------------------------------------------------------------------------------
+
+    def _set_game(self, game: Game, setup: list[tuple[int, int]] | None = None) -> None:
+        """New game (size, komi or rules) and an empty board; builds the search player."""
+        evaluator = self.source.evaluator(game)
+        self.game = game
+        self.player = self._make_player(game, evaluator)
+        self._reset(setup or [])
+
+    def _make_player(self, game: Game, evaluator):
+        o = self.options
+        # Leela Zero: -v and -p both off means its default; ours is SearchPlayer's 400 visits.
+        visits = o.visits if o.visits or o.playouts else 400
+        return SearchPlayer(game, evaluator, visits=visits or None, playouts=o.playouts or None,
+                            noise=o.noise, randomcnt=o.randomcnt, resign_threshold=o.resign_threshold,
+                            seed=o.seed)
+
+    def _reset(self, setup: list[tuple[int, int]]) -> None:
+        position = self.game.new_position()
+        for colour, point in setup:
+            position = _play_as(position, colour, point)
+        self.setup = list(setup)
+        self.history: list[Position] = [position]
+
+    @property
+    def position(self) -> Position:
+        return self.history[-1]
+
+    def _steps(self) -> list[list[tuple[int, int]]]:
+        """Each history step as the (colour, action) moves it took, fillers included."""
+        steps = []
+        for before, after in zip(self.history, self.history[1:], strict=False):
+            moves = []
+            p = after
+            while p is not before:
+                moves.append((opponent(p.to_play), p.last_move))
+                p = p.parent
+            steps.append(list(reversed(moves)))
+        return steps
+
+    def _rebuild(self, game: Game) -> None:
+        """Replay setup and history under a new game object (komi changed)."""
+        steps = self._steps()
+        self._set_game(game, self.setup)
+        for moves in steps:
+            position = self.position
+            for colour, action in moves:
+                position = _play_as(position, colour, action)
+            self.history.append(position)
+
+    def _vertex(self, text: str) -> int:
+        try:
+            return self.game.vertex_to_action(text)
+        except ValueError as e:
+            raise GTPFailure(str(e)) from None
+
+    def _push(self, colour: int, action: int) -> None:
+        try:
+            self.history.append(_play_as(self.position, colour, action))
+        except IllegalMove as e:
+            raise GTPFailure(str(e)) from None
+
+    def _go_only(self, name: str) -> None:
+        if self.game.name != "go":
+            raise GTPFailure(f"{name} is for Go only")
+
+    # -- the protocol ------------------------------------------------------------------------------
+
+    def execute(self, line: str) -> Reply | None:
+        """One command line -> its reply; None for lines GTP ignores (empty, comments)."""
+        parsed = parse_command(line)
+        if parsed is None:
+            return None
+        ident, name, args = parsed
+        handler = self.handlers.get(name)
+        if handler is None:
+            return Reply(f"?{ident} unknown command\n\n")
+        try:
+            result = handler(args)
+        except GTPFailure as e:
+            return Reply(f"?{ident} {e}\n\n")
+        if isinstance(result, Reply):
+            result.text = f"={ident}\n"
+            return result
+        return Reply(f"={ident} {result}\n\n")
+
+    def handle(self, line: str, stream_seconds: float = 0.5) -> str:
+        """``execute`` for scripts and tests: a stream command runs for ``stream_seconds`` then stops."""
+        reply = self.execute(line)
+        if reply is None:
+            return ""
+        if reply.stream is None:
+            return reply.text
+        out: list[str] = [reply.text]
+        stop = threading.Event()
+        if reply.interruptible:
+            timer = threading.Timer(stream_seconds, stop.set)
+            timer.start()
+            reply.stream(out.append, stop)
+            timer.cancel()
+        else:
+            reply.stream(out.append, stop)
+        return "".join(out) + "\n"
+
+    # -- administrative ----------------------------------------------------------------------------
+
+    def cmd_protocol_version(self, args: list[str]) -> str:
+        _nargs(args, 0, usage="protocol_version")
+        return PROTOCOL_VERSION
+
+    def cmd_name(self, args: list[str]) -> str:
+        _nargs(args, 0, usage="name")
+        return ENGINE_NAME
+
+    def cmd_version(self, args: list[str]) -> str:
+        _nargs(args, 0, usage="version")
+        return __version__
+
+    def cmd_quit(self, args: list[str]) -> str:
+        self.quit = True
+        return ""
+
+    def _commands(self) -> list[str]:
+        return [c for c in COMMANDS if self.game.name == "go" or c not in GO_ONLY]
+
+    def cmd_known_command(self, args: list[str]) -> str:
+        _nargs(args, 1, usage="known_command NAME")
+        return "true" if args[0].lower() in self._commands() else "false"
+
+    def cmd_list_commands(self, args: list[str]) -> str:
+        _nargs(args, 0, usage="list_commands")
+        return "\n".join(self._commands())
+
+    # -- setting up --------------------------------------------------------------------------------
+
+    def cmd_boardsize(self, args: list[str]) -> str:
+        _nargs(args, 1, usage="boardsize N")
+        size = _int_arg(args[0], "board size")
+        if not MIN_SIZE <= size <= MAX_SIZE:
+            raise GTPFailure(f"unacceptable size: {size} (zero9 plays {MIN_SIZE}..{MAX_SIZE})")
+        params = {**self.game.to_dict(), "size": size}
+        params.pop("move_cap", None)  # the cap scales with the board
+        try:
+            game = make_game(**params)
+        except ValueError as e:
+            raise GTPFailure(f"unacceptable size: {e}") from None
+        self.source.check(game)
+        self._set_game(game)
+        return ""
+
+    def cmd_clear_board(self, args: list[str]) -> str:
+        _nargs(args, 0, usage="clear_board")
+        self._reset([])
+        return ""
+
+    def cmd_komi(self, args: list[str]) -> str:
+        _nargs(args, 1, usage="komi K")
+        komi = _float_arg(args[0], "komi")
+        if self.game.name != "go":
+            return ""  # harmless for Gomoku: GUIs send it anyway
+        if komi != self.game.komi:
+            self._rebuild(make_game(**{**self.game.to_dict(), "komi": komi}))
+        return ""
+
+    def cmd_fixed_handicap(self, args: list[str]) -> str:
+        self._go_only("fixed_handicap")
+        _nargs(args, 1, usage="fixed_handicap N")
+        points = fixed_handicap_points(self.game.size, _int_arg(args[0], "handicap"))
+        return self._place_handicap(points)
+
+    def cmd_place_free_handicap(self, args: list[str]) -> str:
+        self._go_only("place_free_handicap")
+        _nargs(args, 1, usage="place_free_handicap N")
+        stones = _int_arg(args[0], "handicap")
+        n = self.game.size
+        if not 2 <= stones <= n * n - 1:
+            raise GTPFailure(f"invalid handicap: {stones}")
+        try:
+            points = fixed_handicap_points(n, stones)
+        except GTPFailure:
+            # Beyond the standard layouts: the net's favourite points for black on an empty board.
+            policy, _ = self.source.raw_policy(self.game.new_position(), 0)
+            points = [int(p) for p in np.argsort(-policy[: n * n], kind="stable")[:stones]]
+        return self._place_handicap(points)
+
+    def cmd_set_free_handicap(self, args: list[str]) -> str:
+        self._go_only("set_free_handicap")
+        if len(args) < 2:
+            raise GTPFailure("wrong number of arguments: usage set_free_handicap V1 V2 ...")
+        points = [self._vertex(a) for a in args]
+        if self.game.pass_action in points or len(set(points)) != len(points):
+            raise GTPFailure("bad handicap: pass or a repeated vertex")
+        return self._place_handicap(points)
+
+    def _place_handicap(self, points: list[int]) -> str:
+        if len(self.history) > 1 or self.setup or self.position.board_array().any():
+            raise GTPFailure("board not empty")
+        self._reset([(BLACK, p) for p in points])
+        return " ".join(self.game.action_to_vertex(p) for p in points)
+
+    # -- moves -------------------------------------------------------------------------------------
+
+    def cmd_play(self, args: list[str]) -> str:
+        _nargs(args, 2, usage="play COLOUR VERTEX")
+        colour = _colour_arg(args[0])
+        self._push(colour, self._vertex(args[1]))
+        return ""
+
+    def cmd_undo(self, args: list[str]) -> str:
+        _nargs(args, 0, usage="undo")
+        if len(self.history) < 2:
+            raise GTPFailure("cannot undo")
+        self.history.pop()
+        return ""
+
+    def _prepare_genmove(self, colour: int) -> Position:
+        """The position to search from, with a filler pass if ``colour`` is not to move."""
+        position = self.position
+        if position.is_terminal():
+            raise GTPFailure("game over")
+        if colour != position.to_play:
+            try:
+                position = _filler(position)
+            except IllegalMove as e:
+                raise GTPFailure(str(e)) from None
+        return position
+
+    def _genmove(self, colour: int, cleanup: bool = False) -> str:
+        position = self._prepare_genmove(colour)
+        empty = int((position.board_array() == 0).sum())
+        budget = self.clock.budget(colour, empty)
+        start = time.monotonic()
+        decision = self.player.choose(position, time_s=budget)
+        self.clock.spend(colour, time.monotonic() - start)
+        action = decision.action
+        if cleanup and action == self.game.pass_action:
+            action = self._cleanup_move(position)
+        elif decision.resign:
+            return "resign"
+        self.history.append(position.play(action))
+        return self.game.action_to_vertex(action)
+
+    def _cleanup_move(self, position: Position) -> int:
+        """kgs-genmove_cleanup: the most visited move that is not a pass and does not fill an own eye."""
+        stats = sorted(self.player.root_stats(), key=lambda s: -s.visits)
+        for s in stats:
+            if s.action != self.game.pass_action and not position.is_eye(s.action, position.to_play):
+                return s.action
+        candidates = [a for a in position.legal_moves()
+                      if a != self.game.pass_action and not position.is_eye(a, position.to_play)]
+        return random.choice(candidates) if candidates else self.game.pass_action
+
+    def cmd_genmove(self, args: list[str]) -> str:
+        _nargs(args, 1, usage="genmove COLOUR")
+        return self._genmove(_colour_arg(args[0]))
+
+    def cmd_kgs_genmove_cleanup(self, args: list[str]) -> str:
+        self._go_only("kgs-genmove_cleanup")
+        _nargs(args, 1, usage="kgs-genmove_cleanup COLOUR")
+        return self._genmove(_colour_arg(args[0]), cleanup=True)
+
+    # -- analysis ----------------------------------------------------------------------------------
+
+    def _analyze_args(self, args: list[str]) -> tuple[int, float]:
+        """Leela Zero's analyze tags: [colour] [interval] [interval N] [minmoves N] -> (colour, seconds)."""
+        colour, interval, i = self.position.to_play, 100, 0
+        if i < len(args) and args[i].lower() in ("b", "w", "black", "white"):
+            colour, i = parse_colour(args[i]), i + 1
+        if i < len(args) and args[i].isdigit():
+            interval, i = int(args[i]), i + 1
+        while i < len(args):
+            key = args[i].lower()
+            if key in ("interval", "minmoves") and i + 1 < len(args) and args[i + 1].isdigit():
+                if key == "interval":
+                    interval = int(args[i + 1])
+                i += 2
+            else:
+                raise GTPFailure(f"cannot parse analyze tags: {' '.join(args[i:])}")
+        return colour, max(interval, 1) / 100.0
+
+    def _info_line(self, stats) -> str:
+        """Leela Zero's analysis line: every candidate as ``info move ... pv ...``, best first."""
+        parts = []
+        ranked = sorted((s for s in stats if s.visits > 0), key=lambda s: (-s.visits, -s.winrate))
+        for order, s in enumerate(ranked):
+            pv = " ".join(self.game.action_to_vertex(a) for a in (s.pv or [s.action]))
+            parts.append(f"info move {s.vertex} visits {int(s.visits)} "
+                         f"winrate {_per10k(s.winrate)} prior {_per10k(s.prior)} lcb {_per10k(s.lcb)} "
+                         f"order {order} pv {pv}")
+        return " ".join(parts)
+
+    def cmd_lz_analyze(self, args: list[str]) -> Reply:
+        colour, interval = self._analyze_args(args)
+        position = self._prepare_genmove(colour) if not self.position.is_terminal() else self.position
+
+        def run(write: Callable[[str], None], stop: threading.Event) -> None:
+            if position.is_terminal():
+                stop.wait()
+                return
+            def on_stats(stats) -> None:
+                line = self._info_line(stats)
+                if line:
+                    write(line + "\n")
+
+            self.player.analyze(position, on_stats, interval, stop)
+
+        return Reply(stream=run, interruptible=True)
+
+    def cmd_lz_genmove_analyze(self, args: list[str]) -> Reply:
+        colour, interval = self._analyze_args(args)
+        self._prepare_genmove(colour)  # fail now, before the '=' goes out
+
+        def run(write: Callable[[str], None], stop: threading.Event) -> None:
+            done = threading.Event()
+
+            def report() -> None:  # the search runs in this thread; a reporter reads its root
+                while not done.wait(interval):
+                    line = self._info_line(self.player.root_stats())
+                    if line:
+                        write(line + "\n")
+
+            reporter = threading.Thread(target=report, daemon=True)
+            reporter.start()
+            try:
+                move = self._genmove(colour)
+            finally:
+                done.set()
+                reporter.join()
+            line = self._info_line(self.player.root_stats())
+            write((line + "\n" if line else "") + f"play {move}\n")
+
+        return Reply(stream=run)
+
+    def cmd_heatmap(self, args: list[str]) -> str:
+        _nargs(args, 0, 1, usage="heatmap [SYMMETRY]")
+        sym = _int_arg(args[0], "symmetry", 0, 7) if args else 0
+        position = self.position
+        policy, winrate = self.source.raw_policy(position, sym)
+        n = self.game.size
+        board = position.board_array()
+        rows = []
+        for y in range(n - 1, -1, -1):
+            cells = [int(policy[y * n + x] * 1000) if board[y * n + x] == 0 else 0 for x in range(n)]
+            rows.append(" ".join(f"{c:3d}" for c in cells))
+        if self.game.pass_action is not None:
+            rows.append(f"pass: {int(policy[self.game.pass_action] * 1000)}")
+        rows.append(f"winrate: {winrate:f}")
+        return "\n" + "\n".join(rows)
+
+    def cmd_lz_setoption(self, args: list[str]) -> str:
+        """``lz-setoption name NAME value VALUE`` (Leela Zero's form); NAME may contain spaces."""
+        words = [a.lower() for a in args]
+        if len(words) < 4 or words[0] != "name" or "value" not in words[2:]:
+            raise GTPFailure("syntax: lz-setoption name NAME value VALUE")
+        v = words.index("value", 2)
+        name, value = " ".join(words[1:v]), " ".join(args[v + 1 :])
+        if name in ("visits", "playouts"):
+            count = _int_arg(value, name, 0)
+            setattr(self.options, name, count or None)
+            self.player.set_option(name, count or None)
+        elif name in ("resign percentage", "resignpct"):
+            self.options.resignpct = _float_arg(value, name)
+            self.player.set_option("resign", self.options.resign_threshold)
+        elif name in ("pondering", "ponder"):
+            self.options.ponder = value.lower() == "true"
+        else:
+            try:
+                self.player.set_option(name, value)
+            except (ValueError, KeyError, AttributeError) as e:
+                raise GTPFailure(f"unknown option {name!r}: {e}") from None
+        return ""
+
+    # -- scoring and inspection --------------------------------------------------------------------
+
+    def cmd_showboard(self, args: list[str]) -> str:
+        _nargs(args, 0, usage="showboard")
+
+        return "\n" + board_to_text(self.position).rstrip("\n")
+
+    def cmd_final_score(self, args: list[str]) -> str:
+        _nargs(args, 0, usage="final_score")
+        position = self.position
+        if self.game.name != "go":
+            return position.result_string() if position.is_terminal() else "0"
+        score = position.score()
+        return "0" if score == 0 else f"{'B' if score > 0 else 'W'}+{abs(score):g}"
+
+    def cmd_final_status_list(self, args: list[str]) -> str:
+        self._go_only("final_status_list")
+        _nargs(args, 1, usage="final_status_list alive|dead|seki")
+        status = args[0].lower()
+        if status not in ("alive", "dead", "seki"):
+            raise GTPFailure(f"bad status {args[0]!r}: expected alive, dead or seki")
+        if status != "alive":
+            return ""  # Tromp-Taylor: every stone on the board is alive
+        board = self.position.board_array()
+        return " ".join(self.game.action_to_vertex(int(p)) for p in np.nonzero(board)[0])
+
+    def cmd_is_legal(self, args: list[str]) -> str:
+        _nargs(args, 2, usage="is_legal COLOUR VERTEX")
+        colour, action = _colour_arg(args[0]), self._vertex(args[1])
+        try:
+            _play_as(self.position, colour, action)
+        except IllegalMove:
+            return "0"
+        return "1"
+
+    def cmd_all_legal(self, args: list[str]) -> str:
+        _nargs(args, 1, usage="all_legal COLOUR")
+        colour = _colour_arg(args[0])
+        position = self.position
+        if colour != position.to_play:
+            try:
+                position = _filler(position)
+            except IllegalMove:
+                return ""
+        pass_action = self.game.pass_action
+        return " ".join(self.game.action_to_vertex(a) for a in position.legal_moves() if a != pass_action)
+
+    def cmd_list_stones(self, args: list[str]) -> str:
+        _nargs(args, 1, usage="list_stones COLOUR")
+        colour = _colour_arg(args[0])
+        board = self.position.board_array()
+        return " ".join(self.game.action_to_vertex(int(p)) for p in np.nonzero(board == colour)[0])
+
+    def cmd_captures(self, args: list[str]) -> str:
+        self._go_only("captures")
+        _nargs(args, 1, usage="captures COLOUR")
+        return str(self.position.captures[_colour_arg(args[0])])
+
+    def cmd_last_move(self, args: list[str]) -> str:
+        _nargs(args, 0, usage="last_move")
+        if len(self.history) < 2:
+            raise GTPFailure("no previous move known")
+        p = self.position
+        return f"{COLOUR_NAMES[opponent(p.to_play)]} {self.game.action_to_vertex(p.last_move)}"
+
+    def cmd_move_history(self, args: list[str]) -> str:
+        """Leela Zero's form: the most recent move first, ``colour vertex`` per line."""
+        _nargs(args, 0, usage="move_history")
+        lines = []
+        for step in reversed(self._steps()):
+            colour, action = step[-1]
+            lines.append(f"{COLOUR_NAMES[colour]} {self.game.action_to_vertex(action)}")
+        return "\n".join(lines)
+
+    # -- time --------------------------------------------------------------------------------------
+
+    def cmd_time_settings(self, args: list[str]) -> str:
+        _nargs(args, 3, usage="time_settings MAIN BYO_TIME BYO_STONES")
+        main = _int_arg(args[0], "main time", 0)
+        byo = _int_arg(args[1], "byo-yomi time", 0)
+        stones = _int_arg(args[2], "byo-yomi stones", 0)
+        self.clock = Clock.canadian(main, byo, stones)
+        return ""
+
+    def cmd_kgs_time_settings(self, args: list[str]) -> str:
+        if not args:
+            raise GTPFailure("usage: kgs-time_settings none|absolute|byoyomi|canadian ...")
+        kind, rest = args[0].lower(), args[1:]
+        shapes = {"none": 0, "absolute": 1, "byoyomi": 3, "canadian": 3}
+        if kind not in shapes:
+            raise GTPFailure(f"unknown time system {args[0]!r}")
+        _nargs(rest, shapes[kind], usage=f"kgs-time_settings {kind}" + " N" * shapes[kind])
+        nums = [_int_arg(a, "time", 0) for a in rest]
+        if kind == "none":
+            self.clock = Clock()
+        elif kind == "absolute":
+            self.clock = Clock("absolute", nums[0])
+        elif kind == "byoyomi":
+            self.clock = Clock("byoyomi", nums[0], nums[1], nums[2])
+        else:
+            self.clock = Clock.canadian(nums[0], nums[1], nums[2])
+        return ""
+
+    def cmd_time_left(self, args: list[str]) -> str:
+        _nargs(args, 3, usage="time_left COLOUR SECONDS STONES")
+        colour = _colour_arg(args[0])
+        seconds = _int_arg(args[1], "time left")
+        stones = _int_arg(args[2], "stones", 0)
+        self.clock.set_left(colour, seconds, stones)
+        return ""
+
+    # -- files -------------------------------------------------------------------------------------
+
+    def cmd_loadsgf(self, args: list[str]) -> str:
+        _nargs(args, 1, 2, usage="loadsgf FILE [MOVE_NUMBER]")
+        upto = _int_arg(args[1], "move number", 1) if len(args) == 2 else None
+        try:
+            record = read_sgf(args[0])
+        except ValueError as e:
+            raise GTPFailure(str(e)) from None
+        if record.game.name != self.game.name:
+            raise GTPFailure(f"{args[0]} is a {record.game.name} game; this engine plays {self.game.name}")
+        if record.game.size != self.game.size or getattr(record.game, "komi", None) != getattr(
+                self.game, "komi", None):
+            game = record.game
+            if game.name == "go":
+                game = make_game("go", game.size, komi=game.komi)
+            self.source.check(game)
+        else:
+            game = self.game
+        # Build it all aside first: a bad file must leave the current game untouched.
+        actions = record.moves if upto is None else record.moves[: upto - 1]
+        try:
+            position = game.new_position()
+            for colour, point in record.setup:
+                position = _play_as(position, colour, point)
+            history = [position]
+            for colour, action in actions:
+                history.append(_play_as(history[-1], colour, action))
+        except IllegalMove as e:
+            raise GTPFailure(f"bad SGF file {args[0]}: {e}") from None
+        if game is not self.game:
+            self._set_game(game)
+        self.setup, self.history = list(record.setup), history
+        return ""
+
+    def cmd_printsgf(self, args: list[str]) -> str:
+        _nargs(args, 0, 1, usage="printsgf [FILE]")
+        moves = [m for step in self._steps() for m in step]
+        result = self.position.result_string() if self.position.is_terminal() else ""
+        text = write_sgf(self.game, moves, result, setup=self.setup,
+                         properties={"PB": ENGINE_NAME, "PW": ENGINE_NAME})
+        if args:
+            try:
+                save_sgf(args[0], text)
+            except OSError as e:
+                raise GTPFailure(f"cannot write {args[0]}: {e.strerror}") from None
+            return ""
+        return text.rstrip("\n")
+
+    # -- training ----------------------------------------------------------------------------------
+
+    def cmd_autotrain(self, args: list[str]) -> str:
+        """leelaz-ninenine's ``autotrain BASENAME N``: N self-play games, training data under BASENAME/."""
+        _nargs(args, 2, usage="autotrain BASENAME GAMES")
+        games = _int_arg(args[1], "games", 1)
+        if self.source.path is None:
+            raise GTPFailure("autotrain needs a net file (-w FILE): self-play workers load the net from it")
+
+        parser = argparse.ArgumentParser()
+        add_selfplay_arguments(parser)
+        argv = ["--visits", str(self.options.visits)] if self.options.visits else []
+        config = selfplay_config(parser.parse_args(argv), seed=self.options.seed)
+        out = Path(args[0])
+        try:
+            stats = play_selfplay(self.source.path, games, config, out, out / "sgf", workers=1,
+                                  device=self.options.device if self.options.device != "auto" else "cpu",
+                                  progress=False)
+        except (OSError, ValueError) as e:
+            raise GTPFailure(f"autotrain failed: {e}") from None
+        return f"{stats.games} games, {stats.positions} positions written to {out}"
+
+
+def _per10k(x: float) -> int:
+    return int(round(float(x) * 10000))
+
+
+def _filler(position: Position) -> Position:
+    """A pass for the side to move, so that the other colour moves next."""
+    game = position.game
+    if game.pass_action is None:
+        raise IllegalMove("pass", f"it is {COLOUR_NAMES[position.to_play]}'s turn ({game.name} has no pass)")
+    if getattr(position, "passes", 0) >= 1:
+        raise IllegalMove("pass", "a second filler pass would end the game")
+    return position.play(game.pass_action)
+
+
+def _play_as(position: Position, colour: int, action: int) -> Position:
+    """``position`` after ``colour`` plays ``action``, with a filler pass if ``colour`` is not to move."""
+    if colour != position.to_play:
+        position = _filler(position)
+    return position.play(action)
+
+
+# ----------------------------------------------------------------------------- the loop
+
+
+class _Writer:
+    """Whole replies to the output, one at a time (the analysis thread writes too)."""
+
+    def __init__(self, out: TextIO):
+        self.out = out
+        self.lock = threading.Lock()
+
+    def __call__(self, text: str) -> None:
+        with self.lock:
+            try:
+                self.out.write(text)
+                self.out.flush()
+            except (BrokenPipeError, ValueError):
+                pass  # the client went away; the loop ends at EOF
+
+
+def serve(engine: GTPEngine, inp: TextIO, out: TextIO) -> int:
+    """Read commands until ``quit`` or EOF; returns the exit status."""
+    write = _Writer(out)
+    pending: str | None = None
+    while not engine.quit:
+        line = pending if pending is not None else inp.readline()
+        pending = None
+        if line == "":
+            break
+        try:
+            reply = engine.execute(line)
+        except Exception as e:  # a bug must not kill a GUI's engine: report it and go on
+            ident = (parse_command(line) or ("", "", []))[0]
+            reply = Reply(f"?{ident} internal error: {type(e).__name__}: {e}\n\n")
+        if reply is None:
+            continue
+        write(reply.text)
+        if reply.stream is None:
+            continue
+        stop = threading.Event()
+        worker = threading.Thread(target=_run_stream, args=(reply, write, stop), daemon=True)
+        worker.start()
+        if reply.interruptible:
+            pending = inp.readline()  # any input stops the analysis
+            stop.set()
+        worker.join()
+        write("\n")
+        if pending == "":
+            break
+    return 0
+
+
+def _run_stream(reply: Reply, write: Callable[[str], None], stop: threading.Event) -> None:
+    try:
+        reply.stream(write, stop)
+    except Exception as e:
+        print(f"zero9: analysis failed: {type(e).__name__}: {e}", file=sys.stderr)
+
+
+# ----------------------------------------------------------------------------- command line
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("-w", "--weights",
+                        help="net file: Leela Zero text (.txt, .gz) or zero9 checkpoint (default: the "
+                        "shipped net in example-data/ for the game and size; 'uniform': no net)")
+    parser.add_argument("-v", "--visits", type=int, help="visits per move (default: the search's)")
+    parser.add_argument("-p", "--playouts", type=int, help="playouts per move")
+    parser.add_argument("-r", "--resignpct", type=float, default=-1.0,
+                        help="resign when the winrate is below this %% (-1: 10%%, 0: never)")
+    parser.add_argument("-m", "--randomcnt", type=int, default=0,
+                        help="play the first N moves in proportion to visits (variety)")
+    parser.add_argument("-n", "--noise", action="store_true", help="Dirichlet noise at the root")
+    parser.add_argument("-s", "--seed", type=int, help="random seed")
+    parser.add_argument("-t", "--threads", type=int, default=1, help="torch threads")
+    parser.add_argument("--noponder", action="store_true", help="accepted; zero9 never ponders")
+    parser.add_argument("-q", "--quiet", action="store_true", help="no diagnostics on stderr")
+    parser.add_argument("--device", default="auto", help="auto, cpu or cuda")
+    add_game_arguments(parser)
+
+
+def make_engine(args: argparse.Namespace, log: TextIO | None = sys.stderr) -> GTPEngine:
+    """The engine that ``zero9 gtp`` runs, from parsed arguments."""
+
+
+    game = game_from_args(args)
+    uniform = (args.weights or "").lower() == "uniform"
+    path = None if uniform else args.weights or default_net_path(game.name, game.size)
+    if args.threads and args.threads > 0:
+        torch.set_num_threads(args.threads)
+    source = NetSource(path, device=args.device, warn=None if args.quiet or uniform else log)
+    if source.net is not None and source.net.size != game.size and args.size is None:
+        # A net file decides the size when none was asked for.
+        game = game_from_args(args, size=source.net.size)
+    options = EngineOptions(visits=args.visits, playouts=args.playouts, resignpct=args.resignpct,
+                            randomcnt=args.randomcnt, noise=args.noise, seed=args.seed, threads=args.threads,
+                            ponder=not args.noponder, quiet=args.quiet, device=args.device,
+                            weights=None if path is None else str(path))
+    try:
+        return GTPEngine(game, source, options, log=None if args.quiet else log)
+    except GTPFailure as e:
+        raise SystemExit(f"zero9 gtp: {e}") from None
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        engine = make_engine(args)
+    except (FileNotFoundError, ValueError) as e:
+        print(f"zero9 gtp: {e}", file=sys.stderr)
+        return 2
+    # Bytes that are not UTF-8 become U+FFFD instead of an exception; universal newlines eat CR.
+    inp = io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="replace")
+    return serve(engine, inp, sys.stdout)

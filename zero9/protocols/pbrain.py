@@ -1,0 +1,305 @@
+"""``zero9 pbrain``: the Gomocup (piskvork) protocol on stdin/stdout, for Gomoku managers.
+
+Vocabulary:
+
+- **manager**: the program that runs the tournament (piskvork, the Gomocup manager,
+  ``zero9 match`` with a ``pbrain:`` player); the **brain** is us.
+- **command**: one line from the manager. ``START n``, ``RESTART``, ``BEGIN`` (we
+  move first), ``TURN x,y`` (the opponent played; we answer), ``BOARD`` ... ``DONE``
+  (a whole position, one ``x,y,who`` line per stone; we answer), ``TAKEBACK x,y``,
+  ``INFO key value``, ``ABOUT``, ``END``. Replies are ``OK``, a move ``x,y``, the
+  ``ABOUT`` line, ``ERROR message`` for bad input and ``UNKNOWN message`` for an
+  unknown command; ``INFO`` gets no reply. Commands are case-insensitive.
+- **coordinates**: piskvork's ``x,y`` count from 0, ``x`` the column and ``y`` the row
+  from the *top*; zero9 counts rows from the bottom, so point = ``(size-1-y)*size + x``.
+  The board then looks the same in the manager and in ``zero9``'s displays.
+- **who** in a BOARD line: 1 = our stone, 2 = the opponent's, 3 = a stone of a
+  continuous game (treated as the opponent's). The side with more stones, or black
+  when equal, moved first; the stones are replayed in the order given, alternating.
+- **time** (from INFO, milliseconds): ``timeout_turn`` the limit per move (0 = move
+  at once), ``timeout_match`` the limit for the whole game (0 = none), ``time_left``
+  what remains of it. The **budget** for a move is the smaller of the turn limit and
+  a share of the time left, minus a safety margin; the search's visit cap still holds.
+- **rule** (INFO bit mask): 0 = freestyle (five or more win), 1 = exactly five
+  (``variant='standard'``); renju (4) and caro (8) are not supported and get an ERROR.
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import sys
+import time
+from typing import TextIO
+
+import torch
+
+from zero9 import __version__
+from zero9.games import Game, IllegalMove, Position, make_game
+from zero9.games.gomoku import point_from_xy, xy_from_point
+from zero9.nn.checkpoint import default_net_path
+from zero9.protocols.gtp import NetSource
+from zero9.search.player import SearchPlayer
+
+MIN_SIZE, MAX_SIZE = 5, 25
+SAFETY_S = 0.25  # reply this much before the manager's deadline: pipes, process wake-up
+ABOUT = f'name="zero9", version="{__version__}", author="zero9 contributors", country="-", ' \
+        f'www="https://github.com/", email=""'
+
+
+class PbrainError(Exception):
+    """Bad input from the manager: becomes an ``ERROR`` line."""
+
+
+def _parse_xy(text: str, size: int, fields: int = 2) -> list[int]:
+    parts = [p.strip() for p in text.split(",")]
+    if len(parts) != fields or not all(p.lstrip("-").isdigit() for p in parts):
+        raise PbrainError(f"bad coordinates {text!r}: expected {'x,y' if fields == 2 else 'x,y,who'}")
+    values = [int(p) for p in parts]
+    try:
+        values[0] = point_from_xy(values[0], values[1], size)
+    except ValueError as error:
+        raise PbrainError(str(error)) from None
+    return [values[0]] + values[2:]
+
+
+class PbrainEngine:
+    """The brain's state machine: ``execute(line)`` -> list of reply lines."""
+
+    def __init__(self, source, visits: int | None = 400, seed: int | None = None, log: TextIO | None = None):
+        self.source = source  # a zero9.protocols.gtp.NetSource
+        self.visits = visits
+        self.seed = seed
+        self.log = log
+        self.game: Game | None = None
+        self.position: Position | None = None
+        self.player = None
+        self.variant = "freestyle"
+        self.timeout_turn_ms = 30_000  # the manager tells us; this default only guards a silent one
+        self.timeout_match_ms = 0
+        self.time_left_ms: int | None = None
+        self.quit = False
+        self._board: list[tuple[int, int]] | None = None  # collecting BOARD lines
+
+    # -- state -----------------------------------------------------------------------------------------
+
+    def _start(self, size: int) -> None:
+        try:
+            game = make_game("gomoku", size, connect=5, variant=self.variant)
+            self.source.check(game)
+        except Exception as e:  # ValueError (size) or GTPFailure (the net's size): say why
+            raise PbrainError(str(e)) from None
+        self.game = game
+        self.player = SearchPlayer(game, self.source.evaluator(game), visits=self.visits, seed=self.seed,
+                                   resign_threshold=None)
+        self.position = game.new_position()
+
+    def _need_game(self) -> Game:
+        if self.game is None:
+            raise PbrainError("no game: send START first")
+        return self.game
+
+    def budget(self) -> float:
+        """Seconds for the next move (see the module docstring)."""
+        # timeout_turn 0 means "move at once": a few visits' worth.
+        limit = self.timeout_turn_ms / 1000.0 if self.timeout_turn_ms > 0 else 0.05
+        if self.timeout_match_ms > 0 and self.time_left_ms is not None:
+            empty = int((self.position.board_array() == 0).sum()) if self.position is not None else 225
+            limit = min(limit, max(self.time_left_ms, 0) / 1000.0 / max(10, empty // 4))
+        return max(0.02, limit - SAFETY_S if limit > 2 * SAFETY_S else limit / 2)
+
+    def _our_move(self) -> str:
+        position = self.position
+        if position.is_terminal():
+            raise PbrainError("the game is over")
+        start = time.monotonic()
+        decision = self.player.choose(position, time_s=self.budget())
+        if self.time_left_ms is not None:
+            self.time_left_ms -= int(1000 * (time.monotonic() - start))
+        self.position = position.play(decision.action)
+        return xy_from_point(decision.action, self.game.size)
+
+    def _opponent_plays(self, point: int) -> None:
+        try:
+            self.position = self.position.play(point)
+        except IllegalMove as e:
+            raise PbrainError(str(e)) from None
+
+    # -- protocol ----------------------------------------------------------------------------------------
+
+    def execute(self, line: str) -> list[str]:
+        text = line.strip()
+        if not text:
+            return []
+        if self._board is not None:
+            return self._board_line(text)
+        word, _, rest = text.partition(" ")
+        handler = getattr(self, "cmd_" + word.lower(), None)
+        if handler is None:
+            return [f"UNKNOWN command {word}"]
+        try:
+            return handler(rest.strip())
+        except PbrainError as e:
+            return [f"ERROR {e}"]
+
+    def cmd_start(self, rest: str) -> list[str]:
+        if not rest.isdigit():
+            raise PbrainError(f"bad board size {rest!r}")
+        size = int(rest)
+        if not MIN_SIZE <= size <= MAX_SIZE:
+            raise PbrainError(f"unsupported size {size}: zero9 plays {MIN_SIZE}..{MAX_SIZE}")
+        self._start(size)
+        return ["OK"]
+
+    def cmd_rectstart(self, rest: str) -> list[str]:
+        parts = rest.split(",")
+        if len(parts) == 2 and parts[0].strip() == parts[1].strip():
+            return self.cmd_start(parts[0].strip())
+        raise PbrainError(f"unsupported board {rest!r}: zero9 plays square boards only")
+
+    def cmd_restart(self, rest: str) -> list[str]:
+        self._start(self._need_game().size)
+        return ["OK"]
+
+    def cmd_begin(self, rest: str) -> list[str]:
+        self._need_game()
+        if self.position.move_number:
+            raise PbrainError("BEGIN on a board that is not empty")
+        return [self._our_move()]
+
+    def cmd_turn(self, rest: str) -> list[str]:
+        game = self._need_game()
+        (point,) = _parse_xy(rest, game.size)
+        self._opponent_plays(point)
+        return [self._our_move()]
+
+    def cmd_play(self, rest: str) -> list[str]:
+        """Some managers dictate our own move (e.g. a fixed opening): play it and echo it."""
+        game = self._need_game()
+        (point,) = _parse_xy(rest, game.size)
+        self._opponent_plays(point)
+        return [xy_from_point(point, game.size)]
+
+    def cmd_takeback(self, rest: str) -> list[str]:
+        game = self._need_game()
+        (point,) = _parse_xy(rest, game.size)
+        if self.position.parent is None or self.position.last_move != point:
+            raise PbrainError(f"cannot take back {rest}: it is not the last move")
+        self.position = self.position.parent
+        return ["OK"]
+
+    def cmd_board(self, rest: str) -> list[str]:
+        self._need_game()
+        self._board = []
+        return []
+
+    def _board_line(self, text: str) -> list[str]:
+        if text.upper() == "DONE":
+            stones, self._board = self._board, None
+            try:
+                self.position = self._position_from(stones)
+            except PbrainError as e:
+                return [f"ERROR {e}"]
+            return [self._our_move()]
+        try:
+            point, who = _parse_xy(text, self.game.size, fields=3)
+            if who not in (1, 2, 3):
+                raise PbrainError(f"bad BOARD line {text!r}: the last field must be 1, 2 or 3")
+        except PbrainError as e:
+            self._board = None  # the rest of this BOARD cannot be trusted
+            return [f"ERROR {e}"]
+        self._board.append((point, 1 if who == 1 else 2))
+        return []
+
+    def _position_from(self, stones: list[tuple[int, int]]) -> Position:
+        ours = [p for p, who in stones if who == 1]
+        theirs = [p for p, who in stones if who == 2]
+        if len(ours) == len(theirs):
+            first, second = ours, theirs  # we are to move, so we moved first: black
+        elif len(theirs) == len(ours) + 1:
+            first, second = theirs, ours
+        else:
+            raise PbrainError(f"impossible BOARD: {len(ours)} own stones and {len(theirs)} of the opponent")
+        position = self.game.new_position()
+        for i in range(len(first)):
+            for stones_of in (first, second):
+                if i < len(stones_of):
+                    try:
+                        position = position.play(stones_of[i])
+                    except IllegalMove as e:
+                        raise PbrainError(f"impossible BOARD: {e}") from None
+        return position
+
+    def cmd_info(self, rest: str) -> list[str]:
+        key, _, value = rest.partition(" ")
+        key, value = key.lower(), value.strip()
+        numeric = {"timeout_turn", "timeout_match", "time_left", "max_memory", "game_type", "rule"}
+        if key in numeric and not value.lstrip("-").isdigit():
+            raise PbrainError(f"INFO {key}: {value!r} is not a number")
+        if key == "timeout_turn":
+            self.timeout_turn_ms = int(value)
+        elif key == "timeout_match":
+            self.timeout_match_ms = int(value)
+        elif key == "time_left":
+            self.time_left_ms = int(value)
+        elif key == "rule":
+            rule = int(value)
+            if rule & 12:
+                raise PbrainError(f"rule {rule}: renju and caro are not supported (0: freestyle, 1: five)")
+            variant = "standard" if rule & 1 else "freestyle"
+            if variant != self.variant:
+                self.variant = variant
+                if self.game is not None and self.position.move_number == 0:
+                    self._start(self.game.size)
+        return []  # max_memory, game_type, evaluate, folder: nothing to do
+
+    def cmd_about(self, rest: str) -> list[str]:
+        return [ABOUT]
+
+    def cmd_end(self, rest: str) -> list[str]:
+        self.quit = True
+        return []
+
+
+def serve(engine: PbrainEngine, inp: TextIO, out: TextIO) -> int:
+    """Read commands until END or EOF."""
+    while not engine.quit:
+        line = inp.readline()
+        if line == "":
+            break
+        try:
+            replies = engine.execute(line)
+        except Exception as e:  # never leave the manager waiting on a crash
+            replies = [f"ERROR internal error: {type(e).__name__}: {e}"]
+        for reply in replies:
+            out.write(reply + "\n")
+        out.flush()
+    return 0
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("-w", "--weights", help="Gomoku net file (default: the shipped net for the size, "
+                        "else uniform priors; 'uniform': no net)")
+    parser.add_argument("-v", "--visits", type=int, default=400,
+                        help="visits per move (the time limit may stop the search sooner)")
+    parser.add_argument("-s", "--seed", type=int, help="random seed")
+    parser.add_argument("-t", "--threads", type=int, default=1, help="torch threads")
+    parser.add_argument("--device", default="auto", help="auto, cpu or cuda")
+    parser.add_argument("--size", type=int, default=15, help="board size whose shipped net is the default")
+
+
+def run(args: argparse.Namespace) -> int:
+
+    if args.threads > 0:
+        torch.set_num_threads(args.threads)
+    uniform = (args.weights or "").lower() == "uniform"
+    path = None if uniform else args.weights or default_net_path("gomoku", args.size)
+    try:
+        source = NetSource(path, device=args.device, warn=None if uniform else sys.stderr)
+    except (FileNotFoundError, ValueError) as e:
+        print(f"zero9 pbrain: {e}", file=sys.stderr)
+        return 2
+    engine = PbrainEngine(source, visits=args.visits, seed=args.seed)
+    inp = io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="replace")
+    return serve(engine, inp, sys.stdout)
+

@@ -1,0 +1,140 @@
+"""Evaluators: what the search asks for a leaf's priors and value.
+
+Vocabulary:
+
+- **evaluator**: any object with ``evaluate(positions) -> (priors, values)``:
+  ``priors`` float32 ``[B, A]`` summing to 1 over all actions (the search itself
+  drops illegal ones), ``values`` float32 ``[B]`` in [-1, 1] from the side to move's
+  view. ``B = len(positions)``; one call is one batch. The search keeps each leaf's
+  row of ``priors`` until a simulation goes through that leaf: return new arrays
+  from each call (or arrays you never write again), never one buffer refilled.
+- **free evaluator** (:class:`UniformEvaluator`): uniform priors, value 0. It costs
+  nothing, so it measures the tree code alone, and with enough visits the rules'
+  terminal values still find forced wins.
+- **symmetry**: one of the 8 dihedral transforms of :mod:`zero9.nn.features`. The net
+  sees each position under one random symmetry, and its policy is mapped back
+  with the inverse (Leela Zero's ``-s`` off: random symmetry per evaluation).
+- **cache key**: the position's Zobrist hash (stones and side to move) *together
+  with the hashes of its 7 predecessors*. The net's input holds 8 positions of
+  history (and Go's ko state follows from it), so two positions with the same
+  stones but different recent histories get different inputs and must not share an
+  entry. The cache is a bounded LRU (oldest entry dropped first).
+- **net time**: :class:`NetEvaluator` adds the seconds spent inside
+  ``net.predict`` to ``net_seconds`` (the benchmark's "% of wall time inside the net").
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Sequence
+
+import numpy as np
+
+from zero9.games import Game, Position
+from zero9.nn import features
+
+HISTORY_KEY_DEPTH = 8  # positions in the cache key: the current one and 7 before it
+
+
+def history_key(position: Position, depth: int = HISTORY_KEY_DEPTH) -> tuple[int, ...]:
+    """The cache key: hashes of ``position`` and up to ``depth - 1`` ancestors."""
+    key = []
+    p = position
+    while p is not None and len(key) < depth:
+        key.append(p.hash)
+        p = p.parent
+    return tuple(key)
+
+
+class UniformEvaluator:
+    """Uniform priors over all actions and value 0: the search's free evaluator."""
+
+    def __init__(self, game: Game):
+        self.game = game
+        self._outputs: dict[int, tuple[np.ndarray, np.ndarray]] = {}  # batch size -> (priors, values)
+        self.calls = 0
+        self.positions = 0
+
+    def evaluate(self, positions: Sequence[Position]) -> tuple[np.ndarray, np.ndarray]:
+        self.calls += 1
+        self.positions += len(positions)
+        out = self._outputs.get(len(positions))
+        if out is None:  # built once per batch size and shared: callers only read them
+            priors = np.full((len(positions), self.game.num_actions), 1.0 / self.game.num_actions, np.float32)
+            values = np.zeros(len(positions), np.float32)
+            priors.flags.writeable = values.flags.writeable = False
+            out = self._outputs[len(positions)] = (priors, values)
+        return out
+
+
+class NetEvaluator:
+    """A ZeroNet behind features, a random symmetry per position, and an LRU cache."""
+
+    def __init__(self, net, cache_size: int = 200_000, random_symmetry: bool = True,
+                 rng: np.random.Generator | None = None):
+        if cache_size < 0:
+            raise ValueError(f"cache_size must be >= 0, got {cache_size}")
+        self.net = net
+        self.cache_size = cache_size
+        self.random_symmetry = random_symmetry
+        self.rng = rng or np.random.default_rng()
+        self._cache: OrderedDict[tuple[int, ...], tuple[np.ndarray, float]] = OrderedDict()
+        self._lock = threading.Lock()  # the window's policy heatmap and a running analysis share us
+        self.calls = 0  # net.predict calls
+        self.positions = 0  # positions asked for
+        self.cache_hits = 0
+        self.net_seconds = 0.0
+
+    def evaluate(self, positions: Sequence[Position]) -> tuple[np.ndarray, np.ndarray]:
+        with self._lock:
+            self.positions += len(positions)
+            num_actions = positions[0].game.num_actions if positions else 0
+            priors = np.empty((len(positions), num_actions), np.float32)
+            values = np.empty(len(positions), np.float32)
+            keys = [history_key(p) for p in positions]
+            misses: dict[tuple[int, ...], list[int]] = {}  # key -> rows (a batch may repeat a leaf)
+            for j, key in enumerate(keys):
+                hit = self._cache.get(key)
+                if hit is not None:
+                    self._cache.move_to_end(key)
+                    priors[j], values[j] = hit
+                    self.cache_hits += 1
+                else:
+                    misses.setdefault(key, []).append(j)
+            if misses:
+                first = [rows[0] for rows in misses.values()]
+                planes = features.encode_batch([positions[j] for j in first])
+                syms = (self.rng.integers(0, 8, len(first)) if self.random_symmetry
+                        else np.zeros(len(first), np.intp))
+                for s in np.unique(syms):
+                    if s:
+                        planes[syms == s] = features.transform_planes(planes[syms == s], int(s))
+                start = time.perf_counter()
+                probs, vals = self.net.predict(np.ascontiguousarray(planes))
+                self.net_seconds += time.perf_counter() - start
+                self.calls += 1
+                probs = np.asarray(probs, np.float32)
+                size = positions[0].game.size
+                for s in np.unique(syms):
+                    if s:
+                        rows = syms == s
+                        back = features.inverse_symmetry(int(s))
+                        probs[rows] = features.transform_policy(probs[rows], back, size)
+                for (key, rows), p, v in zip(misses.items(), probs, vals, strict=True):
+                    priors[rows] = p
+                    values[rows] = v
+                    self._remember(key, p, float(v))
+            return priors, values
+
+    def _remember(self, key: tuple[int, ...], priors: np.ndarray, value: float) -> None:
+        if self.cache_size == 0:
+            return
+        self._cache[key] = (priors, value)
+        if len(self._cache) > self.cache_size:
+            self._cache.popitem(last=False)
+
+    def clear_cache(self) -> None:
+        with self._lock:
+            self._cache.clear()

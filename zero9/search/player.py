@@ -1,0 +1,357 @@
+"""SearchPlayer: the search behind one object, for GTP, pbrain, matches and the window.
+
+Vocabulary:
+
+- **decision** (:class:`Decision`): the move chosen, whether to resign, the side to
+  move's winrate, the root visits and the root statistics.
+- **move statistics** (:class:`MoveStats`), per root child as Lc0 prints them:
+  ``N`` visits, ``P`` prior, ``Q`` mean value in [-1, 1] (side to move at the root),
+  ``U`` the PUCT exploration term, ``Q+U``, ``V`` the net's raw value of the child
+  (root side's view), ``winrate = (Q+1)/2``, ``lcb`` the lower confidence bound as a
+  winrate, and the **PV** (principal variation: most-visited line from that move).
+- **limits**: ``visits`` (root visits, reused subtree included: Leela Zero's
+  ``-v``), ``playouts`` (new simulations this move: ``-p``), ``time_per_move``
+  seconds. The search stops at whichever comes first; ``None`` turns a limit off.
+  GTP time management calls :meth:`SearchPlayer.set_time_budget` before a genmove
+  (or passes ``time_s`` to :meth:`SearchPlayer.choose`); that budget replaces
+  ``time_per_move`` for the moves that follow.
+- **tree reuse**: if the position asked about is the current root, its child or its
+  grandchild (compared by identity, else by the hashes of the last 8 positions),
+  that subtree becomes the root.
+- **batching** in play mode: ``batch_size`` (K) leaves per net call within a tree
+  (virtual loss). **Root parallel** (``root_parallel`` = R > 1): R independent trees
+  of the same position, their leaves batched into one net call, their visit counts
+  summed to vote the move. The default (``root_parallel=1``, K = 8) was the stronger
+  at equal time per move: 16/20 against 4 trees x K = 2 at 0.3 s per move on 7x7
+  four-in-a-row with rollout values (``scripts/bench_search.py --play-mode``). One
+  deeper tree beats several shallow ones; both use the cores the same way here
+  (the net call is what runs on several threads).
+- **resignation** (Leela Zero): resign when the winrate is below ``resign_threshold``
+  after ``resign_min_moves`` moves (default a quarter of the points) and with at
+  least ``resign_min_visits`` visits. ``None`` or a negative threshold never resigns.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from zero9.games import Game, Position
+from zero9.search.batched import search_trees
+from zero9.search.evaluator import history_key
+from zero9.search.puct import Node, SearchConfig, Tree, lower_confidence_bounds
+
+
+@dataclass
+class MoveStats:
+    """One root move's statistics (see the module docstring)."""
+
+    action: int
+    vertex: str
+    visits: int
+    winrate: float  # (Q + 1) / 2 for the side to move at the root
+    prior: float
+    lcb: float  # as a winrate, 0..1
+    q: float
+    u: float
+    value: float  # V: the net's raw value of the child, root side's view; nan if never evaluated
+    pv: list[int] = field(default_factory=list)
+
+    @property
+    def move(self) -> int:
+        """Alias of ``action``."""
+        return self.action
+
+
+@dataclass
+class Decision:
+    action: int  # the best move (also filled when resigning)
+    resign: bool
+    winrate: float  # side to move, 0..1
+    visits: int
+    stats: list[MoveStats]
+
+
+def same_position(a: Position, b: Position) -> bool:
+    """Identity, or equal move number and hashes of the last 8 positions (GTP rebuilds positions)."""
+    return a is b or (a.move_number == b.move_number and history_key(a) == history_key(b))
+
+
+class SearchPlayer:
+    """PUCT search with tree reuse, batching, limits, resignation and analysis output."""
+
+    OPTIONS = ("visits", "playouts", "time", "randomcnt", "resign", "lcb", "c_puct", "fpu_reduction",
+               "batch_size", "root_parallel", "noise")
+
+    def __init__(self, game: Game, evaluator, visits: int | None = 400, playouts: int | None = None,
+                 time_per_move: float | None = None, c_puct: float = SearchConfig.c_puct,
+                 fpu_reduction: float = SearchConfig.fpu_reduction, noise: bool = False, randomcnt: int = 0,
+                 resign_threshold: float | None = 0.1, lcb: bool = False, batch_size: int = 8,
+                 root_parallel: int = 1, seed: int | None = None, resign_min_moves: int | None = None,
+                 resign_min_visits: int = 50):
+        self.game = game
+        self.evaluator = evaluator
+        self.visits, self.playouts, self.time_per_move = visits, playouts, time_per_move
+        self.config = SearchConfig(c_puct=c_puct, fpu_reduction=fpu_reduction, noise=noise)
+        self.randomcnt = randomcnt
+        self.resign_threshold = resign_threshold
+        self.resign_min_moves = game.size * game.size // 4 if resign_min_moves is None else resign_min_moves
+        self.resign_min_visits = resign_min_visits
+        self.lcb = lcb
+        self.batch_size = batch_size
+        self.root_parallel = root_parallel
+        self._check_limits()
+        self.rng = np.random.default_rng(seed)
+        self.trees: list[Tree] = []
+        self._time_budget: float | None = None
+        self._stop = threading.Event()
+        self._lock = threading.RLock()  # tree replacement vs. stats read from another thread
+
+    # --- options ----------------------------------------------------------------------------
+
+    def _check_limits(self) -> None:
+        for name in ("visits", "playouts"):
+            v = getattr(self, name)
+            if v is not None and v < 1:
+                raise ValueError(f"{name} must be >= 1 or None, got {v}")
+        if self.time_per_move is not None and self.time_per_move <= 0:
+            raise ValueError(f"time per move must be > 0 seconds or None, got {self.time_per_move}")
+        if self.batch_size < 1 or self.root_parallel < 1:
+            raise ValueError("batch_size and root_parallel must be >= 1")
+
+    def set_option(self, name: str, value) -> None:
+        """Change a setting between moves (lz-setoption): visits, playouts, time, randomcnt, resign, ..."""
+        key = name.strip().lower().replace("-", "_")
+        if key not in self.OPTIONS:
+            raise ValueError(f"unknown option {name!r}: expected one of {', '.join(self.OPTIONS)}")
+        if key in ("visits", "playouts", "time"):
+            number = None if value is None or float(value) <= 0 else float(value)
+            value = number if key == "time" or number is None else int(number)
+            setattr(self, "time_per_move" if key == "time" else key, value)
+        elif key in ("randomcnt", "batch_size", "root_parallel"):
+            setattr(self, key, int(value))
+            if key == "root_parallel":
+                self.trees = []
+        elif key == "resign":
+            self.resign_threshold = None if value is None else float(value)
+        elif key == "lcb":
+            self.lcb = _as_bool(value)
+        elif key == "noise":
+            self.config.noise = _as_bool(value)
+        else:
+            setattr(self.config, key, float(value))
+        self._check_limits()
+
+    def set_time_budget(self, seconds: float | None) -> None:
+        """Seconds for the next moves (GTP time management); None returns to ``time_per_move``."""
+        if seconds is not None and seconds <= 0:
+            raise ValueError(f"time budget must be > 0 seconds or None, got {seconds}")
+        self._time_budget = seconds
+
+    def stop(self) -> None:
+        """Make a running choose()/analyze() return soon with its best move so far (thread-safe)."""
+        self._stop.set()
+
+    # --- searching --------------------------------------------------------------------------
+
+    def _sync(self, position: Position) -> None:
+        """Point every tree's root at ``position``, reusing a subtree when it is a child or grandchild."""
+        if position.game.num_actions != self.game.num_actions:
+            raise ValueError("position is from a different game than this player's")
+        with self._lock:
+            while len(self.trees) < self.root_parallel:
+                rng = np.random.default_rng(self.rng.integers(2**63))
+                self.trees.append(Tree(position, self.config, rng))
+            for j, tree in enumerate(self.trees):
+                root = tree.root.position
+                chain = [position]
+                while len(chain) < 3 and chain[-1].parent is not None:
+                    chain.append(chain[-1].parent)
+                match = next((k for k, p in enumerate(chain) if same_position(p, root)), None)
+                if match is None:
+                    self.trees[j] = Tree(position, self.config, tree.rng)
+                    continue
+                for p in reversed(chain[:match]):
+                    tree.advance(p.last_move)
+                tree.root.position = position  # identical content; keep the caller's object
+
+    def _search(self, position: Position, visits, playouts, seconds, stop: threading.Event,
+                on_step: Callable[[], None] | None = None) -> None:
+        self._sync(position)
+        deadline = time.monotonic() + seconds if seconds else None
+        if visits is None and playouts is None and deadline is None and stop is self._stop:
+            visits = 400
+        search_trees(self.trees, self.evaluator, visits=visits, playouts=playouts,
+                     leaves_per_tree=self.batch_size, deadline=deadline, stop=stop, on_step=on_step)
+
+    def choose(self, position: Position, time_s: float | None = None,
+               on_stats: Callable[[list[MoveStats]], None] | None = None,
+               stats_interval_s: float = 0.1) -> Decision:
+        """Search ``position`` within the limits and decide: move, resign or not, winrate, stats.
+
+        ``time_s`` overrides the time budget for this move; ``on_stats`` gets the root
+        statistics every ``stats_interval_s`` seconds while the search runs (lz-genmove_analyze).
+        """
+        if position.is_terminal():
+            raise ValueError("choose: the game is over")
+        self._stop.clear()
+        seconds = time_s if time_s is not None else (self._time_budget or self.time_per_move)
+        on_step = None
+        if on_stats is not None:
+            last = time.monotonic()
+
+            def on_step() -> None:
+                nonlocal last
+                if time.monotonic() - last >= stats_interval_s:
+                    last = time.monotonic()
+                    on_stats(self.root_stats())
+
+        self._search(position, self.visits, self.playouts, seconds, self._stop, on_step)
+        stats = self.root_stats()
+        visits = sum(s.visits for s in stats)
+        winrate = self.winrate()
+        action = self._pick(position)
+        threshold = self.resign_threshold
+        resign = (threshold is not None and threshold >= 0 and winrate < threshold
+                  and position.move_number >= self.resign_min_moves and visits >= self.resign_min_visits)
+        return Decision(action, resign, winrate, visits, stats)
+
+    def genmove(self, position: Position, time_limit: float | None = None,
+                on_stats: Callable[[list[MoveStats]], None] | None = None) -> int | None:
+        """The move to play, or None to resign (``time_limit`` seconds overrides the budget)."""
+        decision = self.choose(position, time_s=time_limit, on_stats=on_stats)
+        return None if decision.resign else decision.action
+
+    def reset(self) -> None:
+        """Forget the search trees (new game)."""
+        with self._lock:
+            self.trees = []
+
+    def _pick(self, position: Position) -> int:
+        actions, n, _, _ = self._merged()
+        if len(actions) == 0 or n.sum() <= 0:  # no time for a single simulation: the best prior
+            root = self.trees[0].root
+            return int(root.actions[root.P.argmax()]) if root.expanded else position.legal_moves()[0]
+        if position.move_number < self.randomcnt:
+            return int(actions[self.rng.choice(len(n), p=n / n.sum())])
+        if self.root_parallel == 1:
+            return self.trees[0].choose_action(lcb=self.lcb)
+        return int(actions[n.argmax()])
+
+    def analyze(self, position: Position, on_stats: Callable[[list[MoveStats]], None], interval_s: float,
+                stop_event: threading.Event, max_visits: int | None = None) -> None:
+        """Search ``position`` and call ``on_stats(root_stats())`` every ``interval_s`` seconds.
+
+        Returns when ``stop_event`` is set, :meth:`stop` is called, or ``max_visits`` is reached
+        (after a last ``on_stats``). Blocks: run it in a thread (lz-analyze, the window's overlay).
+        """
+        self._stop.clear()
+        last = time.monotonic()
+
+        def report() -> None:
+            nonlocal last
+            if time.monotonic() - last >= interval_s:
+                last = time.monotonic()
+                on_stats(self.root_stats())
+            if self._stop.is_set():
+                stop_event.set()
+
+        self._search(position, max_visits, None if max_visits else 10**9, None, stop_event, on_step=report)
+        on_stats(self.root_stats())
+
+    # --- reading the tree ----------------------------------------------------------------------
+
+    def _merged(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Root actions with visits, total values and priors summed over the root-parallel trees."""
+        with self._lock:
+            trees = [t for t in self.trees if t.root.expanded]
+        if not trees:
+            return np.zeros(0, np.intp), np.zeros(0), np.zeros(0), np.zeros(0)
+        first = trees[0].root
+        if len(trees) == 1:
+            return first.actions, first.N.copy(), first.W.copy(), first.P.copy()
+        index = {int(a): i for i, a in enumerate(first.actions)}
+        n, w, p = np.zeros(len(index)), np.zeros(len(index)), np.zeros(len(index))
+        for t in trees:
+            for a, ni, wi, pi in zip(t.root.actions, t.root.N, t.root.W, t.root.P, strict=True):
+                i = index[int(a)]
+                n[i] += ni
+                w[i] += wi
+                p[i] += pi / len(trees)
+        return first.actions, n, w, p
+
+    def root_stats(self) -> list[MoveStats]:
+        """Statistics of the root's visited moves (all moves if none visited), best first."""
+        actions, n, w, p = self._merged()
+        if len(actions) == 0:
+            return []
+        root = self.trees[0].root
+        q = np.where(n > 0, w / np.maximum(n, 1), np.nan)
+        u = self.config.c_puct * p * math.sqrt(max(n.sum(), 1.0)) / (1.0 + n)
+        lcb = lower_confidence_bounds(root) if len(self.trees) == 1 else np.where(n > 0, q, -2.0)
+        stats = []
+        for i in np.lexsort((p, n))[::-1]:
+            if n.sum() > 0 and n[i] == 0:
+                continue
+            child = root.children.get(int(i)) if len(self.trees) == 1 else None
+            qi = float(q[i]) if n[i] > 0 else float("nan")
+            known = child is not None and (child.evaluated or child.terminal)
+            value = -child.value if known else float("nan")
+            a = int(actions[i])
+            lcb_i = (max(float(lcb[i]), -1.0) + 1) / 2
+            stats.append(MoveStats(a, self.game.action_to_vertex(a), int(n[i]), (qi + 1) / 2, float(p[i]),
+                                   lcb_i, qi, float(u[i]), value, [a] + _pv(child)))
+        return stats
+
+    def winrate(self) -> float:
+        """The side to move's winrate at the root, 0..1 (the raw value before any visit)."""
+        _, n, w, _ = self._merged()
+        if n.sum() > 0:
+            return float((w.sum() / n.sum() + 1) / 2)
+        return (self.trees[0].root.value + 1) / 2 if self.trees else 0.5
+
+    def text_stats(self, n: int = 10) -> str:
+        """An Lc0-like table: move, N, P, Q, U, Q+U, V and PV, best first."""
+        lines = [f"{'move':>5} {'N':>7} {'P':>6} {'Q':>7} {'U':>7} {'Q+U':>7} {'V':>7}  PV"]
+        for s in self.root_stats()[:n]:
+            pv = " ".join(self.game.action_to_vertex(a) for a in s.pv[:12])
+            lines.append(f"{s.vertex:>5} {s.visits:>7} {100 * s.prior:>5.2f}% {s.q:>7.4f} {s.u:>7.4f} "
+                         f"{s.q + s.u:>7.4f} {s.value:>7.4f}  {pv}")
+        return "\n".join(lines)
+
+    def policy(self, position: Position) -> np.ndarray:
+        """The evaluator's raw priors over all actions, float32 ``[A]`` (for heatmaps)."""
+        priors, _ = self.evaluator.evaluate([position])
+        return np.array(priors[0], dtype=np.float32)
+
+    def value(self, position: Position) -> float:
+        """The evaluator's raw value of ``position``, side to move's view, [-1, 1]."""
+        if position.is_terminal():
+            return float(position.result_value(position.to_play))
+        _, values = self.evaluator.evaluate([position])
+        return float(values[0])
+
+
+def _pv(node: Node | None, limit: int = 30) -> list[int]:
+    """The most-visited line below ``node``."""
+    line: list[int] = []
+    while node is not None and node.expanded and node.total > 0 and len(line) < limit:
+        i = int(node.N.argmax())
+        line.append(int(node.actions[i]))
+        node = node.children.get(i)
+    return line
+
+
+def _as_bool(value) -> bool:
+    if isinstance(value, str):
+        if value.strip().lower() in ("1", "true", "on", "yes"):
+            return True
+        if value.strip().lower() in ("0", "false", "off", "no"):
+            return False
+        raise ValueError(f"expected a boolean, got {value!r}")
+    return bool(value)

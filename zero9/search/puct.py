@@ -1,0 +1,505 @@
+"""PUCT Monte Carlo tree search, as in AlphaGo Zero and Leela Zero, readable top to bottom.
+
+Vocabulary:
+
+- **node**: one position in the tree. An *expanded* node holds arrays over its
+  candidate children (shape ``[n]``, ``n`` = number of legal actions):
+
+  ====================  ==========================================================
+  ``actions [n] int``   the action that leads to each child
+  ``P [n] float``       prior from the evaluator (renormalised over candidates;
+                        Dirichlet-noised at a self-play root)
+  ``N [n] float``       visit count (virtual losses included while in flight)
+  ``W [n] float``       total value backed up through the child
+  ``Q [n] float``       ``W / N``; for a child never tried, the first-play value
+  ``U0 [n] float``      ``P / (1 + N)``, kept current so PUCT is one expression
+  ====================  ==========================================================
+
+  Every value in a node's arrays is from the view of the player **to move at that
+  node** (the one choosing among the children). A node's own ``value`` (its raw net
+  evaluation, or the rules' result if terminal) is also from its side to move's
+  view, so it is negated on the way up.
+- **what it costs**: a numpy call costs about a microsecond whatever the size of
+  these small arrays, a Python list item a few dozen nanoseconds. So each kind of
+  work goes where it is cheap. ``N`` and ``W``, changed one child at a time, are
+  Python lists ``n`` and ``w``. PUCT for all children is one vector-matrix product
+  over the rows of ``QFU [3, n]``: ``q`` (``Q`` of the tried children, 0 for the
+  others), ``f`` (1 for a child never tried, else 0) and ``U0``, so that
+  ``(1, fpu, c) @ QFU`` is ``Q + c · U0`` with every untried child at the node's
+  first-play value ``fpu``, a number changed without touching the array. The
+  properties ``N``, ``W`` and ``Q`` assemble the arrays of the table above.
+- **PUCT**: pick ``argmax Q + U`` with ``U = c_puct · P · sqrt(ΣN) / (1 + N)``.
+- **first-play urgency (FPU)**: a child never tried gets ``Q = value(node) −
+  fpu_reduction · sqrt(Σ P of tried children)`` (Leela Zero): the more of the
+  policy already explored, the less an untried move is worth guessing.
+- **simulation** (one *playout*): select a leaf by PUCT from the root, evaluate it
+  (net, or the rules for a terminal position — never the net), back the value up.
+  We split it in two halves, :meth:`Tree.select_leaf` and :meth:`Tree.expand_and_backup`,
+  so one evaluator call can serve many leaves (batching).
+- **virtual loss**: while a leaf is in flight, every edge on its path counts
+  ``virtual_loss`` extra visits that each lost, so the next selection in the same
+  batch goes elsewhere. Undone exactly at backup (``N``, ``W`` return to the true
+  counts; tests check it never leaks).
+- **expansion**: a leaf's evaluation (priors and value) is kept when it comes back;
+  the arrays over its legal moves are built the first time a simulation goes
+  *through* it (:meth:`Node.expand`), so a leaf that is never visited again (a
+  third of them, typically) never pays for them. A child's position is only built
+  (``play``) when the child is first tried, so most of the tree's width is a few
+  numbers in an array.
+- **tree reuse**: after a move the chosen child becomes the root (:meth:`Tree.advance`).
+- **visits** = ``ΣN`` at the root (reused visits count); **playouts** = simulations
+  done in this search.
+
+Defaults (values on the [-1, 1] scale, twice Leela Zero's [0, 1] winrate scale):
+``c_puct = 3.0``, ``fpu_reduction = 0.5`` (Leela Zero's 0.25 winrate). Chosen by
+matches at equal visits (300 per move) on 7x7 four-in-a-row, where every leaf's
+value is one random rollout and the prior favours points next to stones (score of
+the setting against the reference, colours alternating; ±~9 is noise at 80 games):
+
+==========  =============================  ===============================
+c_puct      vs c=1.5, fpu=0.5 (60 games)    vs c=4.0, fpu=0.5 (80 games)
+==========  =============================  ===============================
+0.8         17–21 / 60 (fpu 0 .. 1)         —
+1.5         24–33 / 60                      —
+2.5         37–39 / 60                      —
+3.0         —                               33–39 / 80
+4.0         40–47 / 60                      35–40 / 80
+6.0 / 8.0   —                               36–48 / 80, 38–42 / 80
+==========  =============================  ===============================
+
+so ``c_puct`` from 3 to 8 is a plateau clearly above 1.5, and fpu_reduction from 0
+to 1 made no difference beyond noise; we take the low end of the plateau (nearest
+the values tuned for real nets: Leela Zero's 0.8 winrate-scale is 1.6 here) and
+Leela Zero's FPU. Rollout values are noisier than a trained net's, which favours
+exploration: re-run ``scripts/bench_search.py --tune`` with a trained net's
+evaluator before trusting these for strong play.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import gc
+import math
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import numpy as np
+
+from zero9.games import Position
+
+
+@dataclass
+class SearchConfig:
+    """Knobs of one search. Defaults are for play; self-play turns on ``noise``."""
+
+    c_puct: float = 3.0
+    fpu_reduction: float = 0.5
+    fpu_root_reduction: float | None = None  # None: same as fpu_reduction (0 when noise is on)
+    fpu_value: float | None = None  # a fixed first-play Q instead (pure MCTS: 0, as AlphaZero_Gomoku)
+    noise: bool = False  # root Dirichlet noise: self-play only, never against a person
+    noise_eps: float = 0.25
+    noise_alpha_scale: float = 0.03 * 361  # alpha = this / number of legal moves (LZ, KataGo)
+    virtual_loss: float = 1.0
+
+
+def legal_actions(position: Position) -> np.ndarray:
+    """The legal moves as an intp array; a position may build it itself (Go: from its bitboard)."""
+    build = getattr(position, "legal_actions", None)
+    if build is not None:
+        return build()
+    moves = position.legal_moves()
+    return np.fromiter(moves, np.intp, len(moves))  # (a little cheaper than np.array for a list)
+
+
+class Node:
+    """A position in the tree; see the module docstring for the arrays."""
+
+    __slots__ = ("position", "terminal", "value", "pending", "priors", "actions", "P", "n", "w", "QFU", "q",
+                 "U0", "fpu", "children", "total", "tried_prior", "sq_sum", "raw_prior")
+
+    def __init__(self, position: Position):
+        self.position = position
+        self.terminal = terminal = position.is_terminal()
+        # Terminal positions are scored by the rules, from the side to move's view.
+        self.value = position.result_value(position.to_play) if terminal else 0.0
+        self.pending = False  # waiting for an evaluation (a second visit in the batch collides)
+        self.priors = None  # the evaluator's priors [A], kept until expand()
+        self.actions = self.n = self.w = None  # set by expand(); None means not expanded yet
+        self.children: dict[int, Node] = {}  # child index -> Node, created when first tried
+        self.total = 0.0  # ΣN over children (virtual losses included)
+        self.tried_prior = 0.0  # Σ P over children with N > 0, for FPU
+        self.sq_sum = 0.0  # Σ value² backed up through this node (variance for LCB)
+        self.raw_prior = None  # the root's priors before noise, so re-noising starts clean
+
+    @property
+    def N(self) -> np.ndarray | None:
+        """Visit counts, as an array (the search keeps them in the list ``n``)."""
+        return None if self.n is None else np.array(self.n)
+
+    @property
+    def W(self) -> np.ndarray | None:
+        """Total values, as an array (the search keeps them in the list ``w``)."""
+        return None if self.w is None else np.array(self.w)
+
+    @property
+    def Q(self) -> np.ndarray | None:
+        """Mean values, untried children at the first-play value (the search keeps ``q`` and ``fpu``)."""
+        return None if self.actions is None else self.q + self.fpu * self.QFU[1]
+
+    @property
+    def expanded(self) -> bool:
+        """The child arrays exist (a simulation has gone through this node, or it is the root)."""
+        return self.actions is not None
+
+    @property
+    def evaluated(self) -> bool:
+        """The evaluation (priors and value) is in: expanded, or ready to expand."""
+        return self.priors is not None or self.actions is not None
+
+    def expand(self, fpu_value: float | None = None) -> None:
+        """Create the child arrays from the kept priors, renormalised over the legal moves.
+
+        Untried children start at the first-play value: the node's own value (nothing
+        tried, nothing to reduce), or ``fpu_value`` where the search fixes one.
+        """
+        # A numpy call here costs more than its arithmetic: as few as possible, no temporaries.
+        actions = legal_actions(self.position)
+        n = len(actions)
+        p = self.priors[actions]  # a copy (fancy indexing): safe to scale in place
+        s = float(np.add.reduce(p))
+        if s > 0:
+            p *= 1.0 / s
+        else:
+            p.fill(1.0 / max(n, 1))
+        self.n, self.w = [0.0] * n, [0.0] * n
+        self.QFU = QFU = _untried_rows(n).copy()  # rows q, f, U0: see the module docstring
+        self.q, self.U0 = QFU[0], QFU[2]
+        self.U0[:] = p  # P / (1 + 0)
+        self.fpu = self.value if fpu_value is None else fpu_value  # nothing tried, nothing to reduce
+        self.P, self.actions, self.priors = p, actions, None
+
+    def refresh_fpu(self, fpu_reduction: float, fpu_value: float | None = None) -> None:
+        """Untried children share one first-play value, ``fpu``: recompute it after a new child is tried."""
+        if fpu_value is None:
+            fpu_value = max(self.value - fpu_reduction * math.sqrt(self.tried_prior), -1.0)
+        self.fpu = fpu_value
+
+    def q_value(self) -> float:
+        """Mean value of the node from its side to move's view (its raw value before any visit)."""
+        return sum(self.w) / self.total if self.expanded and self.total > 0 else self.value
+
+
+@functools.cache
+def _untried_rows(n: int) -> np.ndarray:
+    """``QFU`` of a node with ``n`` children, none tried yet, before its priors go in.
+
+    Read-only and shared: each expansion copies it (one numpy call, fewer than filling new arrays).
+    """
+    rows = np.zeros((3, n))
+    rows[1] = 1.0  # f: nothing tried yet
+    rows.flags.writeable = False
+    return rows
+
+
+class Leaf:
+    """A selected path: ``nodes[0]`` is the root, ``nodes[k+1]`` the child ``idx[k]`` of ``nodes[k]``."""
+
+    __slots__ = ("nodes", "idx", "node")
+
+    def __init__(self, nodes: list[Node], idx: list[int]):
+        self.nodes, self.idx = nodes, idx
+        self.node = nodes[-1]  # the leaf itself
+
+
+class Tree:
+    """One search tree over one game, with virtual-loss leaf selection for batching."""
+
+    def __init__(self, position: Position, config: SearchConfig | None = None,
+                 rng: np.random.Generator | None = None):
+        self.config = config or SearchConfig()
+        self.rng = rng or np.random.default_rng()
+        self.root = Node(position)
+        self._coef = np.ones(3)  # (1, fpu, c_puct · sqrt(ΣN)), see select_child
+        self.playouts = 0  # simulations backed up since the last reset_counters()
+        self.collisions = 0  # leaves selected twice in one batch (virtual loss undone, not counted)
+
+    # --- the two halves of a simulation -------------------------------------------------
+
+    def select_leaf(self) -> Leaf | None:
+        """Walk down by PUCT adding virtual loss; None when the leaf is already in flight."""
+        node, vl = self.root, self.config.virtual_loss
+        nodes, idx = [node], []
+        select_child = self.select_child
+        while not node.terminal:
+            if node.actions is None:
+                if node.priors is None:
+                    break  # not evaluated yet (or in flight): the leaf
+                node.expand(self.config.fpu_value)  # the first simulation through it
+            i = select_child(node)
+            children = node.children
+            child = children.get(i)
+            if child is None:  # first try: only now is the child's position built
+                child = children[i] = Node(node.position.play(node.actions.item(i)))
+            if vl:  # virtual loss: vl more visits through this edge, each one lost
+                node.n[i] = n = node.n[i] + vl
+                node.w[i] = w = node.w[i] - vl
+                node.q[i] = w / n
+                p = node.P.item(i)
+                node.U0[i] = p / (1.0 + n)
+                node.total += vl
+                if n == vl:  # the child's first visit
+                    self._tried(node, i, p, True)
+            nodes.append(child)
+            idx.append(i)
+            node = child
+        leaf = Leaf(nodes, idx)
+        if node.pending:
+            self.collisions += 1
+            self._revert_virtual_loss(leaf)
+            return None
+        node.pending = not node.terminal
+        return leaf
+
+    def select_child(self, node: Node) -> int:
+        """PUCT: the child maximising Q + c_puct · P · sqrt(ΣN) / (1 + N)."""
+        # (1, fpu, c) @ [q; f; U0] is Q + c · U0 for every child in one numpy call, with the same
+        # two roundings per element as Q + c * U0 (the f term adds an exact 0 or fpu to a 0);
+        # ties go to the lowest index (argmax).
+        coef = self._coef
+        coef[1] = node.fpu
+        coef[2] = self.config.c_puct * math.sqrt(node.total if node.total > 1.0 else 1.0)
+        return int(coef.dot(node.QFU).argmax())
+
+    def expand_and_backup(self, leaf: Leaf, priors: np.ndarray | None = None, value: float = 0.0) -> None:
+        """Finish a simulation: keep the leaf's evaluation (terminal: the rules' value), back it up.
+
+        The leaf's child arrays are built by the next simulation that goes through it
+        (:meth:`Node.expand`): many leaves are never visited again and never need them.
+        The root is expanded at once (noise, statistics).
+        """
+        node = leaf.node
+        if not node.terminal:
+            node.priors, node.value, node.pending = priors, float(value), False
+            if node is self.root:
+                node.expand(self.config.fpu_value)
+                if self.config.noise:
+                    self.add_noise()
+        self.backup(leaf, node.value)
+
+    def backup(self, leaf: Leaf, value: float) -> None:
+        """Add ``value`` (the leaf's side to move's view) along the path, undoing the virtual loss."""
+        vl = self.config.virtual_loss
+        dn = 1.0 - vl  # the real visit replaces the virtual ones (nothing to add for vl = 1)
+        nodes, idx = leaf.nodes, leaf.idx
+        child = leaf.node
+        for k in range(len(idx) - 1, -1, -1):
+            value = -value  # one ply up: the other player's view
+            child.sq_sum += value * value
+            node, i = nodes[k], idx[k]
+            w = node.w[i] + value + vl
+            node.w[i] = w
+            if dn:
+                node.n[i] = n = node.n[i] + dn
+                p = node.P.item(i)
+                node.U0[i] = p / (1.0 + n)
+                node.total += dn
+                if n == dn:  # the child's first visit (no virtual loss counted it before)
+                    self._tried(node, i, p, True)
+            else:
+                n = node.n[i]
+            node.q[i] = w / n
+            child = node
+        if idx:
+            self.playouts += 1
+
+    def _revert_virtual_loss(self, leaf: Leaf) -> None:
+        """Take back the virtual losses of a path whose leaf turned out to be in flight already."""
+        vl = self.config.virtual_loss
+        if not vl:
+            return  # nothing was added
+        for node, i in zip(leaf.nodes, leaf.idx, strict=False):
+            n = node.n[i] - vl
+            w = node.w[i] + vl
+            node.n[i], node.w[i] = n, w
+            node.q[i] = w / n if n else 0.0  # (0: untried again, at the first-play value)
+            p = node.P.item(i)
+            node.U0[i] = p / (1.0 + n)
+            node.total -= vl
+            if not n:
+                self._tried(node, i, p, False)
+
+    def _tried(self, node: Node, i: int, p: float, tried: bool) -> None:
+        """Child ``i`` (prior ``p``) was just tried for the first time, or un-tried by a revert."""
+        node.QFU[1, i] = 0.0 if tried else 1.0
+        node.tried_prior += p if tried else -p
+        reduction = self._fpu(True) if node is self.root else self.config.fpu_reduction
+        node.refresh_fpu(reduction, self.config.fpu_value)
+
+    def _fpu(self, is_root: bool) -> float:
+        cfg = self.config
+        if not is_root:
+            return cfg.fpu_reduction
+        if cfg.fpu_root_reduction is not None:
+            return cfg.fpu_root_reduction
+        return 0.0 if cfg.noise else cfg.fpu_reduction  # noise already spreads the root visits
+
+    # --- root: noise, reuse, the move -----------------------------------------------------
+
+    def add_noise(self) -> None:
+        """Mix Dirichlet noise into the root priors: P = (1-ε)·P + ε·Dir(α), α = 0.03·361 / legal moves."""
+        root, cfg = self.root, self.config
+        if not root.expanded or len(root.actions) == 0:
+            return
+        if root.raw_prior is None:
+            root.raw_prior = root.P.copy()
+        alpha = cfg.noise_alpha_scale / len(root.actions)
+        eta = self.rng.dirichlet(np.full(len(root.actions), alpha))
+        root.P = (1 - cfg.noise_eps) * root.raw_prior + cfg.noise_eps * eta
+        N = root.N
+        root.U0[:] = root.P / (1.0 + N)
+        root.tried_prior = float(root.P[N > 0].sum())
+        root.refresh_fpu(self._fpu(True), self.config.fpu_value)
+
+    def advance(self, action: int) -> None:
+        """Play ``action`` at the root: its subtree (if searched) becomes the new root."""
+        root = self.root
+        child = None
+        if root.expanded:
+            hits = np.flatnonzero(root.actions == action)
+            child = root.children.get(int(hits[0])) if len(hits) else None
+        if child is None or child.pending:
+            child = Node(root.position.play(action))
+        self.root = child
+        if child.evaluated and not child.expanded:
+            child.expand(self.config.fpu_value)  # the root keeps its arrays (statistics, noise)
+        if child.expanded:
+            # The root's first-play value differs from an inner node's; re-noise a reused root.
+            child.refresh_fpu(self._fpu(True), self.config.fpu_value)
+            if self.config.noise:
+                self.add_noise()
+
+    def visits(self) -> int:
+        return int(round(self.root.total))
+
+    def visit_policy(self, num_actions: int) -> np.ndarray:
+        """Root visit counts as a distribution over all actions, float32 ``[A]`` (the policy target)."""
+        pi = np.zeros(num_actions, dtype=np.float32)
+        root = self.root
+        if root.expanded and root.total > 0:
+            pi[root.actions] = root.N / root.total
+        return pi
+
+    def choose_action(self, proportional: bool = False, lcb: bool = False) -> int:
+        """The move to play: most visits; or drawn in proportion to visits (``randomcnt``); or best LCB."""
+        root = self.root
+        if not root.expanded or root.total <= 0:
+            raise ValueError("choose_action: the root has not been searched")
+        N = root.N
+        if proportional:
+            return int(root.actions[self.rng.choice(len(N), p=N / N.sum())])
+        if lcb:
+            bounds = lower_confidence_bounds(root)
+            eligible = N >= max(2.0, 0.1 * N.max())
+            if eligible.any():
+                return int(root.actions[np.where(eligible, bounds, -np.inf).argmax()])
+        # Most visits; ties broken by Q then prior (lexsort's last key is the primary one).
+        return int(root.actions[np.lexsort((root.P, root.Q, N))[-1]])
+
+
+def lower_confidence_bounds(node: Node, z: float = 1.96) -> np.ndarray:
+    """Per child: Q − z · std / sqrt(N) from the backed-up values' variance; −2 below 2 visits."""
+    lcb = np.full(len(node.n), -2.0)
+    for i, child in node.children.items():
+        n = node.n[i]
+        if n >= 2:
+            q = node.q.item(i)
+            var = max(child.sq_sum / n - q * q, 0.0) * n / (n - 1)
+            lcb[i] = q - z * math.sqrt(var / n)
+    return lcb
+
+
+def collect_leaves(tree: Tree, k: int) -> list[Leaf]:
+    """Select up to ``k`` leaves for one evaluator call; terminal leaves are backed up at once.
+
+    Stops early at a collision (a leaf already in flight): the batch goes out as it is.
+    """
+    leaves = []
+    for _ in range(k):
+        leaf = tree.select_leaf()
+        if leaf is None:
+            break
+        if leaf.node.terminal:
+            tree.expand_and_backup(leaf)
+            if tree.root.terminal:
+                break
+        else:
+            leaves.append(leaf)
+    return leaves
+
+
+def checked_values(priors, values, n: int) -> list[float]:
+    """The evaluator's values as Python floats, after checking that it answered for all ``n`` positions.
+
+    (Rather than ``zip(..., strict=True)``, which probes a numpy array past its end: an
+    exception raised and dropped inside numpy, a cost felt at one leaf per call.)
+    """
+    if len(priors) != n or len(values) != n:
+        raise ValueError(f"the evaluator returned {len(priors)} priors and {len(values)} values "
+                         f"for {n} positions")
+    return values.tolist() if isinstance(values, np.ndarray) else [float(v) for v in values]
+
+
+_gc_aged = 0  # objects moved to the oldest generation unscanned since the last full collection
+_gc_live = 0  # objects the collector tracked after that collection
+
+
+@contextlib.contextmanager
+def gc_paused() -> Iterator[None]:
+    """Switch Python's cyclic garbage collector off while searching, and spare it the new tree.
+
+    A search allocates many small objects that live on (nodes, positions); every few
+    hundred allocations the collector would scan them all, though the tree holds no
+    reference cycles (children point down, positions point up): reference counting
+    frees it. Switched back on, the collector would still scan everything made during
+    the pause at the next allocation; ``gc.freeze()`` + ``gc.unfreeze()`` instead moves
+    it all, unscanned, to the oldest generation (the tree is often freed before anyone
+    looks). That generation is then collected by Python's own rule: once a quarter more
+    objects have joined it than it held after its last collection, so that cycles made
+    meanwhile (by other threads, say) are still found. (The trick is skipped when the
+    caller froze objects itself: unfreeze would undo that.) Measured by
+    ``scripts/bench_search.py`` (gc on / frozen / off).
+    """
+    global _gc_aged, _gc_live
+    was_enabled = gc.isenabled()
+    if was_enabled and _gc_aged > max(_gc_live // 4, 100_000):
+        gc.collect()  # (before the search rather than after: one tree fewer to scan, often)
+        _gc_aged, _gc_live = 0, len(gc.get_objects())
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            if not gc.get_freeze_count():
+                _gc_aged += gc.get_count()[0]  # what the pause left in the youngest generation
+                gc.freeze()
+                gc.unfreeze()
+            gc.enable()
+
+
+def run_simulations(tree: Tree, evaluator, playouts: int, batch_size: int = 1) -> int:
+    """The plain loop: ``playouts`` simulations on one tree, up to ``batch_size`` leaves per net call.
+
+    Returns the number of simulations backed up. Time limits, ``stop`` and many trees
+    at once: :func:`zero9.search.batched.search_trees`, the same loop over a list of trees.
+    """
+    start = tree.playouts
+    with gc_paused():
+        while tree.playouts - start < playouts and not tree.root.terminal:
+            leaves = collect_leaves(tree, min(batch_size, playouts - (tree.playouts - start)))
+            if leaves:
+                priors, values = evaluator.evaluate([leaf.node.position for leaf in leaves])
+                values = checked_values(priors, values, len(leaves))  # (lengths checked: no strict zip)
+                for leaf, p, v in zip(leaves, priors, values, strict=False):
+                    tree.expand_and_backup(leaf, p, v)
+    return tree.playouts - start

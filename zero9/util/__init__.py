@@ -1,0 +1,1 @@
+"""Helpers every layer may use: atomic files (the bottom layer; imports nothing of zero9)."""
