@@ -46,7 +46,7 @@ def main(argv: list[str] | None = None) -> int:
     from zero9.learn.selfplay import WorkerPool, play_selfplay
     from zero9.nn.checkpoint import save_checkpoint
     from zero9.nn.net import make_net
-    from zero9.search.batched import SelfPlayConfig
+    from zero9.settings import SelfPlayConfig
 
     tmp = Path(tempfile.mkdtemp())
     torch.manual_seed(0)

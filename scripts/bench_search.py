@@ -29,9 +29,10 @@ import numpy as np
 
 from zero9.games import make_game
 from zero9.search import puct as search
-from zero9.search.batched import SelfPlayConfig, play_games
+from zero9.search.batched import play_games
 from zero9.search.evaluator import NetEvaluator, UniformEvaluator
-from zero9.search.puct import SearchConfig, Tree, run_simulations
+from zero9.search.puct import Tree, run_simulations
+from zero9.settings import SearchConfig, SelfPlayConfig
 
 PAUSED = search.gc_paused
 BAR_SIMS = 20_000

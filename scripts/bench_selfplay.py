@@ -59,8 +59,7 @@ def main(argv: list[str] | None = None) -> int:
     from zero9.nn.checkpoint import save_checkpoint
     from zero9.nn.features import num_planes
     from zero9.nn.net import make_net, resolve_device
-    from zero9.search.batched import SelfPlayConfig
-    from zero9.search.puct import SearchConfig
+    from zero9.settings import SearchConfig, SelfPlayConfig
 
     device = str(resolve_device(args.device))
     params = {"connect": args.connect} if args.connect else {}

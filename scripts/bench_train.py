@@ -36,16 +36,16 @@ import torch  # noqa: E402
 
 from zero9.games import make_game  # noqa: E402
 from zero9.learn.train import (  # noqa: E402
-    Samples,
-    TrainOptions,
     _autocast,
     compute_losses,
     make_batch,
     make_optimizer,
     train_round,
 )
+from zero9.nn.chunks import ChunkData  # noqa: E402
 from zero9.nn.features import num_planes  # noqa: E402
 from zero9.nn.net import make_net, resolve_device  # noqa: E402
+from zero9.settings import TrainOptions  # noqa: E402
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -61,13 +61,14 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     return p.parse_args(argv)
 
 
-def synthetic_samples(game, positions: int, rng: np.random.Generator) -> Samples:
+def synthetic_samples(game, positions: int, rng: np.random.Generator) -> ChunkData:
     n = game.size
     planes = (rng.random((positions, num_planes(game), n, n)) < 0.2).astype(np.uint8)
     logits = rng.normal(size=(positions, game.num_actions)).astype(np.float32)
     policy = np.exp(logits) / np.exp(logits).sum(axis=1, keepdims=True)
     value = rng.choice([-1.0, 1.0], positions).astype(np.float32)
-    return Samples(planes, policy.astype(np.float32), value)
+    to_play = np.ones(positions, np.int8)  # unused by training: values are already the mover's view
+    return ChunkData(planes, to_play, policy.astype(np.float32), value)
 
 
 def sync(device: torch.device) -> None:
@@ -87,7 +88,7 @@ def seconds_per_step(step, device: torch.device, steps: int) -> float:
     return (time.perf_counter() - start) / steps
 
 
-def time_train_round(net, samples: Samples, opts: TrainOptions) -> float:
+def time_train_round(net, samples: ChunkData, opts: TrainOptions) -> float:
     """Seconds per step of zero9's loop (a short round first, to warm up)."""
     warm = TrainOptions(**{**opts.__dict__, "steps": 5})
     train_round(net, samples, None, warm, progress=False)
@@ -98,7 +99,7 @@ def time_train_round(net, samples: Samples, opts: TrainOptions) -> float:
     return (time.perf_counter() - start) / opts.steps
 
 
-def time_reference(net, samples: Samples, opts: TrainOptions) -> float:
+def time_reference(net, samples: ChunkData, opts: TrainOptions) -> float:
     """Seconds per step of the loop as it was: pageable copies, every term read back every step."""
     device = net.device
     rng = np.random.default_rng(0)
@@ -124,7 +125,7 @@ def time_reference(net, samples: Samples, opts: TrainOptions) -> float:
     return seconds_per_step(step, device, opts.steps)
 
 
-def time_ceiling(net, samples: Samples, opts: TrainOptions) -> float:
+def time_ceiling(net, samples: ChunkData, opts: TrainOptions) -> float:
     """Seconds per step with one batch already on the device: the net's own speed."""
     device = net.device
     optimizer = make_optimizer(net, opts)

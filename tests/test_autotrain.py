@@ -31,12 +31,14 @@ def records(run_dir: Path) -> set[str]:
 def held_out_policy_loss(rd: RunDir, net_hash: str) -> float:
     import torch
 
-    from zero9.learn.train import Samples, TrainOptions, evaluate, held_out_chunks, read_chunk
+    from zero9.learn.train import evaluate, held_out_chunks, read_chunk
     from zero9.nn.checkpoint import game_from_meta, load_net
+    from zero9.nn.chunks import ChunkData
+    from zero9.settings import TrainOptions
 
     net, meta = load_net(rd.net_path(net_hash), "cpu")
     game = game_from_meta(meta)
-    test = Samples.concat([read_chunk(f, game) for f in sorted(held_out_chunks(rd.chunk_files()))])
+    test = ChunkData.concatenate([read_chunk(f, game) for f in sorted(held_out_chunks(rd.chunk_files()))])
     return evaluate(net, test, TrainOptions(), torch.device("cpu"))["policy_loss"]
 
 

@@ -7,9 +7,10 @@ import pytest
 
 from tests.test_search import ScoreEvaluator, walk
 from zero9.games import BLACK, WHITE, make_game
-from zero9.search.batched import GameRecord, SelfPlayConfig, play_games, search_trees
+from zero9.search.batched import GameRecord, play_games, search_trees
 from zero9.search.evaluator import UniformEvaluator
-from zero9.search.puct import SearchConfig, Tree, run_simulations
+from zero9.search.puct import Tree, run_simulations
+from zero9.settings import SearchConfig, SelfPlayConfig
 
 
 def starts(game):

@@ -6,10 +6,11 @@ import numpy as np
 import pytest
 
 from zero9.games import make_game
-from zero9.search.batched import SelfPlayConfig, play_games
+from zero9.search.batched import play_games
 from zero9.search.evaluator import UniformEvaluator
 from zero9.search.gumbel import GumbelTree, considered_visits, improved_policy
 from zero9.search.puct import run_simulations
+from zero9.settings import SelfPlayConfig
 
 
 def test_considered_visits_is_sequential_halving():

@@ -6,8 +6,8 @@ import sys
 import pytest
 
 from zero9.games.gomoku import point_from_xy, xy_from_point
-from zero9.protocols.gtp import NetSource
 from zero9.protocols.pbrain import PbrainEngine
+from zero9.search.player import NetSource
 
 
 def brain(visits=4) -> PbrainEngine:

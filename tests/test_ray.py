@@ -28,7 +28,7 @@ from zero9.learn.rundir import RunDir
 from zero9.nn.checkpoint import save_checkpoint
 from zero9.nn.chunks import read_npz_shard
 from zero9.nn.net import make_net
-from zero9.search.batched import SelfPlayConfig
+from zero9.settings import SelfPlayConfig
 from zero9.util.files import read_jsonl
 
 TINY = ["--game", "gomoku", "--size", "6", "--connect", "4", "--blocks", "1", "--filters", "16",

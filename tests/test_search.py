@@ -9,7 +9,8 @@ import pytest
 
 from zero9.games import BLACK, make_game
 from zero9.search.evaluator import UniformEvaluator
-from zero9.search.puct import Node, SearchConfig, Tree, collect_leaves, run_simulations
+from zero9.search.puct import Node, Tree, collect_leaves, run_simulations
+from zero9.settings import SearchConfig
 
 
 class ScoreEvaluator:

@@ -12,7 +12,7 @@ from zero9.learn.train import RECORD_NAME
 from zero9.nn.checkpoint import save_checkpoint
 from zero9.nn.chunks import read_chunk
 from zero9.nn.net import make_net
-from zero9.search.batched import SelfPlayConfig
+from zero9.settings import SelfPlayConfig
 
 torch.set_num_threads(1)  # tiny nets: threads only fight (the machine runs several test suites)
 

@@ -12,8 +12,6 @@ from zero9.games import BLACK, WHITE, make_game
 from zero9.learn.rundir import RunDir
 from zero9.learn.train import (
     ChunkCache,
-    Samples,
-    TrainOptions,
     held_out_chunks,
     is_test_chunk,
     learning_rate,
@@ -26,6 +24,7 @@ from zero9.learn.train import (
 from zero9.nn.checkpoint import load_checkpoint, save_checkpoint
 from zero9.nn.chunks import ChunkData, write_npz_shard
 from zero9.nn.net import make_net
+from zero9.settings import TrainOptions
 from zero9.util.files import read_jsonl
 
 GAME = make_game("gomoku", 6, connect=4)
@@ -132,7 +131,7 @@ def test_symmetry_moves_planes_policy_and_ownership_together():
         planes[i, 0].flat[p] = 1
         policy[i, p] = 1
         own[i, p] = 1
-    samples = Samples(planes, policy, np.ones(n, np.float32), own)
+    samples = ChunkData(planes, np.full(n, BLACK, np.int8), policy, np.ones(n, np.float32), own)
     bp, bpol, _, bown = make_batch(samples, np.arange(n), rng, size)
     moved = 0
     for i in range(n):

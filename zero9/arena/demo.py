@@ -21,9 +21,9 @@ import numpy as np
 
 from zero9.games import Position, add_game_arguments, game_from_args
 from zero9.games.display import board_to_text
-from zero9.nn.checkpoint import default_net_path, load_net
-from zero9.search.evaluator import NetEvaluator
-from zero9.search.player import SearchPlayer
+from zero9.nn.checkpoint import default_net_path
+from zero9.search.player import NetSource
+from zero9.settings import PlayConfig
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -34,7 +34,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--quiet", action="store_true", help="print only the result")
     parser.add_argument("--random", action="store_true", help="random players instead of the shipped net")
     parser.add_argument("--net", default=None, help="net file (default: the shipped net)")
-    parser.add_argument("--visits", type=int, default=16, help="visits per net move (default 16)")
+    parser.add_argument("--visits", type=int, default=PlayConfig.quick_visits,
+                        help=f"visits per net move (default {PlayConfig.quick_visits})")
 
 
 def random_move(position: Position, rng: random.Random) -> int:
@@ -72,11 +73,10 @@ def net_move_chooser(game, net_path: str | None, visits: int, seed: int):
     path = net_path or default_net_path(game.name, game.size)
     if path is None:
         return None, "no shipped net for this game and size"
-    net, meta = load_net(path, device="cpu", expected_size=game.size)
-    if meta["game"]["game"] != game.name:
-        raise ValueError(f"net {path} is for {meta['game']['game']}, not {game.name}")
-    player = SearchPlayer(game, NetEvaluator(net, rng=np.random.default_rng(seed)), visits=visits,
-                          resign_threshold=None, seed=seed)
+    source = NetSource(path, device="cpu")
+    player = source.player(game, rng=np.random.default_rng(seed), visits=visits, resign_threshold=None,
+                           seed=seed)
+    meta = source.meta
 
     def choose(position: Position) -> tuple[int, float]:
         decision = player.choose(position)

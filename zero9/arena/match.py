@@ -44,7 +44,7 @@ import torch
 
 from zero9.arena.elo import elo_interval, sprt, win_rate_interval
 from zero9.arena.elo import sprt as sprt_test
-from zero9.arena.players import DEFAULT_MOVE_TIMEOUT, DEFAULT_VISITS, AgentFault, make_player, spec_name
+from zero9.arena.players import DEFAULT_MOVE_TIMEOUT, AgentFault, make_player, spec_name
 from zero9.games import (
     BLACK,
     EMPTY,
@@ -57,6 +57,7 @@ from zero9.games import (
     make_game,
 )
 from zero9.games.sgf import moves_from_position, save_sgf, write_sgf
+from zero9.settings import PlayConfig
 
 # ----------------------------------------------------------------------------- one game
 
@@ -228,7 +229,7 @@ def _play_one(index: int) -> GameResult:
 
 
 def play_match(player_a: str | dict, player_b: str | dict, game: Game, n_games: int, *, parallel: int = 1,
-               visits: int = DEFAULT_VISITS, seed: int | None = None, device: str = "cpu",
+               visits: int = PlayConfig.visits, seed: int | None = None, device: str = "cpu",
                sgf_dir: str | os.PathLike | None = None, sprt: tuple[float, float] | None = None,
                move_timeout: float = DEFAULT_MOVE_TIMEOUT, max_moves: int | None = None, first_index: int = 0,
                log=None) -> MatchResult:
@@ -317,7 +318,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("b", help="player B (same forms)")
     parser.add_argument("--games", type=int, default=10, help="number of games (default 10)")
     add_game_arguments(parser)
-    parser.add_argument("--visits", type=int, default=DEFAULT_VISITS, help="visits per move of zero9 nets")
+    parser.add_argument("--visits", type=int, default=PlayConfig.visits,
+                        help=f"visits per move of zero9 nets (default {PlayConfig.visits})")
     parser.add_argument("--parallel", type=int, default=1, help="games played at once (worker processes)")
     parser.add_argument("--sgf-dir", help="write one SGF per game (and events.log) here")
     parser.add_argument("--sprt", nargs=2, type=float, metavar=("ELO0", "ELO1"),

@@ -42,12 +42,10 @@ import numpy as np
 from zero9.arena.gtpclient import GTPClient, GTPEngineError, GTPError, find_gnugo, gnugo_command
 from zero9.games import BLACK, WHITE, Game, Position, actions_played
 from zero9.games.gomoku import point_from_xy, xy_from_point
-from zero9.nn.checkpoint import load_net
-from zero9.search.evaluator import NetEvaluator, UniformEvaluator
 from zero9.search.mcts_pure import _random_move, rollout_player
-from zero9.search.player import SearchPlayer
+from zero9.search.player import NetSource
+from zero9.settings import PlayConfig
 
-DEFAULT_VISITS = 200
 DEFAULT_MOVE_TIMEOUT = 120.0  # seconds an external engine may think before it forfeits
 
 
@@ -329,7 +327,7 @@ def spec_name(spec: str | dict) -> str:
     return f"{name}@{visits}" if visits else name
 
 
-def make_player(spec: str | dict, game: Game, visits: int = DEFAULT_VISITS, seed: int | None = None,
+def make_player(spec: str | dict, game: Game, visits: int = PlayConfig.visits, seed: int | None = None,
                 device: str = "cpu", move_timeout: float = DEFAULT_MOVE_TIMEOUT):
     """Build an agent from a player spec (see the module docstring). ValueError for a bad spec."""
     name = spec_name(spec)
@@ -345,7 +343,7 @@ def make_player(spec: str | dict, game: Game, visits: int = DEFAULT_VISITS, seed
         v = _count(arg, spec)
 
         def make_uniform(g: Game):
-            return SearchPlayer(g, UniformEvaluator(g), visits=v, seed=seed, resign_threshold=None)
+            return NetSource(None).player(g, visits=v, seed=seed, resign_threshold=None)
 
         return SearchAgent(name, make_uniform)
     if kind == "mcts":
@@ -392,11 +390,5 @@ def _argv(text: str, spec: str) -> list[str]:
 
 
 def _net_agent(name: str, path: str, visits: int, seed: int | None, device: str) -> SearchAgent:
-    net, meta = load_net(path, device=device)
-
-    def make_net_player(g: Game):
-        if net.size != g.size:
-            raise ValueError(f"net {path} is for {net.size}x{net.size}, the match is {g.size}x{g.size}")
-        return SearchPlayer(g, NetEvaluator(net), visits=visits, seed=seed)
-
-    return SearchAgent(name, make_net_player)
+    source = NetSource(path, device=device)
+    return SearchAgent(name, lambda g: source.player(g, visits=visits, seed=seed))

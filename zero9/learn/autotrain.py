@@ -61,10 +61,18 @@ from zero9.learn.selfplay import (
     play_selfplay,
     selfplay_config,
 )
-from zero9.learn.train import ChunkCache, StateHolder, TrainOptions, clear_train_state, train_generation
+from zero9.learn.train import (
+    ChunkCache,
+    StateHolder,
+    add_training_arguments,
+    clear_train_state,
+    train_generation,
+    train_options,
+)
 from zero9.nn.checkpoint import load_checkpoint, load_net, save_checkpoint
 from zero9.nn.net import make_net, resolve_device
 from zero9.nn.weights import save_lz_weights
+from zero9.settings import AutotrainConfig, NetConfig
 from zero9.util.files import append_jsonl, atomic_save_with, atomic_write_json, read_json, read_jsonl
 
 CONFIG_VERSION = 1
@@ -82,8 +90,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--dir", required=True, help="run directory (created, or resumed if it exists)")
     g = parser.add_argument_group("game and net (fixed when the run is created)")
     add_game_arguments(g)
-    g.add_argument("--blocks", type=int, default=6, help="residual blocks")
-    g.add_argument("--filters", type=int, default=32, help="filters per conv")
+    g.add_argument("--blocks", type=int, default=NetConfig.run_blocks, help="residual blocks")
+    g.add_argument("--filters", type=int, default=NetConfig.run_filters, help="filters per conv")
     g.add_argument("--ownership", action=argparse.BooleanOptionalAction, default=None,
                    help="Go: KataGo's ownership head as an auxiliary target (default: on for Go; it won "
                         "33-7 at equal compute, docs/training-the-shipped-nets.md)")
@@ -92,12 +100,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     loop = parser.add_argument_group("loop")
     loop.add_argument("--generations", type=int, default=None, help="stop after this many rounds in all")
     loop.add_argument("--hours", type=float, default=None, help="stop after this many hours")
-    loop.add_argument("--games-per-gen", type=int, default=200, help="self-play games per round")
+    loop.add_argument("--games-per-gen", type=int, default=AutotrainConfig.games_per_gen,
+                      help="self-play games per round")
     loop.add_argument("--device", default="auto", help="auto, cpu or cuda")
     loop.add_argument("--seed", type=int, default=None)
     loop.add_argument("--gate", action="store_true", help="promote only candidates that pass an SPRT match")
-    loop.add_argument("--gate-games", type=int, default=100, help="most games of a gating match")
-    loop.add_argument("--eval-games", type=int, default=10,
+    loop.add_argument("--gate-games", type=int, default=AutotrainConfig.gate_games,
+                      help="most games of a gating match")
+    loop.add_argument("--eval-games", type=int, default=AutotrainConfig.eval_games,
                       help="rating games per opponent per round (0: no rating)")
     loop.add_argument("--eval-visits", type=int, default=None,
                       help="net visits in rating/gate games (default --visits)")
@@ -113,25 +123,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                       help="torch CPU threads per process (0: training 1 for small nets, else one per core; "
                            "self-play workers share the cores)")
     tr = parser.add_argument_group("training")
-    tr.add_argument("--steps", type=int, default=1000, help="training steps per round")
-    tr.add_argument("--batch-size", type=int, default=256)
-    tr.add_argument("--lr", type=float, default=None, help="learning rate (default 0.02 SGD, 0.002 Adam)")
-    tr.add_argument("--optimizer", default="sgd", choices=["sgd", "adam"])
-    tr.add_argument("--window", type=float, default=0.2, help="share of newest positions to train on")
-    tr.add_argument("--window-min", type=int, default=10_000, help="window at least this many positions")
-    tr.add_argument("--window-max", type=int, default=500_000, help="window at most this many positions")
-    tr.add_argument("--downsample", type=int, default=0, help="keep 1 position in N (0: automatic)")
-    tr.add_argument("--warmup", type=int, default=-1, help="warm-up steps of the run (-1: min(200, steps/4))")
+    add_training_arguments(tr, AutotrainConfig.steps, "training steps per round")
     # Playout cap randomisation is on in the loop (None: 0.25 with PUCT, off with --gumbel): at equal
     # compute it beat full searches on every move 36-4 (docs/runs/ab, 9x9 Gomoku, 8 minutes each).
     add_selfplay_arguments(parser, {"pcr": None})
-
-
-def train_options(args: argparse.Namespace) -> TrainOptions:
-    lr = args.lr if args.lr is not None else (0.02 if args.optimizer == "sgd" else 0.002)
-    return TrainOptions(steps=args.steps, batch_size=args.batch_size, lr=lr, optimizer=args.optimizer,
-                        window=args.window, window_min=args.window_min, window_max=args.window_max,
-                        downsample=args.downsample, warmup=args.warmup, seed=args.seed, device=args.device)
 
 
 def identity_config(args: argparse.Namespace) -> dict[str, Any]:
@@ -173,7 +168,7 @@ class AutoTrain:
             self.config = dict(identity_config(args), version=CONFIG_VERSION, created=time.time())
         self.game = make_game(**self.config["game"])
         self.selfplay = selfplay_config(args)
-        self.train_opts = train_options(args)
+        self.train_opts = train_options(args, args.device)
         self.chunk_cache = ChunkCache()  # the window's chunks stay read from one round to the next
         self.last_plot = -math.inf
         self.started = time.monotonic()

@@ -47,12 +47,11 @@ from zero9.nn import features
 from zero9.nn.checkpoint import game_from_meta, load_net
 from zero9.nn.chunks import ChunkData, ownership_target, write_lz_chunk, write_npz_shard
 from zero9.nn.net import resolve_device
-from zero9.search.batched import GameRecord, SelfPlayConfig, play_games
+from zero9.search.batched import GameRecord, play_games
 from zero9.search.evaluator import NetEvaluator
-from zero9.search.puct import SearchConfig
+from zero9.settings import PCR_SHARE, SearchConfig, SelfPlayConfig
 
 TICK_SECONDS = 1.0  # how often workers report their counters
-PCR_DEFAULT_SHARE = 0.25  # KataGo's share of full searches
 
 
 class StopSelfPlay(Exception):
@@ -65,9 +64,11 @@ class StopSelfPlay(Exception):
 
 def add_selfplay_arguments(parser: argparse.ArgumentParser, defaults: dict | None = None) -> None:
     """The self-play options shared by ``zero9 selfplay`` and ``zero9 autotrain``."""
-    d = {"visits": 200, "workers": 0, "games_parallel": 32, "leaves": 8, "randomcnt": 8,
-         "resign_threshold": 0.05, "no_resign_share": 0.1, "pcr": 1.0, "fast_visits": 32,
-         "opening_moves": 0, "opening_visits": 16}
+    c = SelfPlayConfig()
+    d = {"visits": c.visits, "workers": 0, "games_parallel": c.parallel_games, "leaves": c.leaves_per_tree,
+         "randomcnt": c.randomcnt, "resign_threshold": c.resign_threshold,
+         "no_resign_share": c.no_resign_share, "pcr": c.full_search_share, "fast_visits": c.fast_visits,
+         "opening_moves": c.opening_moves, "opening_visits": c.opening_visits}
     d.update(defaults or {})
     g = parser.add_argument_group("self-play")
     g.add_argument("--visits", type=int, default=d["visits"], help="visits per recorded move (LZ -v)")
@@ -92,7 +93,8 @@ def add_selfplay_arguments(parser: argparse.ArgumentParser, defaults: dict | Non
     g.add_argument("--opening-visits", type=int, default=d["opening_visits"], help="visits of opening moves")
     g.add_argument("--move-cap", type=int, default=None, help="stop games after this many moves")
     g.add_argument("--gumbel", action="store_true", help="Gumbel root search instead of PUCT + noise")
-    g.add_argument("--gumbel-actions", type=int, default=16, help="root actions Gumbel search samples")
+    g.add_argument("--gumbel-actions", type=int, default=c.gumbel_actions,
+                   help="root actions Gumbel search samples")
     g.add_argument("--no-sgf", action="store_true", help="write no SGF files (sgfmill not needed)")
     g.add_argument("--lz-chunks", action="store_true", help="also write Leela Zero text chunks (Go)")
 
@@ -104,7 +106,7 @@ def selfplay_config(args: argparse.Namespace, seed: int | None = None) -> SelfPl
         if getattr(args, name) < 1:
             raise ValueError(f"--{name.replace('_', '-')} must be >= 1, got {getattr(args, name)}")
     if args.pcr is None:  # autotrain's default: PCR for PUCT (it won its A/B), off for Gumbel (not measured)
-        args.pcr = 1.0 if args.gumbel or args.fast_visits >= args.visits else PCR_DEFAULT_SHARE
+        args.pcr = 1.0 if args.gumbel or args.fast_visits >= args.visits else PCR_SHARE
     if not 0 < args.pcr <= 1:
         raise ValueError(f"--pcr must be in (0, 1], got {args.pcr}")
     if args.pcr < 1 and args.fast_visits >= args.visits:

@@ -6,7 +6,8 @@ Vocabulary:
   the search's visit distribution ``policy`` ``[A]`` (the policy target), the game
   result ``value`` in ``{-1, 0, +1}`` from the side to move's view, and for Go with
   an ownership head the final Tromp-Taylor ``ownership`` ``[N*N]`` (+1 = the side to
-  move's area, -1 the opponent's, 0 neither).
+  move's area, -1 the opponent's, 0 neither). Samples are held as one type from self-play
+  through the chunk files to the batches here: :class:`zero9.nn.chunks.ChunkData`.
 - **window**: the newest share of the run's positions, by creation order of the
   chunk files (``--window`` fraction of all positions, clamped to
   ``[--window-min, --window-max]``), as leelaz-ninenine's trainpipe trained on the
@@ -45,7 +46,7 @@ import os
 import re
 import time
 import zlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -58,9 +59,11 @@ from zero9.games import add_game_arguments, game_from_args
 from zero9.learn.rundir import RunDir, sorted_chunk_files
 from zero9.nn import chunks
 from zero9.nn.checkpoint import game_from_meta, load_checkpoint, load_net, save_checkpoint
+from zero9.nn.chunks import ChunkData
 from zero9.nn.features import transform_planes, transform_policy
 from zero9.nn.net import make_net, resolve_device
 from zero9.nn.weights import save_lz_weights
+from zero9.settings import ADAM_LR, NetConfig, TrainOptions
 from zero9.util.files import append_jsonl, atomic_save_with, read_jsonl, rewrite_jsonl
 
 AUTO_KEEP = 250_000  # positions held in memory at most when --downsample is automatic
@@ -69,68 +72,12 @@ MIN_TEST_CHUNKS = 4  # ... but at least this many (at most a quarter of the wind
 RECORD_NAME = re.compile(r"-(\d+)p\.(npz|gz)$")  # self-play records carry their position count
 
 
-@dataclass
-class TrainOptions:
-    steps: int = 12000
-    batch_size: int = 256
-    lr: float = 0.02
-    optimizer: str = "sgd"  # 'sgd' (Nesterov) or 'adam'
-    momentum: float = 0.9
-    l2: float = 1e-4
-    warmup: int = -1  # -1: min(200, steps // 4)
-    lr_floor: float = 0.1
-    window: float = 0.2
-    window_min: int = 10_000
-    window_max: int = 500_000
-    downsample: int = 0
-    max_reuse: float = 8.0  # samples drawn per training position per round, at most (shrinks the batch)
-    min_batch: int = 16
-    ownership_weight: float = 1.0
-    test_every: int = 0  # 0: about 10 test evaluations per round
-    test_positions: int = 4096
-    save_every: float = 60.0
-    seed: int | None = None
-    device: str = "auto"
-    threads: int = 0  # torch CPU threads; 0 leaves torch's default
-
-
-@dataclass
-class Samples:
-    """Training examples held as arrays (see module docstring)."""
-
-    planes: np.ndarray  # [M, C, N, N] uint8 (binary planes) or float32
-    policy: np.ndarray  # [M, A] float32
-    value: np.ndarray  # [M] float32
-    ownership: np.ndarray | None = None  # [M, N*N] int8, or None
-    sources: list[str] = field(default_factory=list)
-
-    def __len__(self) -> int:
-        return len(self.value)
-
-    def take(self, idx: np.ndarray) -> Samples:
-        own = None if self.ownership is None else self.ownership[idx]
-        return Samples(self.planes[idx], self.policy[idx], self.value[idx], own, self.sources)
-
-    @staticmethod
-    def concat(parts: list[Samples]) -> Samples:
-        if not parts:
-            raise ValueError("no training samples to concatenate")
-        has_own = all(p.ownership is not None for p in parts)
-        return Samples(
-            np.concatenate([p.planes for p in parts]),
-            np.concatenate([p.policy for p in parts]),
-            np.concatenate([p.value for p in parts]),
-            np.concatenate([p.ownership for p in parts]) if has_own else None,
-            [s for p in parts for s in p.sources],
-        )
-
-
 # --------------------------------------------------------------------------------------
 # reading the window
 
 
-def read_chunk(path: str | os.PathLike, game: Any) -> Samples:
-    """All positions of one chunk file (zero9 npz or Leela Zero text chunk) as :class:`Samples`.
+def read_chunk(path: str | os.PathLike, game: Any) -> ChunkData:
+    """All positions of one chunk file (zero9 npz or Leela Zero text chunk) as one ChunkData.
 
     The formats belong to :mod:`zero9.nn.chunks`; this only adapts its output to arrays.
     Corrupt files raise ValueError naming the file.
@@ -146,12 +93,14 @@ def read_chunk(path: str | os.PathLike, game: Any) -> Samples:
     planes = np.asarray(data["planes"])
     if planes.dtype != np.uint8 and np.all((planes == 0) | (planes == 1)):
         planes = planes.astype(np.uint8)  # binary planes: 4x less memory
-    own = data.get("ownership")
-    return Samples(
+    own = data.ownership
+    return ChunkData(
         planes=planes,
-        policy=np.asarray(data["policy"], dtype=np.float32),
-        value=np.asarray(data["value"], dtype=np.float32),
+        to_play=data.to_play,
+        policy=np.asarray(data.policy, dtype=np.float32),
+        value=np.asarray(data.value, dtype=np.float32),
         ownership=None if own is None else np.asarray(own, dtype=np.int8),
+        game=data.game,
         sources=[str(path)],
     )
 
@@ -215,9 +164,9 @@ class ChunkCache:
     """
 
     def __init__(self) -> None:
-        self._samples: dict[Path, Samples] = {}
+        self._samples: dict[Path, ChunkData] = {}
 
-    def read(self, path: Path, game: Any) -> Samples:
+    def read(self, path: Path, game: Any) -> ChunkData:
         if path not in self._samples:
             self._samples[path] = read_chunk(path, game)
         return self._samples[path]
@@ -235,7 +184,8 @@ class ChunkCache:
 
 
 def load_window(data_paths: list[Path], game: Any, opts: TrainOptions,
-                rng: np.random.Generator, cache: ChunkCache | None = None) -> tuple[Samples, Samples, dict]:
+                rng: np.random.Generator,
+                cache: ChunkCache | None = None) -> tuple[ChunkData, ChunkData, dict]:
     """Read the window, down-sample it and split it by chunk into (train, test, info).
 
     With a ``cache`` (see :class:`ChunkCache`) the chunks read before are not read again.
@@ -268,15 +218,15 @@ def load_window(data_paths: list[Path], game: Any, opts: TrainOptions,
         "total_positions": total,
         "downsample": keep_one_in,
     }
-    test = Samples.concat(test_parts) if test_parts else None
-    return Samples.concat(train_parts), test, info
+    test = ChunkData.concatenate(test_parts) if test_parts else None
+    return ChunkData.concatenate(train_parts), test, info
 
 
 # --------------------------------------------------------------------------------------
 # batches
 
 
-def make_batch(samples: Samples, idx: np.ndarray, rng: np.random.Generator | None,
+def make_batch(samples: ChunkData, idx: np.ndarray, rng: np.random.Generator | None,
                size: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]:
     """Planes, policy, value (and ownership) of ``idx``, each under a random symmetry when ``rng``."""
 
@@ -398,7 +348,7 @@ class LossSums:
         return {k: v / self.weight for k, v in zip(self.keys, values, strict=True)}
 
 
-def evaluate(net, samples: Samples, opts: TrainOptions, device) -> dict:
+def evaluate(net, samples: ChunkData, opts: TrainOptions, device) -> dict:
     """Mean loss terms over (up to ``test_positions`` of) ``samples``, without symmetries."""
 
     n = min(len(samples), opts.test_positions)
@@ -428,7 +378,7 @@ class RoundResult:
     info: dict
 
 
-def train_round(net, train: Samples, test: Samples | None, opts: TrainOptions, *,
+def train_round(net, train: ChunkData, test: ChunkData | None, opts: TrainOptions, *,
                 generation: int = 0, global_step: int = 0, optimizer_state: dict | None = None,
                 start_step: int = 0, log_path: Path | None = None, state_saver=None,
                 progress: bool = True, info: dict | None = None) -> RoundResult:
@@ -575,6 +525,32 @@ def clear_train_state(run_dir: RunDir) -> None:
 # the command
 
 
+def add_training_arguments(group, steps: int, steps_help: str) -> None:
+    """The training options that ``zero9 train`` and ``zero9 autotrain`` share, defaults from TrainOptions."""
+    d = TrainOptions()
+    group.add_argument("--steps", type=int, default=steps, help=steps_help)
+    group.add_argument("--batch-size", type=int, default=d.batch_size)
+    group.add_argument("--lr", type=float, default=None,
+                       help=f"learning rate (default {d.lr:g} SGD, {ADAM_LR:g} Adam)")
+    group.add_argument("--optimizer", default=d.optimizer, choices=["sgd", "adam"])
+    group.add_argument("--window", type=float, default=d.window, help="share of the newest positions")
+    group.add_argument("--window-min", type=int, default=d.window_min,
+                       help="window at least this many positions")
+    group.add_argument("--window-max", type=int, default=d.window_max,
+                       help="window at most this many positions")
+    group.add_argument("--downsample", type=int, default=d.downsample,
+                       help="keep 1 position in N (0: automatic)")
+    group.add_argument("--warmup", type=int, default=d.warmup, help="warm-up steps (-1: min(200, steps/4))")
+
+
+def train_options(args: argparse.Namespace, device: str) -> TrainOptions:
+    """TrainOptions from the options :func:`add_training_arguments` added."""
+    lr = args.lr if args.lr is not None else (TrainOptions.lr if args.optimizer == "sgd" else ADAM_LR)
+    return TrainOptions(steps=args.steps, batch_size=args.batch_size, lr=lr, optimizer=args.optimizer,
+                        window=args.window, window_min=args.window_min, window_max=args.window_max,
+                        downsample=args.downsample, warmup=args.warmup, seed=args.seed, device=device)
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--dir", required=True, help="run directory: data from DIR/chunks, nets to DIR/nets")
     parser.add_argument("--data", nargs="+", default=None, help="chunk files or folders (default DIR/chunks)")
@@ -582,20 +558,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="net to start from (default: the run's latest trained net, else a fresh one)")
     g = parser.add_argument_group("a fresh net")
     add_game_arguments(g)
-    g.add_argument("--blocks", type=int, default=6)
-    g.add_argument("--filters", type=int, default=32)
+    g.add_argument("--blocks", type=int, default=NetConfig.run_blocks, help="residual blocks")
+    g.add_argument("--filters", type=int, default=NetConfig.run_filters, help="filters per conv")
     g.add_argument("--ownership", action="store_true", help="Go: add an ownership head")
     t = parser.add_argument_group("training")
-    d = TrainOptions()
-    t.add_argument("--steps", type=int, default=d.steps, help="steps (leelaz-ninenine: 12000 per round)")
-    t.add_argument("--batch-size", type=int, default=d.batch_size)
-    t.add_argument("--lr", type=float, default=None, help="learning rate (default 0.02 SGD, 0.002 Adam)")
-    t.add_argument("--optimizer", default=d.optimizer, choices=["sgd", "adam"])
-    t.add_argument("--window", type=float, default=d.window, help="share of the newest positions")
-    t.add_argument("--window-min", type=int, default=d.window_min)
-    t.add_argument("--window-max", type=int, default=d.window_max)
-    t.add_argument("--downsample", type=int, default=d.downsample, help="keep 1 position in N (0: automatic)")
-    t.add_argument("--warmup", type=int, default=d.warmup, help="warm-up steps (-1: min(200, steps/4))")
+    add_training_arguments(t, TrainOptions().steps, "steps (leelaz-ninenine: 12000 per round)")
     t.add_argument("--device", default="auto")
     t.add_argument("--seed", type=int, default=None)
     t.add_argument("--no-progress", action="store_true")
@@ -604,10 +571,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     device = resolve_device(args.device)
     run_dir = RunDir(args.dir)
-    lr = args.lr if args.lr is not None else (0.02 if args.optimizer == "sgd" else 0.002)
-    opts = TrainOptions(steps=args.steps, batch_size=args.batch_size, lr=lr, optimizer=args.optimizer,
-                        window=args.window, window_min=args.window_min, window_max=args.window_max,
-                        downsample=args.downsample, warmup=args.warmup, seed=args.seed, device=str(device))
+    opts = train_options(args, str(device))
     start = args.net or (str(run_dir.net_path(run_dir.status()["trainer"]))
                          if run_dir.status().get("trainer") else None)
     optimizer_state, global_step = None, 0

@@ -106,6 +106,12 @@ class ChunkData:
     def size(self) -> int:
         return self.planes.shape[-1]
 
+    def take(self, idx: np.ndarray) -> ChunkData:
+        """The positions at ``idx`` (an index array), the rest of the record unchanged."""
+        own = None if self.ownership is None else self.ownership[idx]
+        return ChunkData(self.planes[idx], self.to_play[idx], self.policy[idx], self.value[idx], own,
+                         self.game, self.meta, self.sources)
+
     @classmethod
     def concatenate(cls, parts: list[ChunkData]) -> ChunkData:
         """One ChunkData from many; ownership is kept only if every part has it."""

@@ -53,13 +53,14 @@ import torch.nn.functional as F
 from torch import nn
 
 from zero9.nn.features import num_planes
+from zero9.settings import NetConfig
 
 BN_EPSILON = 1e-5  # Leela Zero's
 VALUE_HIDDEN = 256  # Leela Zero's value head width
 POLICY_FILTERS = 2
 VALUE_FILTERS = 1
-DEFAULT_BLOCKS = 10
-DEFAULT_FILTERS = 64  # CPU play; 128 for GPU training runs
+DEFAULT_BLOCKS = NetConfig.blocks
+DEFAULT_FILTERS = NetConfig.filters
 GPU_TRAINING_FILTERS = 128
 
 

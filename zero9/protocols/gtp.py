@@ -33,7 +33,6 @@ from __future__ import annotations
 import argparse
 import io
 import math
-import os
 import random
 import sys
 import threading
@@ -41,7 +40,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TextIO
 
 import numpy as np
 import torch
@@ -62,10 +61,9 @@ from zero9.games import (
 from zero9.games.display import board_to_text
 from zero9.games.sgf import read_sgf, save_sgf, write_sgf
 from zero9.learn.selfplay import add_selfplay_arguments, play_selfplay, selfplay_config
-from zero9.nn import features
-from zero9.nn.checkpoint import default_net_path, load_net
-from zero9.search.evaluator import NetEvaluator, UniformEvaluator
-from zero9.search.player import SearchPlayer
+from zero9.nn.checkpoint import default_net_path
+from zero9.search.player import NetMismatch, NetSource, SearchPlayer
+from zero9.settings import PlayConfig
 
 MIN_SIZE, MAX_SIZE = 5, 19
 PROTOCOL_VERSION = "2"
@@ -265,45 +263,6 @@ class EngineOptions:
         return 0.10 if self.resignpct < 0 else None if self.resignpct == 0 else self.resignpct / 100.0
 
 
-class NetSource:
-    """Where evaluators come from: a net file (one board size) or the uniform evaluator (any size)."""
-
-    def __init__(self, path: str | os.PathLike | None, device: str = "auto", warn: TextIO | None = None):
-        self.net = None
-        self.meta: dict[str, Any] = {}
-        self.path = None if path is None else Path(path)
-        if self.path is not None:
-            self.net, self.meta = load_net(self.path, device=device)
-        elif warn is not None:
-            print("zero9: no net file found; playing with uniform priors (weak). Use -w FILE.", file=warn)
-
-    def check(self, game: Game) -> None:
-        """Raise GTPFailure when the net cannot serve ``game``."""
-        if self.net is None:
-            return
-        net_game = self.meta.get("game", {})
-        if self.net.size != game.size:
-            n = self.net.size
-            raise GTPFailure(f"unacceptable size: the net {self.path.name} is for {n}x{n}")
-        if net_game.get("game", game.name) != game.name:
-            raise GTPFailure(f"the net {self.path.name} plays {net_game.get('game')}, not {game.name}")
-
-    def evaluator(self, game: Game):
-        self.check(game)
-        return UniformEvaluator(game) if self.net is None else NetEvaluator(self.net)
-
-    def raw_policy(self, position: Position, sym: int) -> tuple[np.ndarray, float]:
-        """The net's policy and winrate for the side to move, seen through symmetry ``sym``."""
-        game = position.game
-        if self.net is None:
-            return np.full(game.num_actions, 1.0 / game.num_actions, np.float32), 0.5
-
-        planes = features.transform_planes(features.encode(position), sym)
-        probs, value = self.net.predict(np.ascontiguousarray(planes)[None])
-        policy = features.transform_policy(probs[0], features.inverse_symmetry(sym), game.size)
-        return policy, (float(value[0]) + 1.0) / 2.0
-
-
 class GTPEngine:
     """The GTP state machine: ``execute(line)`` -> :class:`Reply`."""
 
@@ -333,8 +292,8 @@ class GTPEngine:
 
     def _make_player(self, game: Game, evaluator):
         o = self.options
-        # Leela Zero: -v and -p both off means its default; ours is SearchPlayer's 400 visits.
-        visits = o.visits if o.visits or o.playouts else 400
+        # Leela Zero: -v and -p both off means its default; ours is PlayConfig's visits.
+        visits = o.visits if o.visits or o.playouts else PlayConfig.visits
         return SearchPlayer(game, evaluator, visits=visits or None, playouts=o.playouts or None,
                             noise=o.noise, randomcnt=o.randomcnt, resign_threshold=o.resign_threshold,
                             seed=o.seed)
@@ -401,7 +360,7 @@ class GTPEngine:
             return Reply(f"?{ident} unknown command\n\n")
         try:
             result = handler(args)
-        except GTPFailure as e:
+        except (GTPFailure, NetMismatch) as e:
             return Reply(f"?{ident} {e}\n\n")
         if isinstance(result, Reply):
             result.text = f"={ident}\n"

@@ -38,8 +38,8 @@ from zero9 import __version__
 from zero9.games import Game, IllegalMove, Position, make_game
 from zero9.games.gomoku import point_from_xy, xy_from_point
 from zero9.nn.checkpoint import default_net_path
-from zero9.protocols.gtp import NetSource
-from zero9.search.player import SearchPlayer
+from zero9.search.player import NetSource
+from zero9.settings import PlayConfig
 
 MIN_SIZE, MAX_SIZE = 5, 25
 SAFETY_S = 0.25  # reply this much before the manager's deadline: pipes, process wake-up
@@ -66,8 +66,9 @@ def _parse_xy(text: str, size: int, fields: int = 2) -> list[int]:
 class PbrainEngine:
     """The brain's state machine: ``execute(line)`` -> list of reply lines."""
 
-    def __init__(self, source, visits: int | None = 400, seed: int | None = None, log: TextIO | None = None):
-        self.source = source  # a zero9.protocols.gtp.NetSource
+    def __init__(self, source, visits: int | None = PlayConfig.visits, seed: int | None = None,
+                 log: TextIO | None = None):
+        self.source = source  # a zero9.search.player.NetSource
         self.visits = visits
         self.seed = seed
         self.log = log
@@ -87,11 +88,10 @@ class PbrainEngine:
         try:
             game = make_game("gomoku", size, connect=5, variant=self.variant)
             self.source.check(game)
-        except Exception as e:  # ValueError (size) or GTPFailure (the net's size): say why
+        except ValueError as e:  # a bad size, or a net for another size (NetMismatch): say why
             raise PbrainError(str(e)) from None
         self.game = game
-        self.player = SearchPlayer(game, self.source.evaluator(game), visits=self.visits, seed=self.seed,
-                                   resign_threshold=None)
+        self.player = self.source.player(game, visits=self.visits, seed=self.seed, resign_threshold=None)
         self.position = game.new_position()
 
     def _need_game(self) -> Game:
@@ -280,7 +280,7 @@ def serve(engine: PbrainEngine, inp: TextIO, out: TextIO) -> int:
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("-w", "--weights", help="Gomoku net file (default: the shipped net for the size, "
                         "else uniform priors; 'uniform': no net)")
-    parser.add_argument("-v", "--visits", type=int, default=400,
+    parser.add_argument("-v", "--visits", type=int, default=PlayConfig.visits,
                         help="visits per move (the time limit may stop the search sooner)")
     parser.add_argument("-s", "--seed", type=int, help="random seed")
     parser.add_argument("-t", "--threads", type=int, default=1, help="torch threads")

@@ -37,7 +37,8 @@ import numpy as np
 
 from zero9.games import Game, Position, opponent
 from zero9.search.gumbel import GumbelTree
-from zero9.search.puct import SearchConfig, Tree, checked_values, collect_leaves, gc_paused
+from zero9.search.puct import Tree, checked_values, collect_leaves, gc_paused
+from zero9.settings import SelfPlayConfig
 
 
 @dataclass
@@ -73,28 +74,6 @@ class GameRecord:
         if not self.no_resign or not self.would_resign:
             return None
         return any(self.winner != opponent(c) for c in self.would_resign)
-
-
-@dataclass
-class SelfPlayConfig:
-    """Options of :func:`play_games`. Visits count reused subtree visits, as Leela Zero's ``-v``."""
-
-    visits: int = 400
-    parallel_games: int = 32  # G
-    leaves_per_tree: int = 8  # K
-    search: SearchConfig = field(default_factory=lambda: SearchConfig(noise=True))
-    randomcnt: int = 8  # first moves drawn in proportion to visits (leelaz -m)
-    resign_threshold: float | None = 0.05  # winrate of the side to move; None or < 0 disables
-    resign_min_moves: int | None = None  # None: a quarter of the board's points (Leela Zero)
-    no_resign_share: float = 0.1
-    full_search_share: float = 1.0  # playout cap randomisation's p; 1.0 = every move full
-    fast_visits: int = 64
-    opening_moves: int = 0  # 0 disables the random opening
-    opening_visits: int = 16
-    move_cap: int | None = None  # None: 2 x number of actions; Go then ends by passing
-    gumbel: bool = False  # Gumbel root search (zero9.search.gumbel) instead of PUCT + noise
-    gumbel_actions: int = 16  # m, the root actions sampled
-    seed: int | None = None
 
 
 def search_trees(trees: Sequence[Tree], evaluator, visits: int | None = None, playouts: int | None = None,

@@ -33,7 +33,8 @@ import math
 import numpy as np
 
 from zero9.games import Position
-from zero9.search.puct import Node, SearchConfig, Tree
+from zero9.search.puct import Node, Tree
+from zero9.settings import SearchConfig
 
 C_VISIT = 50.0
 C_SCALE = 0.1

@@ -34,17 +34,23 @@ Vocabulary:
 from __future__ import annotations
 
 import math
+import os
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TextIO
 
 import numpy as np
 
 from zero9.games import Game, Position
+from zero9.nn import features
+from zero9.nn.checkpoint import load_net
 from zero9.search.batched import search_trees
-from zero9.search.evaluator import history_key
-from zero9.search.puct import Node, SearchConfig, Tree, lower_confidence_bounds
+from zero9.search.evaluator import NetEvaluator, UniformEvaluator, history_key
+from zero9.search.puct import Node, Tree, lower_confidence_bounds
+from zero9.settings import PlayConfig, SearchConfig
 
 
 @dataclass
@@ -88,12 +94,14 @@ class SearchPlayer:
     OPTIONS = ("visits", "playouts", "time", "randomcnt", "resign", "lcb", "c_puct", "fpu_reduction",
                "batch_size", "root_parallel", "noise")
 
-    def __init__(self, game: Game, evaluator, visits: int | None = 400, playouts: int | None = None,
+    def __init__(self, game: Game, evaluator, visits: int | None = PlayConfig.visits,
+                 playouts: int | None = None,
                  time_per_move: float | None = None, c_puct: float = SearchConfig.c_puct,
                  fpu_reduction: float = SearchConfig.fpu_reduction, noise: bool = False, randomcnt: int = 0,
-                 resign_threshold: float | None = 0.1, lcb: bool = False, batch_size: int = 8,
+                 resign_threshold: float | None = PlayConfig.resign_threshold, lcb: bool = False,
+                 batch_size: int = PlayConfig.batch_size,
                  root_parallel: int = 1, seed: int | None = None, resign_min_moves: int | None = None,
-                 resign_min_visits: int = 50):
+                 resign_min_visits: int = PlayConfig.resign_min_visits):
         self.game = game
         self.evaluator = evaluator
         self.visits, self.playouts, self.time_per_move = visits, playouts, time_per_move
@@ -185,7 +193,7 @@ class SearchPlayer:
         self._sync(position)
         deadline = time.monotonic() + seconds if seconds else None
         if visits is None and playouts is None and deadline is None and stop is self._stop:
-            visits = 400
+            visits = PlayConfig.visits
         search_trees(self.trees, self.evaluator, visits=visits, playouts=playouts,
                      leaves_per_tree=self.batch_size, deadline=deadline, stop=stop, on_step=on_step)
 
@@ -355,3 +363,53 @@ def _as_bool(value) -> bool:
             return False
         raise ValueError(f"expected a boolean, got {value!r}")
     return bool(value)
+
+
+class NetMismatch(ValueError):
+    """A net file made for another game or board size than the one asked for."""
+
+
+class NetSource:
+    """Where a player's evaluator comes from: a net file (one game and board size) or, without one,
+    the uniform evaluator (any game and size). The one way gtp, pbrain, match, demo and the
+    window load a net and build a :class:`SearchPlayer` on it (:meth:`player`)."""
+
+    def __init__(self, path: str | os.PathLike | None, device: str = "auto", warn: TextIO | None = None):
+        self.net = None
+        self.meta: dict[str, Any] = {}
+        self.path = None if path is None else Path(path)
+        if self.path is not None:
+            self.net, self.meta = load_net(self.path, device=device)
+        elif warn is not None:
+            print("zero9: no net file found; playing with uniform priors (weak). Use -w FILE.", file=warn)
+
+    def check(self, game: Game) -> None:
+        """Raise :class:`NetMismatch`, naming the file, when the net cannot serve ``game``."""
+        if self.net is None:
+            return
+        net_game = self.meta.get("game", {})
+        if self.net.size != game.size:
+            n = self.net.size
+            raise NetMismatch(f"unacceptable size: the net {self.path.name} is for {n}x{n}")
+        if net_game.get("game", game.name) != game.name:
+            raise NetMismatch(f"the net {self.path.name} plays {net_game.get('game')}, not {game.name}")
+
+    def evaluator(self, game: Game, rng: np.random.Generator | None = None):
+        """The evaluator for ``game`` (``rng`` draws the net's random symmetries)."""
+        self.check(game)
+        return UniformEvaluator(game) if self.net is None else NetEvaluator(self.net, rng=rng)
+
+    def raw_policy(self, position: Position, sym: int) -> tuple[np.ndarray, float]:
+        """The net's policy and winrate for the side to move, seen through symmetry ``sym``."""
+        game = position.game
+        if self.net is None:
+            return np.full(game.num_actions, 1.0 / game.num_actions, np.float32), 0.5
+
+        planes = features.transform_planes(features.encode(position), sym)
+        probs, value = self.net.predict(np.ascontiguousarray(planes)[None])
+        policy = features.transform_policy(probs[0], features.inverse_symmetry(sym), game.size)
+        return policy, (float(value[0]) + 1.0) / 2.0
+
+    def player(self, game: Game, rng: np.random.Generator | None = None, **options) -> SearchPlayer:
+        """A :class:`SearchPlayer` for ``game`` on this source's evaluator (options: SearchPlayer's)."""
+        return SearchPlayer(game, self.evaluator(game, rng), **options)

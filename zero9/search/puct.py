@@ -82,25 +82,11 @@ import functools
 import gc
 import math
 from collections.abc import Iterator
-from dataclasses import dataclass
 
 import numpy as np
 
 from zero9.games import Position
-
-
-@dataclass
-class SearchConfig:
-    """Knobs of one search. Defaults are for play; self-play turns on ``noise``."""
-
-    c_puct: float = 3.0
-    fpu_reduction: float = 0.5
-    fpu_root_reduction: float | None = None  # None: same as fpu_reduction (0 when noise is on)
-    fpu_value: float | None = None  # a fixed first-play Q instead (pure MCTS: 0, as AlphaZero_Gomoku)
-    noise: bool = False  # root Dirichlet noise: self-play only, never against a person
-    noise_eps: float = 0.25
-    noise_alpha_scale: float = 0.03 * 361  # alpha = this / number of legal moves (LZ, KataGo)
-    virtual_loss: float = 1.0
+from zero9.settings import SearchConfig
 
 
 def legal_actions(position: Position) -> np.ndarray:

@@ -1,0 +1,119 @@
+"""Every default of zero9, written once: the settings of a search, of play, of self-play, of training.
+
+Vocabulary:
+
+- **visits**: the root's visit count a search stops at (reused subtree visits count, as in
+  Leela Zero's ``-v``). **playouts**: new simulations only (Leela Zero's ``-p``).
+- **play**: the engine answering a person or another program (``zero9 gtp``, ``pbrain``,
+  ``match``, the window, ``review``); **self-play**: the engine playing itself to make
+  training data; **training**: gradient steps on the newest window of that data.
+
+Each group of settings is a dataclass; the command-line parsers, GTP's ``lz-setoption``,
+the window, the Ray pool and the tutorials take their defaults from these classes
+(``PlayConfig().visits``, ``SelfPlayConfig.visits``), never from a number of their own.
+This module imports nothing of zero9, so every layer may read it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass
+class SearchConfig:
+    """Knobs of one PUCT search. Defaults are for play; self-play turns on ``noise``."""
+
+    c_puct: float = 3.0
+    fpu_reduction: float = 0.5
+    fpu_root_reduction: float | None = None  # None: same as fpu_reduction (0 when noise is on)
+    fpu_value: float | None = None  # a fixed first-play Q instead (pure MCTS: 0, as AlphaZero_Gomoku)
+    noise: bool = False  # root Dirichlet noise: self-play only, never against a person
+    noise_eps: float = 0.25
+    noise_alpha_scale: float = 0.03 * 361  # alpha = this / number of legal moves (LZ, KataGo)
+    virtual_loss: float = 1.0
+
+
+@dataclass
+class PlayConfig:
+    """How the engine plays a person or another program."""
+
+    visits: int = 400  # per move: the one visits default of play (gtp, pbrain, match, window, review)
+    resign_threshold: float | None = 0.1  # resign below this winrate (None: never)
+    resign_min_visits: int = 50  # a resignation needs at least this many visits behind it
+    batch_size: int = 8  # leaves per net call
+    quick_visits: int = 16  # ``zero9 demo``: a whole console game in about a minute on a laptop
+
+
+@dataclass
+class NetConfig:
+    """The residual tower's shape."""
+
+    blocks: int = 10  # the design card's net
+    filters: int = 64  # 64 plays fast on a CPU; GPU training runs use 128
+    run_blocks: int = 6  # a fresh ``train``/``autotrain`` run: small enough to learn on a laptop
+    run_filters: int = 32
+
+
+@dataclass
+class SelfPlayConfig:
+    """Options of self-play (:func:`zero9.search.batched.play_games`)."""
+
+    visits: int = 200
+    parallel_games: int = 32  # G: games in flight per worker
+    leaves_per_tree: int = 8  # K: leaves per game per net call
+    search: SearchConfig = field(default_factory=lambda: SearchConfig(noise=True))
+    randomcnt: int = 8  # first moves drawn in proportion to visits (leelaz -m)
+    resign_threshold: float | None = 0.05  # winrate of the side to move; None or < 0 disables
+    resign_min_moves: int | None = None  # None: a quarter of the board's points (Leela Zero)
+    no_resign_share: float = 0.1
+    full_search_share: float = 1.0  # playout cap randomisation's p; 1.0 = every move full
+    fast_visits: int = 32
+    opening_moves: int = 0  # 0 disables the random opening
+    opening_visits: int = 16
+    move_cap: int | None = None  # None: 2 x number of actions; Go then ends by passing
+    gumbel: bool = False  # Gumbel root search (zero9.search.gumbel) instead of PUCT + noise
+    gumbel_actions: int = 16  # m, the root actions sampled
+    seed: int | None = None
+
+
+PCR_SHARE = 0.25  # KataGo's share of full searches when playout cap randomisation is on
+
+
+@dataclass
+class TrainOptions:
+    """Options of one training round (:func:`zero9.learn.train.train_generation`)."""
+
+    steps: int = 12000
+    batch_size: int = 256
+    lr: float = 0.02
+    optimizer: str = "sgd"  # 'sgd' (Nesterov) or 'adam'
+    momentum: float = 0.9
+    l2: float = 1e-4
+    warmup: int = -1  # -1: min(200, steps // 4)
+    lr_floor: float = 0.1
+    window: float = 0.2
+    window_min: int = 10_000
+    window_max: int = 500_000
+    downsample: int = 0
+    max_reuse: float = 8.0  # samples drawn per training position per round, at most (shrinks the batch)
+    min_batch: int = 16
+    ownership_weight: float = 1.0
+    test_every: int = 0  # 0: about 10 test evaluations per round
+    test_positions: int = 4096
+    save_every: float = 60.0
+    seed: int | None = None
+    device: str = "auto"
+    threads: int = 0  # torch CPU threads; 0 leaves torch's default
+
+
+ADAM_LR = 0.002  # the learning rate when --optimizer adam is chosen without --lr
+
+
+@dataclass
+class AutotrainConfig:
+    """The loop's own options; its self-play and training take the classes above."""
+
+    games_per_gen: int = 200
+    steps: int = 1000  # training steps per round
+    gate_games: int = 100
+    eval_games: int = 10
