@@ -4,15 +4,20 @@
         --filters 128 --workers 14 --games-parallel 64 --leaves 8 --seconds 60
 
 Prints: net evaluations/s during self-play (cache hits excluded, counted after a
-warm-up), the raw throughput of ``net.predict`` (numpy in, numpy out, the call
-self-play makes) at the batch self-play actually used and at batch 1024, the
-ratio, and the settings. A random net of the asked shape is used: speed does not
-depend on the weights (games from a random net are longer, if anything).
+warm-up), and the reference measured in the same run once self-play has stopped: the
+net's *ceiling*, the compiled bf16 channels-last forward with CUDA graphs that the
+inference server runs (:func:`zero9.nn.inference.compiled_forward`), at batch 1024 and
+4096 and at the mean batch the server saw; the ratio of the two; and the settings.
+On the CPU (and with ``--no-server``) the reference is ``net.predict`` instead, the call
+each worker then makes. ``--json FILE`` writes ``{"evals_per_s", "ceiling_pos_per_s",
+"ratio", "batch", "device", "net", ...}``. A random net of the asked shape is used:
+speed does not depend on the weights (games from a random net are longer, if anything).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 import tempfile
@@ -20,6 +25,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+import torch
 
 
 def raw_throughput(net, planes_shape: tuple[int, ...], batch: int, seconds: float = 5.0) -> float:
@@ -32,6 +38,23 @@ def raw_throughput(net, planes_shape: tuple[int, ...], batch: int, seconds: floa
     while time.perf_counter() - start < seconds:
         net.predict(x)
         n += batch
+    return n / (time.perf_counter() - start)
+
+
+def ceiling_throughput(forward, planes_shape: tuple[int, ...], batch: int, device,
+                       seconds: float = 5.0) -> float:
+    """Positions per second through the compiled forward at ``batch``, input already on the device."""
+    x = (torch.rand(batch, *planes_shape, device=device) < 0.3).to(torch.uint8)
+    for _ in range(3):
+        forward(x)
+    torch.cuda.synchronize(device)
+    n, start = 0, time.perf_counter()
+    while time.perf_counter() - start < seconds:
+        forward(x)
+        n += batch
+        if n % (batch * 8) == 0:
+            torch.cuda.synchronize(device)
+    torch.cuda.synchronize(device)
     return n / (time.perf_counter() - start)
 
 
@@ -50,14 +73,16 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--gumbel", action="store_true")
     p.add_argument("--seconds", type=float, default=60.0, help="self-play time measured (after the warm-up)")
     p.add_argument("--warmup", type=float, default=20.0, help="seconds of self-play before measuring")
+    p.add_argument("--no-server", action="store_true",
+                   help="CUDA: every worker holds its own net (the old way) instead of one inference server")
+    p.add_argument("--json", default=None, metavar="FILE", help="also write the figures as JSON")
     args = p.parse_args(argv)
-
-    import torch
 
     from zero9.games import make_game
     from zero9.learn.selfplay import default_workers, play_selfplay
     from zero9.nn.checkpoint import save_checkpoint
     from zero9.nn.features import num_planes
+    from zero9.nn.inference import compiled_forward
     from zero9.nn.net import make_net, resolve_device
     from zero9.settings import SearchConfig, SelfPlayConfig
 
@@ -72,34 +97,49 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "net.pt"
         save_checkpoint(path, net, {"game": game.to_dict()})
+        server = device.startswith("cuda") and not args.no_server
         stats = play_selfplay(path, 10**9, cfg, Path(tmp) / "chunks", None, workers=workers, device=device,
-                              progress=False, seconds=args.warmup + args.seconds, warmup_seconds=args.warmup)
+                              progress=False, seconds=args.warmup + args.seconds, warmup_seconds=args.warmup,
+                              inference_server=server)
     selfplay_rate = stats.measured_evals / stats.measured_seconds if stats.measured_seconds else 0.0
     batch = max(1, round(stats.evals / stats.calls)) if stats.calls else 1
-    net = net.to(device).eval()
     shape = (num_planes(game), game.size, game.size)
-    scale = 1
-    if device == "cpu":
-        # Self-play ran W one-thread workers; the fair raw figure is W one-thread forward loops.
-        torch.set_num_threads(1)
-        scale = min(workers, os.cpu_count() or 1)
-    raw_batch = scale * raw_throughput(net, shape, batch)
-    raw_1024 = scale * raw_throughput(net, shape, 1024)
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     print(f"settings: {game.to_dict()}, net {args.blocks}x{args.filters}, device {device}, "
-          f"workers {workers}, "
+          f"workers {workers}, inference server {server}, "
           f"games in flight {args.games_parallel}/worker, leaves {args.leaves}/game, visits {args.visits}, "
           f"gumbel {args.gumbel}, cores {os.cpu_count()}, load {load:.1f}")
     print(f"self-play: {stats.games} games finished, {stats.moves} moves, "
-          f"mean batch {stats.evals / max(1, stats.calls):.1f} over {stats.measured_seconds:.1f}s measured")
-    if scale > 1:
-        print(f"(cpu: raw figures are {scale} one-thread forward loops, like the {workers} "
-              "one-thread workers)")
+          f"mean batch per worker request {stats.evals / max(1, stats.calls):.1f} over "
+          f"{stats.measured_seconds:.1f}s measured")
     print(f"net evaluations/s during self-play: {selfplay_rate:,.0f}")
-    print(f"raw net.predict throughput at batch {batch}: {raw_batch:,.0f}/s "
-          f"-> ratio {selfplay_rate / raw_batch:.2f}")
-    print(f"raw net.predict throughput at batch 1024: {raw_1024:,.0f}/s "
-          f"-> ratio {selfplay_rate / raw_1024:.2f}")
+    result = {"evals_per_s": round(selfplay_rate), "batch": batch, "device": device,
+              "net": f"{args.blocks}x{args.filters}", "game": game.to_dict(), "workers": workers,
+              "inference_server": server, "games_parallel": args.games_parallel, "leaves": args.leaves,
+              "visits": args.visits, "seconds": stats.measured_seconds}
+    if device.startswith("cuda"):
+        dev = torch.device(device)
+        forward = compiled_forward(net, dev, buckets=(1024, 4096))
+        ceilings = {b: ceiling_throughput(forward, shape, b, dev) for b in (1024, 4096)}
+        ceiling = ceilings[1024]  # issue 25's reference batch; 4096 is printed beside it
+        for b, rate in ceilings.items():
+            print(f"ceiling, compiled bf16 forward at batch {b}: {rate:,.0f}/s "
+                  f"-> ratio {selfplay_rate / rate:.2f}")
+        result.update(ceiling_pos_per_s=round(ceiling), ratio=round(selfplay_rate / ceiling, 3),
+                      ceiling_by_batch={str(b): round(r) for b, r in ceilings.items()},
+                      reference="compiled bf16 channels-last forward with CUDA graphs (zero9.nn.inference)")
+    else:
+        # Self-play ran W one-thread workers; the fair raw figure is W one-thread forward loops.
+        net = net.to(device).eval()
+        torch.set_num_threads(1)
+        scale = min(workers, os.cpu_count() or 1)
+        raw = scale * raw_throughput(net, shape, batch)
+        print(f"(cpu: the reference is {scale} one-thread net.predict loops, like the {workers} workers)")
+        print(f"raw net.predict throughput at batch {batch}: {raw:,.0f}/s -> ratio {selfplay_rate / raw:.2f}")
+        result.update(ceiling_pos_per_s=round(raw), ratio=round(selfplay_rate / raw, 3),
+                      reference="net.predict, one thread per worker")
+    if args.json:
+        Path(args.json).write_text(json.dumps(result, indent=2) + "\n")
     return 0
 
 

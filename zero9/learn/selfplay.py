@@ -46,6 +46,7 @@ from zero9.games.sgf import save_sgf, write_sgf
 from zero9.nn import features
 from zero9.nn.checkpoint import game_from_meta, load_net
 from zero9.nn.chunks import ChunkData, ownership_target, write_lz_chunk, write_npz_shard
+from zero9.nn.inference import InferenceServer, RemoteNet
 from zero9.nn.net import resolve_device
 from zero9.search.batched import GameRecord, play_games
 from zero9.search.evaluator import NetEvaluator
@@ -244,16 +245,20 @@ class _CountingEvaluator:
                 "net_seconds": e.net_seconds}
 
 
-def run_worker(job: WorkerJob, out_queue, stop=None) -> None:
+def run_worker(job: WorkerJob, out_queue, stop=None, remote: RemoteNet | None = None) -> None:
     """Play ``job.games`` games, writing each record at once and reporting to ``out_queue``.
 
     Messages: ``("tick", worker, counters)``, ``("game", worker, summary, counters)``,
-    ``("done", worker, counters)`` or ``("error", worker, text)``.
+    ``("done", worker, counters)`` or ``("error", worker, text)``. With ``remote`` (a
+    :class:`zero9.nn.inference.RemoteNet`), the pool's inference server evaluates the
+    positions and this process only reads the net's game from its file.
     """
     try:
         if job.threads > 0:
             torch.set_num_threads(job.threads)
-        net, meta = load_net(job.net_path, device=job.device)
+        net, meta = load_net(job.net_path, device="cpu" if remote is not None else job.device)
+        if remote is not None:
+            net = remote
         game = game_from_meta(meta)
         inner = NetEvaluator(net, cache_size=job.cache_size, rng=np.random.default_rng(job.config.seed))
 
@@ -285,7 +290,7 @@ def game_summary(record: GameRecord, path: Path) -> dict[str, Any]:
 # the worker pool: processes started once per command and reused for every round
 
 
-def _pool_main(worker: int, jobs, out_queue, stop, threads: int) -> None:
+def _pool_main(worker: int, jobs, out_queue, stop, threads: int, remote: RemoteNet | None = None) -> None:
     """A pool process: run jobs from ``jobs`` until ``None`` arrives or the parent dies."""
 
     if threads > 0:
@@ -302,7 +307,7 @@ def _pool_main(worker: int, jobs, out_queue, stop, threads: int) -> None:
             return
         kind, payload = item
         if kind == "selfplay":
-            run_worker(payload, out_queue, stop)
+            run_worker(payload, out_queue, stop, remote)
         elif kind == "call":
             fn, kwargs = payload
             try:
@@ -319,8 +324,8 @@ class WorkerPool:
     run in a thread of this process.
     """
 
-    def __init__(self, workers: int, threads: int = 1):
-        self.workers, self.threads = workers, threads
+    def __init__(self, workers: int, threads: int = 1, inference: InferenceServer | None = None):
+        self.workers, self.threads, self.inference = workers, threads, inference
         self.ctx = mp.get_context("spawn")
 
         if workers == 0:
@@ -328,8 +333,10 @@ class WorkerPool:
             return
         self.out_queue, self.stop = self.ctx.Queue(), self.ctx.Event()
         self.job_queues = [self.ctx.Queue() for _ in range(workers)]
-        self.procs = [self.ctx.Process(target=_pool_main, args=(w, q, self.out_queue, self.stop, threads),
-                                       daemon=True) for w, q in enumerate(self.job_queues)]
+        clients = [inference.client(w) if inference else None for w in range(workers)]
+        self.procs = [self.ctx.Process(target=_pool_main, args=(w, q, self.out_queue, self.stop, threads, c),
+                                       daemon=True) for (w, q), c in zip(enumerate(self.job_queues), clients,
+                                                                         strict=True)]
         for p in self.procs:
             p.start()
 
@@ -382,6 +389,8 @@ class WorkerPool:
             if p.is_alive():
                 p.terminate()
         self.procs = []
+        if self.inference is not None:
+            self.inference.close()
 
     def __enter__(self) -> WorkerPool:
         return self
@@ -427,12 +436,15 @@ def play_selfplay(net_path: str | os.PathLike, games: int, config: SelfPlayConfi
                   workers: int = 0, device: str = "cpu", lz_dir: str | os.PathLike | None = None,
                   progress: bool = True, seconds: float | None = None,
                   warmup_seconds: float = 0.0, options: dict | None = None,
-                  threads: int = 0, pool: WorkerPool | None = None) -> SelfPlayStats:
+                  threads: int = 0, pool: WorkerPool | None = None,
+                  inference_server: bool | None = None) -> SelfPlayStats:
     """Play ``games`` games (or until ``seconds`` pass) over ``workers`` processes; returns the counters.
 
     Records land in ``chunk_dir`` (and ``sgf_dir``/``lz_dir``) as each game ends. ``pool``
     reuses running workers (its size wins over ``workers``); without one, a pool is
     started for this call (one worker and no time limit: in this process).
+    ``inference_server`` (default: on for CUDA with several workers) has one process own
+    the device and evaluate every worker's positions (:mod:`zero9.nn.inference`).
     """
     if games < 0:
         raise ValueError(f"number of games must be >= 0, got {games}")
@@ -456,8 +468,15 @@ def play_selfplay(net_path: str | os.PathLike, games: int, config: SelfPlayConfi
                               str(sgf_dir) if sgf_dir else None, str(lz_dir) if lz_dir else None,
                               threads, options=options))
     if pool is not None:
+        if pool.inference is not None:
+            pool.inference.load(str(net_path))
         return _run_jobs(pool, jobs, games, progress, seconds, warmup_seconds)
-    with WorkerPool(0 if workers == 1 and seconds is None else workers, threads) as own:
+    processes = 0 if workers == 1 and seconds is None else workers
+    if inference_server is None:
+        inference_server = device.startswith("cuda") and processes > 1
+    slot = config.parallel_games * config.leaves_per_tree  # the most positions a worker sends at once
+    server = InferenceServer(str(net_path), device, processes, slot) if inference_server else None
+    with WorkerPool(processes, threads, inference=server) as own:
         return _run_jobs(own, jobs, games, progress, seconds, warmup_seconds)
 
 

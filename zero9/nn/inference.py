@@ -1,0 +1,297 @@
+"""One process owns the GPU; self-play workers hand it their positions through shared memory.
+
+Why: with a net of its own in every worker, 14 processes take turns on one GPU, each
+with batches of a few hundred positions, uncompiled; on an H100 that reached a fifth of
+what the compiled net can do. Here one *server* process holds the net, compiled, and
+answers all workers, so the GPU sees few large batches.
+
+Vocabulary:
+
+- **server**: the process that owns the device. It holds the net in bf16, channels-last,
+  compiled by ``torch.compile`` with CUDA graphs (``reduce-overhead``); CUDA graphs
+  need fixed shapes, so a batch is padded up to the next **bucket** size.
+- **client** (:class:`RemoteNet`): what a worker holds instead of a net. Its
+  :meth:`RemoteNet.predict` has :meth:`zero9.nn.net.ZeroNet.predict`'s contract (planes
+  ``[B, C, N, N]`` in; ``probs [B, A]`` and ``value [B]`` out), so
+  :class:`zero9.search.evaluator.NetEvaluator` works on it unchanged.
+- **slot**: one worker's shared memory: ``planes`` uint8 ``[max_batch, C, N, N]`` (the
+  input planes are 0/1, so a byte each: a quarter of float32's traffic), ``probs``
+  float32 ``[max_batch, A]`` and ``value`` float32 ``[max_batch]``.
+- **request**: ``(worker, n)`` on the server's queue, "my slot holds ``n`` positions";
+  the reply is one byte on the worker's own pipe once its outputs are in its slot.
+  Only these small messages are pickled; positions never are.
+- **round of the server**: take every request waiting, run them as one batch (or a
+  few, at most the largest bucket each), answer each worker.
+
+:func:`compiled_forward` is the same recipe for the benchmark's ceiling
+(``scripts/bench_selfplay.py``): the reference is the forward the server runs.
+"""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+import queue
+import sys
+import time
+from dataclasses import dataclass
+from multiprocessing import shared_memory
+
+import numpy as np
+import torch
+
+from zero9.nn.checkpoint import load_net
+from zero9.nn.net import ZeroNet, resolve_device
+
+BUCKETS = (256, 512, 1024, 2048, 4096)  # batch sizes compiled; a batch is padded up to the next one
+
+
+def compiled_forward(net: ZeroNet, device: torch.device, buckets: tuple[int, ...] = BUCKETS):
+    """``forward(planes_uint8_on_device [B, C, N, N]) -> (probs float32 [B, A], value float32 [B])``.
+
+    bf16 weights, channels-last, ``torch.compile`` with CUDA graphs on CUDA (compiled once
+    per bucket, here, before use: ~15-30 s each); plain bf16-autocast eager on the CPU.
+    """
+    net = net.to(device).eval()
+    if device.type != "cuda":
+        def eager(x: torch.Tensor):
+            with torch.inference_mode():
+                policy, value = net(x.float())[:2]
+                return torch.softmax(policy.float(), dim=1), value.float()
+        return eager
+    net = net.to(torch.bfloat16).to(memory_format=torch.channels_last)
+    torch.backends.cudnn.benchmark = True
+
+    def heads(x: torch.Tensor):
+        policy, value = net(x.to(torch.bfloat16).contiguous(memory_format=torch.channels_last))[:2]
+        return torch.softmax(policy.float(), dim=1), value.float()
+
+    limits = torch._dynamo.config  # one compiled graph per bucket: let dynamo keep them all
+    for name in ("recompile_limit", "cache_size_limit"):
+        if hasattr(limits, name):
+            setattr(limits, name, max(getattr(limits, name), 2 * len(buckets) + 4))
+    compiled = torch.compile(heads, mode="reduce-overhead", dynamic=False)
+    c, n = net.config["in_planes"], net.size
+    with torch.inference_mode():
+        for b in buckets:  # compile and capture every bucket now, not in the middle of self-play
+            for _ in range(3):
+                compiled(torch.zeros(b, c, n, n, dtype=torch.uint8, device=device))
+        torch.cuda.synchronize(device)
+
+    def forward(x: torch.Tensor):
+        size = next((b for b in buckets if b >= len(x)), None)
+        if size is None:
+            raise ValueError(f"batch {len(x)} is above the largest bucket {buckets[-1]}")
+        padded = x if size == len(x) else torch.cat([x, x.new_zeros((size - len(x), *x.shape[1:]))])
+        with torch.inference_mode():
+            probs, value = compiled(padded)
+            # CUDA graphs reuse their output buffers: copy out before the next call
+            return probs[: len(x)].clone(), value[: len(x)].clone()
+
+    return forward
+
+
+@dataclass
+class SlotSpec:
+    """Shapes and shared-memory names of one worker's slot (picklable)."""
+
+    worker: int
+    max_batch: int
+    planes_shape: tuple[int, int, int]  # (C, N, N)
+    num_actions: int
+    names: tuple[str, str, str]  # planes, probs, value
+
+
+class _Slot:
+    """Numpy views of a slot's shared memory (the creator unlinks it; others only close)."""
+
+    def __init__(self, spec: SlotSpec, create: bool):
+        b = spec.max_batch
+        shapes = [((b, *spec.planes_shape), np.uint8), ((b, spec.num_actions), np.float32),
+                  ((b,), np.float32)]
+        self.shm = []
+        views = []
+        for name, (shape, dtype) in zip(spec.names, shapes, strict=True):
+            nbytes = int(np.prod(shape)) * np.dtype(dtype).itemsize
+            shm = (shared_memory.SharedMemory(name=name, create=True, size=nbytes) if create
+                   else shared_memory.SharedMemory(name=name))
+            self.shm.append(shm)
+            views.append(np.ndarray(shape, dtype, buffer=shm.buf))
+        self.planes, self.probs, self.value = views
+
+    def close(self, unlink: bool = False) -> None:
+        self.planes = self.probs = self.value = None
+        for shm in self.shm:
+            shm.close()
+            if unlink:
+                shm.unlink()
+
+
+class RemoteNet:
+    """A worker's stand-in for the net: ``predict`` goes through the server (see the module docstring)."""
+
+    def __init__(self, spec: SlotSpec, requests, reply):
+        self.spec, self.requests, self.reply = spec, requests, reply
+        self._slot: _Slot | None = None
+        c, n, _ = spec.planes_shape
+        self.size, self.num_actions, self.config = n, spec.num_actions, {"in_planes": c}
+
+    def __getstate__(self):
+        return {"spec": self.spec, "requests": self.requests, "reply": self.reply}
+
+    def __setstate__(self, state):
+        self.__init__(state["spec"], state["requests"], state["reply"])
+
+    def predict(self, planes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        if self._slot is None:
+            self._slot = _Slot(self.spec, create=False)
+        slot, out = self._slot, []
+        for start in range(0, len(planes), self.spec.max_batch):  # a batch above the slot goes in parts
+            part = planes[start:start + self.spec.max_batch]
+            n = len(part)
+            slot.planes[:n] = part  # 0/1 floats -> bytes
+            self.requests.put((self.spec.worker, n))
+            self.reply.recv_bytes()
+            out.append((slot.probs[:n].copy(), slot.value[:n].copy()))
+        if len(out) == 1:
+            return out[0]
+        return np.concatenate([p for p, _ in out]), np.concatenate([v for _, v in out])
+
+
+class InferenceServer:
+    """Start the server process for ``workers`` clients; :meth:`client` gives worker ``w`` its RemoteNet.
+
+    Create it before the worker processes and hand each its client as a process argument
+    (queues and pipes travel only that way). :meth:`load` switches the net between rounds.
+    """
+
+    def __init__(self, net_path: str, device: str, workers: int, max_batch: int):
+        if max_batch > BUCKETS[-1]:
+            raise ValueError(f"max_batch {max_batch} is above the largest bucket {BUCKETS[-1]}")
+        ctx = mp.get_context("spawn")
+        _, meta_net = _shape_of(net_path)
+        self.specs = [SlotSpec(w, max_batch, meta_net[0], meta_net[1],
+                               tuple(f"z9-{id(self):x}-{w}-{k}" for k in ("in", "p", "v")))
+                      for w in range(workers)]
+        self.slots = [_Slot(s, create=True) for s in self.specs]
+        self.requests = ctx.Queue()
+        pipes = [ctx.Pipe(duplex=False) for _ in range(workers)]
+        self.replies = [r for r, _ in pipes]
+        self.control, self.control_reply = ctx.Queue(), ctx.Queue()
+        self.proc = ctx.Process(target=_serve, daemon=True,
+                                args=(self.specs, self.requests, [s for _, s in pipes], self.control,
+                                      self.control_reply, device))
+        self.proc.start()
+        self.load(net_path)
+
+    def client(self, worker: int) -> RemoteNet:
+        return RemoteNet(self.specs[worker], self.requests, self.replies[worker])
+
+    def load(self, net_path: str, timeout: float = 900.0) -> dict:
+        """Serve ``net_path`` from now on (the first load compiles); returns the server's stats so far."""
+        self.control.put(("load", str(net_path)))
+        return self._answer(timeout)
+
+    def stats(self) -> dict:
+        self.control.put(("stats", None))
+        return self._answer(60.0)
+
+    def _answer(self, timeout: float) -> dict:
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                kind, payload = self.control_reply.get(timeout=1.0)
+            except queue.Empty:
+                if not self.proc.is_alive():
+                    raise RuntimeError("the inference server died") from None
+                if time.monotonic() > deadline:
+                    raise TimeoutError("the inference server did not answer") from None
+                continue
+            if kind == "error":
+                raise RuntimeError(f"inference server: {payload}")
+            return payload
+
+    def close(self) -> None:
+        if self.proc.is_alive():
+            self.control.put(("stop", None))
+            self.proc.join(10)
+            if self.proc.is_alive():
+                self.proc.kill()
+        for slot in self.slots:
+            slot.close(unlink=True)
+
+    def __enter__(self) -> InferenceServer:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+def _shape_of(net_path: str) -> tuple[ZeroNet, tuple[tuple[int, int, int], int]]:
+    net, _ = load_net(net_path, device="cpu")
+    return net, ((net.config["in_planes"], net.size, net.size), net.num_actions)
+
+
+def _serve(specs: list[SlotSpec], requests, replies, control, control_reply, device_name: str) -> None:
+    """The server's loop (a process of its own; see the module docstring)."""
+    torch.set_num_threads(1)
+    device = resolve_device(device_name)
+    slots = [_Slot(s, create=False) for s in specs]
+    forward, net = None, None
+    stats = {"batches": 0, "positions": 0, "busy_s": 0.0}
+    pinned = torch.empty((BUCKETS[-1], *specs[0].planes_shape), dtype=torch.uint8,
+                         pin_memory=device.type == "cuda")
+    while True:
+        try:
+            kind, payload = control.get_nowait()
+        except queue.Empty:
+            kind = None
+        if kind == "stop":
+            break
+        if kind == "stats":
+            control_reply.put(("stats", dict(stats)))
+        if kind == "load":
+            try:
+                new, _ = load_net(payload, device="cpu")
+                if net is None or new.config != net.config:
+                    began = time.perf_counter()
+                    net, forward = new, compiled_forward(new, device)
+                    stats["compile_s"] = time.perf_counter() - began
+                    print(f"inference server: net ready on {device} in {stats['compile_s']:.1f} s "
+                          f"(batch buckets {', '.join(map(str, BUCKETS))})", file=sys.stderr, flush=True)
+                else:  # same shape: copy the weights into the compiled net (its CUDA graphs stay valid)
+                    with torch.no_grad():
+                        pairs = zip(net.state_dict().values(), new.state_dict().values(), strict=True)
+                        for mine, theirs in pairs:
+                            mine.copy_(theirs)
+                control_reply.put(("loaded", dict(stats)))
+            except Exception as e:  # tell the caller, keep serving
+                control_reply.put(("error", f"{type(e).__name__}: {e}"))
+        try:
+            waiting = [requests.get(timeout=0.05)]
+        except queue.Empty:
+            continue
+        while True:  # everything already queued joins this round
+            try:
+                waiting.append(requests.get_nowait())
+            except queue.Empty:
+                break
+        start = time.perf_counter()
+        while waiting:
+            group, total = [], 0
+            while waiting and total + waiting[0][1] <= BUCKETS[-1]:
+                w, n = waiting.pop(0)
+                pinned[total:total + n].numpy()[:] = slots[w].planes[:n]
+                group.append((w, total, n))
+                total += n
+            x = pinned[:total].to(device, non_blocking=True)
+            probs, value = forward(x)
+            probs, value = probs.cpu().numpy(), value.cpu().numpy()
+            for w, at, n in group:
+                slots[w].probs[:n] = probs[at:at + n]
+                slots[w].value[:n] = value[at:at + n]
+                replies[w].send_bytes(b"1")
+            stats["batches"] += 1
+            stats["positions"] += total
+        stats["busy_s"] += time.perf_counter() - start
+    for slot in slots:
+        slot.close()
