@@ -70,6 +70,7 @@ from zero9.learn.train import (
     train_options,
 )
 from zero9.nn.checkpoint import load_checkpoint, load_net, save_checkpoint
+from zero9.nn.inference import InferenceServer
 from zero9.nn.net import make_net, resolve_device
 from zero9.nn.weights import save_lz_weights
 from zero9.settings import AutotrainConfig, NetConfig
@@ -237,7 +238,14 @@ class AutoTrain:
             workers = self.args.workers or os.cpu_count() or 1
             shared = max(1, (os.cpu_count() or 1) // workers) if self.device == "cpu" else 1
             threads = self.args.threads or shared
-            pool = WorkerPool(0 if workers == 1 else workers, threads)
+            processes = 0 if workers == 1 else workers
+            # On a GPU one process owns it and evaluates every worker's positions (zero9.nn.inference)
+            server = None
+            if self.device.startswith("cuda") and processes > 1:
+                best = self.run_dir.net_path(self.run_dir.status()["best"])
+                slot = self.selfplay.parallel_games * self.selfplay.leaves_per_tree
+                server = InferenceServer(str(best), self.device, processes, slot)
+            pool = WorkerPool(processes, threads, inference=server)
         with pool as self.pool:
             try:
                 self.loop()
