@@ -82,6 +82,21 @@ def test_encode_batch():
         encode_batch([])
 
 
+def test_batched_go_planes_equal_one_by_one_over_random_games():
+    rng = np.random.default_rng(5)
+    g = Go(7)
+    positions = []
+    for _ in range(12):
+        p = g.new_position()
+        for _ in range(int(rng.integers(0, 40))):  # short and long histories, both colours to move
+            if p.is_terminal():
+                break
+            moves = list(p.legal_moves())
+            p = p.play(moves[int(rng.integers(len(moves)))])
+        positions.append(p)
+    assert np.array_equal(encode_batch(positions), np.stack([encode(p) for p in positions]))
+
+
 def test_symmetries_form_the_dihedral_group():
     rng = np.random.default_rng(0)
     x = rng.random((3, 7, 7))
