@@ -18,7 +18,11 @@ One **round** (generation ``g``, counted from 0):
    and for Go ``gnugo`` when installed); every game is appended to
    ``ratings/games.jsonl`` and :func:`zero9.arena.elo.bayeselo` refits ``ratings/ratings.json``.
 
-Until ``--generations`` rounds are done, ``--hours`` have passed, or Ctrl-C.
+Until ``--generations`` rounds are done, ``--hours`` have passed, or Ctrl-C / SIGTERM,
+which stop at the next safe point (:mod:`zero9.util.interrupts`): games in flight are
+dropped whole, a training round saves its state after the current step, and the command
+exits 0. One process owns a run directory at a time (:mod:`zero9.util.runlock`): a second
+``autotrain`` on the same ``--dir`` exits at once, naming the first one's PID and host.
 
 **Resuming**: the run directory (``--dir``) holds the config; rerunning the same
 command continues. Each step is idempotent against what is on disk: self-play
@@ -43,7 +47,6 @@ import json
 import math
 import os
 import shutil
-import signal
 import time
 from pathlib import Path
 from typing import Any
@@ -61,11 +64,20 @@ from zero9.learn.selfplay import (
     play_selfplay,
     selfplay_config,
 )
-from zero9.learn.train import ChunkCache, StateHolder, TrainOptions, clear_train_state, train_generation
+from zero9.learn.train import (
+    ChunkCache,
+    StateHolder,
+    TrainOptions,
+    add_max_bad_share_argument,
+    clear_train_state,
+    train_generation,
+)
 from zero9.nn.checkpoint import load_checkpoint, load_net, save_checkpoint
 from zero9.nn.net import make_net, resolve_device
 from zero9.nn.weights import save_lz_weights
 from zero9.util.files import append_jsonl, atomic_save_with, atomic_write_json, read_json, read_jsonl
+from zero9.util.interrupts import StopRequested, check_stop, stop_requested, stop_signals
+from zero9.util.runlock import RunLock
 
 CONFIG_VERSION = 1
 IDENTITY_KEYS = ("game", "net")  # fixed at creation; a rerun that disagrees is an error
@@ -122,6 +134,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     tr.add_argument("--window-max", type=int, default=500_000, help="window at most this many positions")
     tr.add_argument("--downsample", type=int, default=0, help="keep 1 position in N (0: automatic)")
     tr.add_argument("--warmup", type=int, default=-1, help="warm-up steps of the run (-1: min(200, steps/4))")
+    add_max_bad_share_argument(tr)
     # Playout cap randomisation is on in the loop (None: 0.25 with PUCT, off with --gumbel): at equal
     # compute it beat full searches on every move 36-4 (docs/runs/ab, 9x9 Gomoku, 8 minutes each).
     add_selfplay_arguments(parser, {"pcr": None})
@@ -131,7 +144,8 @@ def train_options(args: argparse.Namespace) -> TrainOptions:
     lr = args.lr if args.lr is not None else (0.02 if args.optimizer == "sgd" else 0.002)
     return TrainOptions(steps=args.steps, batch_size=args.batch_size, lr=lr, optimizer=args.optimizer,
                         window=args.window, window_min=args.window_min, window_max=args.window_max,
-                        downsample=args.downsample, warmup=args.warmup, seed=args.seed, device=args.device)
+                        downsample=args.downsample, warmup=args.warmup, seed=args.seed, device=args.device,
+                        max_bad_share=args.max_bad_share)
 
 
 def identity_config(args: argparse.Namespace) -> dict[str, Any]:
@@ -247,7 +261,7 @@ class AutoTrain:
             try:
                 self.loop()
             finally:
-                if not self.args.no_plots:
+                if not self.args.no_plots and not stop_requested():  # a stop must be quick; a rerun draws
                     self.plot()
         self.save_wall()
         return 0
@@ -263,6 +277,7 @@ class AutoTrain:
             if self.out_of_time():
                 print(f"--hours {self.args.hours} reached at generation {g}")
                 break
+            check_stop()
             self.round(g)
 
     def out_of_time(self) -> bool:
@@ -294,11 +309,13 @@ class AutoTrain:
 
         self.play_round(g, status["best"])
         lap("selfplay")
+        check_stop()
         status = rd.status()
         candidate = status.get("candidate")
         if not candidate or status.get("candidate_generation") != g + 1:
             candidate = self.train_round(g, status)
         lap("train")
+        check_stop()  # the candidate is saved and named in status.json: a rerun goes on to gate and rate
         promoted = self.gate(g, candidate, status["best"]) if self.args.gate else True
         lap("gate")
         self.rate(g + 1, candidate, status.get("trainer"))
@@ -568,20 +585,15 @@ def _jsonable(v: Any) -> bool:
     return True
 
 
-def _interrupt(signum, frame) -> None:
-    raise KeyboardInterrupt
-
-
 def run(args: argparse.Namespace) -> int:
     loop = AutoTrain(args)
-    previous = signal.getsignal(signal.SIGTERM)
-    signal.signal(signal.SIGTERM, _interrupt)  # a polite kill saves the wall clock like Ctrl-C
-    try:
-        return loop.run()
-    except KeyboardInterrupt:
-        if hasattr(loop, "wall_base"):
-            loop.save_wall()
-        print(f"\ninterrupted: rerun the same command to continue {loop.run_dir.root}")
-        return 130
-    finally:
-        signal.signal(signal.SIGTERM, previous)
+    with RunLock(loop.run_dir.root), stop_signals():
+        try:
+            return loop.run()
+        except (StopRequested, KeyboardInterrupt) as stop:
+            if hasattr(loop, "wall_base"):
+                loop.save_wall()
+            how = f"{stop}: stopped" if isinstance(stop, StopRequested) else "interrupted"
+            print(f"\n{how}; every finished game and training step is saved: rerun the same command to "
+                  f"continue {loop.run_dir.root}")
+            return 0 if isinstance(stop, StopRequested) else 130

@@ -164,10 +164,18 @@ def iter_chunks(paths: PathArg, game: Any = None) -> Iterator[ChunkData]:
     for path in chunk_files(paths):
         try:
             yield read_chunk(path, game)
-        except (ValueError, OSError, EOFError) as e:
-            message = f"skipping bad training data file {path}: {e}"
-            log.warning(message)
-            warnings.warn(message, stacklevel=2)
+        except BAD_CHUNK_ERRORS as e:
+            warn_bad_chunk(path, e)
+
+
+BAD_CHUNK_ERRORS = (ValueError, OSError, EOFError)  # what reading a damaged or unreadable chunk raises
+
+
+def warn_bad_chunk(path: str | os.PathLike, error: BaseException) -> None:
+    """Report a chunk that is being skipped, by name and reason (a warning and a log line)."""
+    message = f"skipping bad training data file {path}: {error}"
+    log.warning(message)
+    warnings.warn(message, stacklevel=3)
 
 
 def load_chunks(paths: PathArg, game: Any = None) -> ChunkData:
