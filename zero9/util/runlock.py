@@ -32,6 +32,7 @@ import time
 from pathlib import Path
 
 LOCK_NAME = ".zero9-lock"
+PROBE_RETRIES, PROBE_WAIT_S = 5, 0.02  # lock_holder() holds a shared lock for microseconds
 
 
 class RunDirBusy(OSError):
@@ -68,14 +69,14 @@ class RunLock:
         self.root.mkdir(parents=True, exist_ok=True)
         fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o666)
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            holder = _read_holder(fd)
-            os.close(fd)
-            raise RunDirBusy(self.root, holder) from None
+            taken = _try_lock(fd)
         except BaseException:
             os.close(fd)
             raise
+        if not taken:
+            holder = _read_holder(fd)
+            os.close(fd)
+            raise RunDirBusy(self.root, holder)
         self._fd = fd
         self._write_holder()
         return self
@@ -122,6 +123,18 @@ def lock_holder(root: str | os.PathLike) -> dict | None:
         return None
     finally:
         os.close(fd)
+
+
+def _try_lock(fd: int) -> bool:
+    """Take the exclusive lock without waiting; a few quick retries get past a :func:`lock_holder` probe."""
+    for attempt in range(PROBE_RETRIES + 1):
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return True
+        except BlockingIOError:
+            if attempt < PROBE_RETRIES:
+                time.sleep(PROBE_WAIT_S)
+    return False
 
 
 def _read_holder(fd: int) -> dict:
