@@ -37,7 +37,7 @@ from typing import Any
 import numpy as np
 
 from zero9.games import BLACK, EMPTY, WHITE, Game, IllegalMove, add_game_arguments, game_from_args
-from zero9.games.sgf import SgfError, collection_problem, parse_sgf, split_collection
+from zero9.games.sgf import BINARY_DATA, SgfError, collection_problem, parse_sgf, split_collection
 from zero9.nn import features
 from zero9.nn.chunks import ChunkData, write_lz_chunk, write_npz_shard
 
@@ -62,7 +62,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"unreadable SGF {path}: {reason}", file=sys.stderr)
     print(format_report(report))
     if report["unreadable"] and not args.skip_bad:
-        print(f"{len(report['unreadable'])} unreadable SGF file(s), listed above: fix or remove them, "
+        print(f"{unreadable_files(report)} unreadable SGF file(s), listed above: fix or remove them, "
               f"or pass --skip-bad to accept the games that were read", file=sys.stderr)
         return 1
     return 0 if report["games"] else 1
@@ -71,7 +71,11 @@ def run(args: argparse.Namespace) -> int:
 def format_report(report: dict[str, Any]) -> str:
     skipped = ", ".join(f"{n} {why}" for why, n in sorted(report["skipped"].items())) or "none"
     return (f"{report['games']} games, {report['positions']} positions in {report['chunks']} chunk files "
-            f"under {report['out']}; skipped: {skipped}; unreadable files: {len(report['unreadable'])}")
+            f"under {report['out']}; skipped: {skipped}; unreadable files: {unreadable_files(report)}")
+
+
+def unreadable_files(report: dict[str, Any]) -> int:
+    return len({path for path, _ in report["unreadable"]})
 
 
 def sgf_files(paths: list[str | os.PathLike]) -> list[Path]:
@@ -153,7 +157,8 @@ def read_collection(path: Path) -> tuple[list[bytes], str | None]:
     except OSError as e:
         return [], f"cannot read it: {e.strerror or e}"
     games = split_collection(data)
-    return games, collection_problem(data, games)
+    problem = collection_problem(data, games)
+    return ([] if problem == BINARY_DATA else games), problem
 
 
 def dump_supervised(paths: list[str | os.PathLike], out: str | os.PathLike, game: Game,

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import gzip
 import hashlib
+import io
 import json
 import os
 import random
@@ -49,7 +50,7 @@ from zero9.games import make_game
 from zero9.nn.net import ZeroNet, resolve_device
 from zero9.nn.weights import FORMAT_VERSION as LZ_FORMAT_VERSION
 from zero9.nn.weights import load_lz_weights
-from zero9.util.files import atomic_save_with
+from zero9.util.files import atomic_write_bytes
 
 FORMAT = "zero9-checkpoint"
 VERSION = 1
@@ -153,7 +154,9 @@ def save_checkpoint(
         "rng": get_rng_state(),
         "extra": extra,
     }
-    atomic_save_with(path, lambda tmp: torch.save(payload, tmp))
+    buffer = io.BytesIO()  # in memory first: torch's own file writer reports a full disk without errno
+    torch.save(payload, buffer)
+    atomic_write_bytes(path, buffer.getvalue())
     return full
 
 

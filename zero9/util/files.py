@@ -84,10 +84,6 @@ def disk_full_named(path: str | os.PathLike) -> Iterator[None]:
         if e.errno in DISK_FULL_ERRNOS:
             raise DiskFullError(path, e) from e
         raise
-    except RuntimeError as e:  # torch.save reports a full disk as a RuntimeError around the errno text
-        if "No space left on device" in str(e) or "error code: 28" in str(e):
-            raise DiskFullError(path, OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))) from e
-        raise
 
 
 def atomic_save_with(path: str | os.PathLike, save_fn: Callable[[Path], Any]) -> None:

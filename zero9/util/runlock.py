@@ -54,8 +54,7 @@ class RunLock:
     def __init__(self, root: str | os.PathLike, command: str | None = None):
         self.root = Path(root)
         self.path = self.root / LOCK_NAME
-        self.command = command if command is not None else " ".join(Path(a).name if i == 0 else a
-                                                                     for i, a in enumerate(sys.argv[:3]))
+        self.command = command if command is not None else _command_line()
         self._fd: int | None = None
 
     @property
@@ -123,6 +122,13 @@ def lock_holder(root: str | os.PathLike) -> dict | None:
         return None
     finally:
         os.close(fd)
+
+
+def _command_line() -> str:
+    """This process's command in a few words: ``zero9 autotrain`` for ``python -m zero9 autotrain ...``."""
+    program = Path(sys.argv[0]) if sys.argv and sys.argv[0] else Path("python")
+    name = program.parent.name if program.name == "__main__.py" else program.name
+    return " ".join([name, *sys.argv[1:2]])
 
 
 def _try_lock(fd: int) -> bool:
