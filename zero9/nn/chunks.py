@@ -417,7 +417,11 @@ def read_npz_shard(path: str | os.PathLike) -> ChunkData:
     except FileNotFoundError:
         raise
     except Exception as e:  # zip/zlib/EOF/format errors all mean a damaged file
-        raise ValueError(f"training shard {path} is corrupt: {e}") from e
+        with open(path, "rb") as f:
+            is_zip = f.read(4) == b"PK\x03\x04"
+        # numpy takes a file that is no zip for a pickle and advises unsafe loading: say what it is instead
+        reason = e if is_zip else "not a zip archive (an npz shard is one): empty, truncated or foreign"
+        raise ValueError(f"training shard {path} is corrupt: {reason}") from e
     try:
         info = json.loads(str(arrays["meta"]))
         if info.get("format") != SHARD_FORMAT:
