@@ -52,6 +52,7 @@ from zero9.nn.checkpoint import game_from_meta, load_net
 from zero9.search.batched import play_games
 from zero9.search.evaluator import NetEvaluator
 from zero9.util.files import atomic_write_bytes
+from zero9.util.interrupts import check_stop
 
 RAY_MISSING = "--ray needs Ray on this machine and every worker: pip install 'zero9[ray]' (ray>=2.9)"
 AHEAD = 2  # next_game calls queued per actor
@@ -463,6 +464,7 @@ class RayPool:
 
         try:
             while True:
+                check_stop()  # Ctrl-C: the games written so far are the round's; actors stop with the pool
                 assign()
                 if not pending:
                     if leftover:
@@ -533,6 +535,7 @@ class RayPool:
             pending[self.slots[live[k]].handle.call.remote(fn, kwargs)] = (k, live[k])
         results: dict[int, Any] = {}
         while pending:
+            check_stop()
             ready, _ = self.ray.wait(list(pending), num_returns=1, timeout=WAIT_SECONDS)
             for ref in ready:
                 k, i = pending.pop(ref)
