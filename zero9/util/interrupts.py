@@ -16,6 +16,7 @@ Only the main thread can take signals, so :func:`stop_signals` is used around a 
 
 from __future__ import annotations
 
+import os
 import signal
 import sys
 import threading
@@ -51,8 +52,13 @@ def _on_signal(signum, frame) -> None:
     if not first:
         raise KeyboardInterrupt
     name = signal.Signals(signum).name
-    print(f"\n{name}: stopping at the next safe point and saving (again to abort at once)",
-          file=sys.stderr, flush=True)
+    # os.write, not print: the handler may run while the main thread is inside a write to stderr
+    # (a progress bar), and a buffered stream refuses that reentrant call.
+    message = f"\n{name}: stopping at the next safe point and saving (again to abort at once)\n"
+    try:
+        os.write(sys.stderr.fileno(), message.encode())
+    except (OSError, ValueError, AttributeError):
+        pass  # no usable stderr: the stop itself still happens
 
 
 @contextmanager
