@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
-from test_train import GAME, make_run
+from test_train import GAME, fake_game_chunk, make_run
 
 from zero9.games import make_game
 from zero9.games.sgf import save_sgf
@@ -457,3 +457,16 @@ def test_printsgf_writes_only_regular_files_with_the_users_umask(tmp_path):
         finally:
             os.umask(old)
     assert not list(tmp_path.glob(".tmp-*"))
+
+
+def test_a_game_killed_between_its_sgf_and_its_shard_is_swept_on_restart(tmp_path):
+    """The shard commits a record (written last); a kill -9 just before it leaves only the SGF."""
+    rd = RunDir(tmp_path / "run")
+    kept, killed = "0000000000000000001-w00-00000", "0000000000000000002-w01-00000"
+    fake_game_chunk(rd.gen_chunks_dir(1) / f"{kept}-4p.npz", 4, np.random.default_rng(0))
+    for stem in (kept, killed):
+        save_sgf(rd.gen_sgf_dir(1) / f"{stem}.sgf", "(;GM[4]SZ[6])")
+    save_sgf(rd.gen_sgf_dir(0) / f"{killed}.sgf", "(;GM[4]SZ[6])")  # an older round: left alone (pruned?)
+    assert rd.sweep_uncommitted_records(1) == 1
+    assert sorted(p.name for p in rd.sgf_dir.rglob("*.sgf")) == [f"{kept}.sgf", f"{killed}.sgf"]
+    assert (rd.gen_sgf_dir(1) / f"{kept}.sgf").exists() and rd.count_games() == 1

@@ -210,6 +210,9 @@ class AutoTrain:
         swept = rd.sweep_temp_files()
         if swept:
             print(f"removed {swept} half-written temporary file(s) left by an interrupted run")
+        uncommitted = rd.sweep_uncommitted_records(int(rd.status().get("generation", 0)))
+        if uncommitted:
+            print(f"removed {uncommitted} SGF/LZ file(s) of games killed before their record was complete")
         config = dict(self.config)
         config["last_command"] = {k: v for k, v in vars(self.args).items() if _jsonable(v)}
         atomic_write_json(rd.config_path, config)

@@ -508,15 +508,16 @@ class RayPool:
         return stats
 
     def _write(self, result: dict, session: _Session, dirs: list[Path | None]) -> None:
-        """One record into the run directory as local mode names it: shard, then SGF, then LZ chunk."""
+        """One record into the run directory as local mode names it: SGF, LZ chunk, then the shard
+        that commits it (see ``write_record``)."""
 
         chunk_dir, sgf_dir, lz_dir = dirs
         stem = f"{time.time_ns():019d}-w{session.worker:02d}-{session.seq - 1:05d}"
-        atomic_write_bytes(chunk_dir / f"{stem}{result['suffix']}", result["chunk"])
         if sgf_dir is not None and result["sgf"] is not None:
             save_sgf(sgf_dir / f"{stem}.sgf", result["sgf"])
         if lz_dir is not None and result["lz"] is not None:
             atomic_write_bytes(lz_dir / f"{stem}.gz", result["lz"])
+        atomic_write_bytes(chunk_dir / f"{stem}{result['suffix']}", result["chunk"])
 
     # --- matches -----------------------------------------------------------------------
     def call_all(self, calls: list[tuple]) -> list:

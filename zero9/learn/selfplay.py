@@ -190,15 +190,20 @@ def sgf_text(record: GameRecord, net_hash: str, options: dict[str, Any]) -> str:
 
 def write_record(record: GameRecord, stem: str, chunk_dir: Path, sgf_dir: Path | None, net_hash: str,
                  options: dict[str, Any], lz_dir: Path | None = None) -> Path:
-    """Write the shard (then the SGF, then the optional LZ chunk) of one game; returns the shard's path."""
+    """Write the SGF, the optional LZ chunk, then the shard of one game; returns the shard's path.
+
+    The shard goes last because it commits the record: the game count is the shards on
+    disk, and the files of a game killed before its shard are swept on restart
+    (:meth:`zero9.learn.rundir.RunDir.sweep_uncommitted_records`).
+    """
 
     data = record_chunk(record)
-    path = chunk_dir / f"{stem}-{len(data)}p.npz"
-    write_npz_shard(path, data, meta={"net": net_hash, "result": record.result})
     if sgf_dir is not None:
         save_sgf(sgf_dir / f"{stem}.sgf", sgf_text(record, net_hash, options))
     if lz_dir is not None and record.game.name == "go" and record.winner != EMPTY and len(data):
         write_lz_chunk(lz_dir / f"{stem}.gz", data)
+    path = chunk_dir / f"{stem}-{len(data)}p.npz"
+    write_npz_shard(path, data, meta={"net": net_hash, "result": record.result})
     return path
 
 

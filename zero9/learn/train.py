@@ -48,7 +48,6 @@ from __future__ import annotations
 import argparse
 import math
 import os
-import re
 import time
 import zlib
 from dataclasses import dataclass, field
@@ -61,7 +60,7 @@ import torch.nn.functional as F
 from tqdm import tqdm
 
 from zero9.games import add_game_arguments, game_from_args
-from zero9.learn.rundir import RunDir, sorted_chunk_files
+from zero9.learn.rundir import RECORD_NAME, RunDir, sorted_chunk_files
 from zero9.nn import chunks
 from zero9.nn.checkpoint import game_from_meta, load_checkpoint, load_net, save_checkpoint
 from zero9.nn.chunks import BAD_CHUNK_ERRORS, warn_bad_chunk
@@ -75,7 +74,6 @@ from zero9.util.runlock import RunLock
 AUTO_KEEP = 250_000  # positions held in memory at most when --downsample is automatic
 TEST_SHARE = 10  # percent of chunks (by file-name CRC) kept for testing
 MIN_TEST_CHUNKS = 4  # ... but at least this many (at most a quarter of the window)
-RECORD_NAME = re.compile(r"-(\d+)p\.(npz|gz)$")  # self-play records carry their position count
 
 
 @dataclass
