@@ -75,7 +75,7 @@ from zero9.learn.train import (
 from zero9.nn.checkpoint import load_checkpoint, load_net, save_checkpoint
 from zero9.nn.net import make_net, resolve_device
 from zero9.nn.weights import save_lz_weights
-from zero9.util.files import append_jsonl, atomic_save_with, atomic_write_json, read_json, read_jsonl
+from zero9.util.files import append_jsonl, atomic_write_json, read_json, read_jsonl
 from zero9.util.interrupts import StopRequested, check_stop, stop_requested, stop_signals
 from zero9.util.runlock import RunLock
 
@@ -244,9 +244,7 @@ class AutoTrain:
     def write_lz_weights(self, net, net_hash: str) -> None:
         if self.game.name != "go":
             return  # Leela Zero's text format is a Go format; Gomoku nets live in .pt only
-
-        atomic_save_with(self.run_dir.lz_weights_path(net_hash),
-                         lambda tmp: save_lz_weights(net, tmp, drop_ownership=True))
+        save_lz_weights(net, self.run_dir.lz_weights_path(net_hash), drop_ownership=True)  # atomic itself
 
     # --- the loop ------------------------------------------------------------------------
     def run(self) -> int:

@@ -67,7 +67,7 @@ from zero9.nn.chunks import BAD_CHUNK_ERRORS, warn_bad_chunk
 from zero9.nn.features import transform_planes, transform_policy
 from zero9.nn.net import make_net, resolve_device
 from zero9.nn.weights import save_lz_weights
-from zero9.util.files import append_jsonl, atomic_save_with, read_jsonl, rewrite_jsonl
+from zero9.util.files import append_jsonl, read_jsonl, rewrite_jsonl
 from zero9.util.interrupts import StopRequested, check_stop, stop_requested, stop_signals
 from zero9.util.runlock import RunLock
 
@@ -708,7 +708,7 @@ def train_command(args: argparse.Namespace, run_dir: RunDir) -> int:
     print(f"saved {path}")
     if meta["game"].get("game") == "go":
         lz = run_dir.lz_weights_path(new_meta["hash"])
-        atomic_save_with(lz, lambda tmp: save_lz_weights(result.net, tmp, drop_ownership=True))
+        save_lz_weights(result.net, lz, drop_ownership=True)  # atomic itself
         print(f"saved {lz} (Leela Zero weights)")
     clear_train_state(run_dir)
     return 0
