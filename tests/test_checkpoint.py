@@ -100,8 +100,7 @@ def test_write_is_atomic(tmp_path, monkeypatch):
     first = save_checkpoint(path, small_net(seed=1), {"game": GO9})
 
     def crash_half_way(obj, f, *args, **kwargs):
-        with open(f, "wb") as out:
-            out.write(b"PK\x03\x04 half a file")
+        f.write(b"PK\x03\x04 half a file")
         raise OSError("disk full")
 
     monkeypatch.setattr(torch, "save", crash_half_way)

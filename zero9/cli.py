@@ -10,8 +10,10 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
+from pathlib import Path
 
 from zero9 import __version__
+from zero9.util.runlock import RunDirBusy, lock_holder
 
 # name -> (module, one-line help). Order is the order shown by --help.
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -28,6 +30,26 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "plot": ("zero9.learn.plot", "plot a run directory's losses, Elo and self-play speed"),
     "convert": ("zero9.nn.convert", "convert between Leela Zero text weights and zero9 checkpoints"),
 }
+
+
+# Commands that own a folder for their whole run (zero9.util.runlock): option, default.
+RUN_DIR_OPTIONS: dict[str, tuple[str, str | None]] = {
+    "autotrain": ("--dir", None), "train": ("--dir", None), "selfplay": ("--out", "selfplay")}
+
+
+def busy_run_dir(name: str, rest: list[str]) -> RunDirBusy | None:
+    """The error for a run directory another process holds, found before the command's (slow) import.
+
+    The command still takes the lock itself; this only makes a second process exit at once.
+    """
+    if name not in RUN_DIR_OPTIONS:
+        return None
+    option, default = RUN_DIR_OPTIONS[name]
+    pre = argparse.ArgumentParser(add_help=False)
+    pre.add_argument(option, default=default)
+    folder = getattr(pre.parse_known_args(rest)[0], option.lstrip("-"))
+    holder = lock_holder(folder) if folder else None
+    return RunDirBusy(Path(folder), holder) if holder is not None else None
 
 
 def _top_parser() -> argparse.ArgumentParser:
@@ -51,6 +73,10 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help()
         return 0 if args.command is None else 2
     name, rest = argv[0], argv[1:]
+    busy = busy_run_dir(name, rest)
+    if busy is not None:
+        print(f"zero9 {name}: error: {busy}", file=sys.stderr)
+        return 2
     module_name, text = COMMANDS[name]
     module = importlib.import_module(module_name)
     parser = argparse.ArgumentParser(prog=f"zero9 {name}", description=text)

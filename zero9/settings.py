@@ -101,6 +101,7 @@ class TrainOptions:
     test_every: int = 0  # 0: about 10 test evaluations per round
     test_positions: int = 4096
     save_every: float = 60.0
+    max_bad_share: float = 0.1  # stop when more of the window's chunk files than this are unreadable
     seed: int | None = None
     device: str = "auto"
     threads: int = 0  # torch CPU threads; 0 leaves torch's default

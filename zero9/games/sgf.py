@@ -275,6 +275,27 @@ def split_collection(data: bytes) -> list[bytes]:
     return games
 
 
+BINARY_DATA = "binary data, not SGF text"  # its bracket bytes are no game trees
+
+
+def collection_problem(data: bytes, games: list[bytes]) -> str | None:
+    """Why the bytes of an SGF file, split into ``games`` by :func:`split_collection`, are not all
+    readable, or None: binary data, an empty file, no game tree, or a last tree never closed
+    (a truncated file: the splitter drops it, so without this it would vanish unnoticed).
+    """
+    if b"\x00" in data[:65536]:
+        return BINARY_DATA
+    if not data.strip():
+        return "empty file"
+    tail = data[data.rindex(games[-1]) + len(games[-1]):] if games else data
+    if b"(" in tail:
+        after = f" (after {len(games)} whole games)" if games else ""
+        return f"truncated: a game tree is never closed{after}"
+    if not games:
+        return "no SGF game tree '(;...)' in it"
+    return None
+
+
 def _text(node: Any, key: str) -> str:
     """A property as text: sgfmill's value for text-like properties, else the raw value."""
     if not node.has_property(key):

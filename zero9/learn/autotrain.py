@@ -18,7 +18,11 @@ One **round** (generation ``g``, counted from 0):
    and for Go ``gnugo`` when installed); every game is appended to
    ``ratings/games.jsonl`` and :func:`zero9.arena.elo.bayeselo` refits ``ratings/ratings.json``.
 
-Until ``--generations`` rounds are done, ``--hours`` have passed, or Ctrl-C.
+Until ``--generations`` rounds are done, ``--hours`` have passed, or Ctrl-C / SIGTERM,
+which stop at the next safe point (:mod:`zero9.util.interrupts`): games in flight are
+dropped whole, a training round saves its state after the current step, and the command
+exits 0. One process owns a run directory at a time (:mod:`zero9.util.runlock`): a second
+``autotrain`` on the same ``--dir`` exits at once, naming the first one's PID and host.
 
 **Resuming**: the run directory (``--dir``) holds the config; rerunning the same
 command continues. Each step is idempotent against what is on disk: self-play
@@ -43,7 +47,6 @@ import json
 import math
 import os
 import shutil
-import signal
 import time
 from pathlib import Path
 from typing import Any
@@ -74,7 +77,9 @@ from zero9.nn.inference import InferenceServer
 from zero9.nn.net import make_net, resolve_device
 from zero9.nn.weights import save_lz_weights
 from zero9.settings import AutotrainConfig, NetConfig
-from zero9.util.files import append_jsonl, atomic_save_with, atomic_write_json, read_json, read_jsonl
+from zero9.util.files import append_jsonl, atomic_write_json, read_json, read_jsonl
+from zero9.util.interrupts import StopRequested, check_stop, stop_requested, stop_signals
+from zero9.util.runlock import RunLock
 
 CONFIG_VERSION = 1
 IDENTITY_KEYS = ("game", "net")  # fixed at creation; a rerun that disagrees is an error
@@ -192,6 +197,9 @@ class AutoTrain:
         swept = rd.sweep_temp_files()
         if swept:
             print(f"removed {swept} half-written temporary file(s) left by an interrupted run")
+        uncommitted = rd.sweep_uncommitted_records(int(rd.status().get("generation", 0)))
+        if uncommitted:
+            print(f"removed {uncommitted} SGF/LZ file(s) of games killed before their record was complete")
         config = dict(self.config)
         config["last_command"] = {k: v for k, v in vars(self.args).items() if _jsonable(v)}
         atomic_write_json(rd.config_path, config)
@@ -223,9 +231,7 @@ class AutoTrain:
     def write_lz_weights(self, net, net_hash: str) -> None:
         if self.game.name != "go":
             return  # Leela Zero's text format is a Go format; Gomoku nets live in .pt only
-
-        atomic_save_with(self.run_dir.lz_weights_path(net_hash),
-                         lambda tmp: save_lz_weights(net, tmp, drop_ownership=True))
+        save_lz_weights(net, self.run_dir.lz_weights_path(net_hash), drop_ownership=True)  # atomic itself
 
     # --- the loop ------------------------------------------------------------------------
     def run(self) -> int:
@@ -250,7 +256,7 @@ class AutoTrain:
             try:
                 self.loop()
             finally:
-                if not self.args.no_plots:
+                if not self.args.no_plots and not stop_requested():  # a stop must be quick; a rerun draws
                     self.plot()
         self.save_wall()
         return 0
@@ -266,6 +272,7 @@ class AutoTrain:
             if self.out_of_time():
                 print(f"--hours {self.args.hours} reached at generation {g}")
                 break
+            check_stop()
             self.round(g)
 
     def out_of_time(self) -> bool:
@@ -297,11 +304,13 @@ class AutoTrain:
 
         self.play_round(g, status["best"])
         lap("selfplay")
+        check_stop()
         status = rd.status()
         candidate = status.get("candidate")
         if not candidate or status.get("candidate_generation") != g + 1:
             candidate = self.train_round(g, status)
         lap("train")
+        check_stop()  # the candidate is saved and named in status.json: a rerun goes on to gate and rate
         promoted = self.gate(g, candidate, status["best"]) if self.args.gate else True
         lap("gate")
         self.rate(g + 1, candidate, status.get("trainer"))
@@ -571,20 +580,15 @@ def _jsonable(v: Any) -> bool:
     return True
 
 
-def _interrupt(signum, frame) -> None:
-    raise KeyboardInterrupt
-
-
 def run(args: argparse.Namespace) -> int:
     loop = AutoTrain(args)
-    previous = signal.getsignal(signal.SIGTERM)
-    signal.signal(signal.SIGTERM, _interrupt)  # a polite kill saves the wall clock like Ctrl-C
-    try:
-        return loop.run()
-    except KeyboardInterrupt:
-        if hasattr(loop, "wall_base"):
-            loop.save_wall()
-        print(f"\ninterrupted: rerun the same command to continue {loop.run_dir.root}")
-        return 130
-    finally:
-        signal.signal(signal.SIGTERM, previous)
+    with RunLock(loop.run_dir.root), stop_signals():
+        try:
+            return loop.run()
+        except (StopRequested, KeyboardInterrupt) as stop:
+            if hasattr(loop, "wall_base"):
+                loop.save_wall()
+            how = f"{stop}: stopped" if isinstance(stop, StopRequested) else "interrupted"
+            print(f"\n{how}; every finished game and training step is saved: rerun the same command to "
+                  f"continue {loop.run_dir.root}")
+            return 0 if isinstance(stop, StopRequested) else 130

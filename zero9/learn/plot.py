@@ -16,10 +16,11 @@ training machines never need it.
 from __future__ import annotations
 
 import argparse
+import io
 from pathlib import Path
 
 from zero9.learn.rundir import RunDir
-from zero9.util.files import read_json, read_jsonl
+from zero9.util.files import atomic_write_bytes, read_json, read_jsonl
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -149,6 +150,8 @@ def _save(fig, path: Path) -> Path:
     import matplotlib.pyplot as plt
 
     fig.tight_layout()
-    fig.savefig(path, dpi=90)
+    buffer = io.BytesIO()
+    fig.savefig(buffer, dpi=90, format=path.suffix.lstrip(".") or "png")
     plt.close(fig)
+    atomic_write_bytes(path, buffer.getvalue())  # a reader never sees half a picture
     return path

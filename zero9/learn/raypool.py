@@ -52,6 +52,7 @@ from zero9.nn.checkpoint import game_from_meta, load_net
 from zero9.search.batched import play_games
 from zero9.search.evaluator import NetEvaluator
 from zero9.util.files import atomic_write_bytes
+from zero9.util.interrupts import check_stop
 
 RAY_MISSING = "--ray needs Ray on this machine and every worker: pip install 'zero9[ray]' (ray>=2.9)"
 AHEAD = 2  # next_game calls queued per actor
@@ -463,6 +464,7 @@ class RayPool:
 
         try:
             while True:
+                check_stop()  # Ctrl-C: the games written so far are the round's; actors stop with the pool
                 assign()
                 if not pending:
                     if leftover:
@@ -506,15 +508,16 @@ class RayPool:
         return stats
 
     def _write(self, result: dict, session: _Session, dirs: list[Path | None]) -> None:
-        """One record into the run directory as local mode names it: shard, then SGF, then LZ chunk."""
+        """One record into the run directory as local mode names it: SGF, LZ chunk, then the shard
+        that commits it (see ``write_record``)."""
 
         chunk_dir, sgf_dir, lz_dir = dirs
         stem = f"{time.time_ns():019d}-w{session.worker:02d}-{session.seq - 1:05d}"
-        atomic_write_bytes(chunk_dir / f"{stem}{result['suffix']}", result["chunk"])
         if sgf_dir is not None and result["sgf"] is not None:
             save_sgf(sgf_dir / f"{stem}.sgf", result["sgf"])
         if lz_dir is not None and result["lz"] is not None:
             atomic_write_bytes(lz_dir / f"{stem}.gz", result["lz"])
+        atomic_write_bytes(chunk_dir / f"{stem}{result['suffix']}", result["chunk"])
 
     # --- matches -----------------------------------------------------------------------
     def call_all(self, calls: list[tuple]) -> list:
@@ -533,6 +536,7 @@ class RayPool:
             pending[self.slots[live[k]].handle.call.remote(fn, kwargs)] = (k, live[k])
         results: dict[int, Any] = {}
         while pending:
+            check_stop()
             ready, _ = self.ray.wait(list(pending), num_returns=1, timeout=WAIT_SECONDS)
             for ref in ready:
                 k, i = pending.pop(ref)

@@ -9,9 +9,12 @@ Vocabulary:
   random initial net; self-play of generation ``g`` uses the best net after ``g``
   trainings and writes its games under ``chunks/gen{g:04d}/``.
 - **record**: one finished self-play game on disk: a training chunk (``.npz`` or
-  Leela Zero ``.gz``) plus, optionally, its SGF. Records are written atomically as
-  soon as each game ends, so the number of records on disk *is* the game count:
-  nothing is counted that is not there and nothing twice.
+  Leela Zero ``.gz``) plus, optionally, its SGF (and Leela Zero chunk under
+  ``lz_chunks/``), all named by one **stem**. Records are written atomically as soon
+  as each game ends, the chunk last: the chunk *commits* the record, so the number
+  of chunks on disk *is* the game count, nothing is counted that is not there and
+  nothing twice. A kill between a game's SGF and its chunk leaves an uncommitted SGF,
+  removed on restart (:meth:`RunDir.sweep_uncommitted_records`).
 - **atomic write**: write to a temporary file in the same folder, flush, fsync,
   then ``os.replace`` onto the final name. A reader (or a rerun after ``kill -9``)
   sees the old file or the new one, never half of one. Temporary names start with
@@ -27,6 +30,7 @@ Vocabulary:
 from __future__ import annotations
 
 import os
+import re
 import time
 from pathlib import Path
 from typing import Any
@@ -39,6 +43,7 @@ from zero9.util.files import (
 )
 
 CHUNK_SUFFIXES = (".npz", ".gz")
+RECORD_NAME = re.compile(r"-(\d+)p\.(npz|gz)$")  # a record's chunk: its stem, then its position count
 class RunDir:
     """Paths of a run directory and the few operations on them (see module docstring)."""
 
@@ -163,6 +168,24 @@ class RunDir:
                 ledger[g] = max(ledger.get(g, 0), self.count_games(g))
         return dict(sorted(ledger.items()))
 
+    def sweep_uncommitted_records(self, generation: int) -> int:
+        """Delete the SGFs and Leela Zero chunks of ``generation``'s games killed before their shard.
+
+        Only the round in progress can hold such files; older rounds are left alone, since
+        their chunks may have been pruned on purpose. Returns how many files went.
+        """
+        chunk_dir = self.gen_chunks_dir(generation)
+        if not chunk_dir.exists():
+            return 0
+        committed = {record_stem(p.name) for p in sorted_chunk_files(chunk_dir)}
+        n = 0
+        for folder in (self.gen_sgf_dir(generation), self.root / "lz_chunks" / chunk_dir.name):
+            for path in folder.iterdir() if folder.exists() else []:
+                if path.suffix in (".sgf", ".gz") and path.name.split(".")[0] not in committed:
+                    unlink_quietly(path)
+                    n += 1
+        return n
+
     def sweep_temp_files(self) -> int:
         """Delete temp files a crash left behind; returns how many."""
         n = 0
@@ -171,6 +194,11 @@ class RunDir:
                 unlink_quietly(p)
                 n += 1
         return n
+
+
+def record_stem(chunk_name: str) -> str:
+    """The stem a record's files share: ``{time}-w{worker}-{seq}`` of ``{stem}-{P}p.npz``."""
+    return RECORD_NAME.sub("", chunk_name)
 
 
 def sorted_chunk_files(base: str | os.PathLike) -> list[Path]:

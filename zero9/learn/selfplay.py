@@ -25,11 +25,14 @@ per tree per net call, full/fast moves, opening moves, no-resign games):
 from __future__ import annotations
 
 import argparse
+import ctypes
 import dataclasses
 import json
 import multiprocessing as mp
 import os
 import queue
+import signal
+import sys
 import threading
 import time
 import traceback
@@ -51,8 +54,12 @@ from zero9.nn.net import resolve_device
 from zero9.search.batched import GameRecord, play_games
 from zero9.search.evaluator import NetEvaluator
 from zero9.settings import PCR_SHARE, SearchConfig, SelfPlayConfig
+from zero9.util.interrupts import StopRequested, check_stop, stop_signals
+from zero9.util.runlock import RunLock
 
 TICK_SECONDS = 1.0  # how often workers report their counters
+PR_SET_PDEATHSIG = 1  # prctl option: the signal a process gets when its parent dies (Linux)
+CLOSE_WAIT_S = 5.0  # how long closing a pool waits for a worker before killing it
 
 
 class StopSelfPlay(Exception):
@@ -186,15 +193,20 @@ def sgf_text(record: GameRecord, net_hash: str, options: dict[str, Any]) -> str:
 
 def write_record(record: GameRecord, stem: str, chunk_dir: Path, sgf_dir: Path | None, net_hash: str,
                  options: dict[str, Any], lz_dir: Path | None = None) -> Path:
-    """Write the shard (then the SGF, then the optional LZ chunk) of one game; returns the shard's path."""
+    """Write the SGF, the optional LZ chunk, then the shard of one game; returns the shard's path.
+
+    The shard goes last because it commits the record: the game count is the shards on
+    disk, and the files of a game killed before its shard are swept on restart
+    (:meth:`zero9.learn.rundir.RunDir.sweep_uncommitted_records`).
+    """
 
     data = record_chunk(record)
-    path = chunk_dir / f"{stem}-{len(data)}p.npz"
-    write_npz_shard(path, data, meta={"net": net_hash, "result": record.result})
     if sgf_dir is not None:
         save_sgf(sgf_dir / f"{stem}.sgf", sgf_text(record, net_hash, options))
     if lz_dir is not None and record.game.name == "go" and record.winner != EMPTY and len(data):
         write_lz_chunk(lz_dir / f"{stem}.gz", data)
+    path = chunk_dir / f"{stem}-{len(data)}p.npz"
+    write_npz_shard(path, data, meta={"net": net_hash, "result": record.result})
     return path
 
 
@@ -290,12 +302,31 @@ def game_summary(record: GameRecord, path: Path) -> dict[str, Any]:
 # the worker pool: processes started once per command and reused for every round
 
 
-def _pool_main(worker: int, jobs, out_queue, stop, threads: int, remote: RemoteNet | None = None) -> None:
+def die_with_parent(parent: int) -> None:
+    """Make this process die (SIGKILL) the moment ``parent`` does, ``kill -9`` included.
+
+    Linux's parent-death signal covers every way the parent can end; where there is none
+    (another OS), the job loop's ``getppid`` poll still ends an orphan within a second.
+    Checked again after setting it: the parent may have died before.
+    """
+    if sys.platform.startswith("linux"):
+        try:
+            ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        except (OSError, AttributeError):
+            pass
+    if os.getppid() != parent:
+        os._exit(1)
+
+
+def _pool_main(worker: int, jobs, out_queue, stop, threads: int, parent: int,
+               remote: RemoteNet | None = None) -> None:
     """A pool process: run jobs from ``jobs`` until ``None`` arrives or the parent dies."""
 
+    die_with_parent(parent)
+    # Ctrl-C reaches the whole process group; the parent decides when its workers stop (via ``stop``).
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     if threads > 0:
         torch.set_num_threads(threads)
-    parent = os.getppid()
     while True:
         try:
             item = jobs.get(timeout=1.0)
@@ -334,9 +365,10 @@ class WorkerPool:
         self.out_queue, self.stop = self.ctx.Queue(), self.ctx.Event()
         self.job_queues = [self.ctx.Queue() for _ in range(workers)]
         clients = [inference.client(w) if inference else None for w in range(workers)]
-        self.procs = [self.ctx.Process(target=_pool_main, args=(w, q, self.out_queue, self.stop, threads, c),
-                                       daemon=True) for (w, q), c in zip(enumerate(self.job_queues), clients,
-                                                                         strict=True)]
+        self.procs = [self.ctx.Process(target=_pool_main,
+                                       args=(w, q, self.out_queue, self.stop, threads, os.getpid(), client),
+                                       daemon=True) for (w, q), client in zip(enumerate(self.job_queues),
+                                                                              clients, strict=True)]
         for p in self.procs:
             p.start()
 
@@ -368,9 +400,11 @@ class WorkerPool:
             self.submit(w, "call", call)
         results: dict[int, Any] = {}
         while len(results) < len(calls):
+            check_stop()
             try:
                 msg = self.out_queue.get(timeout=1.0)
             except queue.Empty:
+                check_stop()  # a SIGTERM to the process group ends the workers too
                 if not self.alive():
                     raise RuntimeError("a worker process died") from None
                 continue
@@ -384,10 +418,12 @@ class WorkerPool:
         self.stop.set()
         for q in self.job_queues:
             q.put(None)
+        deadline = time.monotonic() + CLOSE_WAIT_S
         for p in self.procs:
-            p.join(timeout=10)
+            p.join(timeout=max(0.0, deadline - time.monotonic()))
             if p.is_alive():
-                p.terminate()
+                p.kill()
+                p.join(timeout=1.0)
         self.procs = []
         if self.inference is not None:
             self.inference.close()
@@ -495,10 +531,12 @@ def _run_jobs(pool: WorkerPool, jobs: list[WorkerJob], games: int, progress: boo
     running = len(jobs)
     try:
         while running:
+            check_stop()  # finished games are on disk already; the games in flight are dropped whole
             try:
                 msg = out_queue.get(timeout=1.0)
             except queue.Empty:
                 msg = None
+                check_stop()  # a SIGTERM to the process group ends the workers too
                 if not pool.alive():
                     raise RuntimeError("a self-play worker process died without reporting") from None
             now = time.monotonic()
@@ -582,8 +620,13 @@ def run(args: argparse.Namespace) -> int:
     config = selfplay_config(args, seed=args.seed)
     out = Path(args.out)
     sgf_dir = None if args.no_sgf else out / "sgf"
-    stats = play_selfplay(args.net, args.games, config, out / "chunks", sgf_dir, workers=args.workers,
-                          device=device, lz_dir=out / "lz_chunks" if args.lz_chunks else None)
+    with RunLock(out), stop_signals():
+        try:
+            stats = play_selfplay(args.net, args.games, config, out / "chunks", sgf_dir, workers=args.workers,
+                                  device=device, lz_dir=out / "lz_chunks" if args.lz_chunks else None)
+        except StopRequested as e:
+            print(f"{e}: stopped; every finished game is in {out / 'chunks'} (games in flight were dropped)")
+            return 0
     s = stats.as_dict()
     print(f"{stats.games} games, {stats.positions} positions with net {meta['hash']} "
           f"in {stats.seconds:.1f}s: "

@@ -12,6 +12,10 @@ Vocabulary:
   (``RE`` missing, ``?``, ``Void``, a time-out without winner...), with setup stones
   (handicap ``AB``/``AW``: the rules' positions start empty), with moves out of
   turn, or with an illegal move. Each reason is counted and reported.
+- **unreadable file**: one that cannot be read, is binary, empty or truncated (a game
+  tree never closed), or holds a game tree the SGF parser rejects. Each is listed with
+  its reason, and the command exits 1 when there was any, unless ``--skip-bad`` (the
+  chunks of the readable games are written either way).
 - **output**: Go games become Leela Zero text chunks (``.gz``, the format
   ``zero9 train`` and Leela Zero's own tools read), which cannot hold draws: a Go
   game without a winner is skipped as ``draw`` unless ``--npz`` asks for zero9's npz
@@ -24,6 +28,7 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import sys
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
@@ -32,7 +37,7 @@ from typing import Any
 import numpy as np
 
 from zero9.games import BLACK, EMPTY, WHITE, Game, IllegalMove, add_game_arguments, game_from_args
-from zero9.games.sgf import SgfError, parse_sgf, split_collection
+from zero9.games.sgf import BINARY_DATA, SgfError, collection_problem, parse_sgf, split_collection
 from zero9.nn import features
 from zero9.nn.chunks import ChunkData, write_lz_chunk, write_npz_shard
 
@@ -46,19 +51,31 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_game_arguments(parser)
     parser.add_argument("--games-per-chunk", type=int, default=50)
     parser.add_argument("--npz", action="store_true", help="Go: npz shards (keep draws), not LZ chunks")
+    parser.add_argument("--skip-bad", action="store_true",
+                        help="exit 0 even when some SGF files were unreadable (they are listed either way)")
 
 
 def run(args: argparse.Namespace) -> int:
     game = game_from_args(args)
     report = dump_supervised(args.sgf, args.out, game, games_per_chunk=args.games_per_chunk, npz=args.npz)
+    for path, reason in report["unreadable"]:
+        print(f"unreadable SGF {path}: {reason}", file=sys.stderr)
     print(format_report(report))
+    if report["unreadable"] and not args.skip_bad:
+        print(f"{unreadable_files(report)} unreadable SGF file(s), listed above: fix or remove them, "
+              f"or pass --skip-bad to accept the games that were read", file=sys.stderr)
+        return 1
     return 0 if report["games"] else 1
 
 
 def format_report(report: dict[str, Any]) -> str:
     skipped = ", ".join(f"{n} {why}" for why, n in sorted(report["skipped"].items())) or "none"
     return (f"{report['games']} games, {report['positions']} positions in {report['chunks']} chunk files "
-            f"under {report['out']}; skipped: {skipped}")
+            f"under {report['out']}; skipped: {skipped}; unreadable files: {unreadable_files(report)}")
+
+
+def unreadable_files(report: dict[str, Any]) -> int:
+    return len({path for path, _ in report["unreadable"]})
 
 
 def sgf_files(paths: list[str | os.PathLike]) -> list[Path]:
@@ -133,19 +150,21 @@ def game_chunk(positions: list[Any], actions: list[int], winner: int, game: Game
     return ChunkData(planes, to_play, policy, value, None, game.to_dict(), {"source": "supervised"}, [])
 
 
-def iter_games(paths: list[str | os.PathLike]) -> Iterator[tuple[Path, bytes]]:
-    for path in sgf_files(paths):
-        try:
-            data = path.read_bytes()
-        except OSError as e:
-            raise ValueError(f"cannot read SGF file {path}: {e}") from e
-        for tree in split_collection(data):
-            yield path, tree
+def read_collection(path: Path) -> tuple[list[bytes], str | None]:
+    """The game trees of one SGF file and, when some or all of it is unreadable, why."""
+    try:
+        data = path.read_bytes()
+    except OSError as e:
+        return [], f"cannot read it: {e.strerror or e}"
+    games = split_collection(data)
+    problem = collection_problem(data, games)
+    return ([] if problem == BINARY_DATA else games), problem
 
 
 def dump_supervised(paths: list[str | os.PathLike], out: str | os.PathLike, game: Game,
                     games_per_chunk: int = 50, npz: bool = False) -> dict[str, Any]:
-    """Convert every game under ``paths``; returns counts (games, positions, chunks, skipped by reason)."""
+    """Convert every game under ``paths``: counts (games, positions, chunks, skipped by reason) and
+    ``unreadable``, a list of (file, reason)."""
 
     if games_per_chunk < 1:
         raise ValueError(f"--games-per-chunk must be >= 1, got {games_per_chunk}")
@@ -168,10 +187,13 @@ def dump_supervised(paths: list[str | os.PathLike], out: str | os.PathLike, game
         report["chunks"] += 1
         pending.clear()
 
-    for _path, tree in iter_games(paths):
+    unreadable: list[tuple[str, str]] = []
+    for path, tree in _games(paths, unreadable):
         parsed = game_positions(tree, game)
         if isinstance(parsed, str):
             skipped[parsed] += 1
+            if parsed.startswith("unreadable SGF"):
+                unreadable.append((str(path), parsed))
             continue
         positions, actions, winner = parsed
         if lz and winner == EMPTY:
@@ -184,4 +206,15 @@ def dump_supervised(paths: list[str | os.PathLike], out: str | os.PathLike, game
             flush()
     flush()
     report["skipped"] = dict(skipped)
+    report["unreadable"] = unreadable
     return report
+
+
+def _games(paths: list[str | os.PathLike], unreadable: list[tuple[str, str]]) -> Iterator[tuple[Path, bytes]]:
+    """Each game tree of each SGF file; a file's problem (see *unreadable file*) goes into ``unreadable``."""
+    for path in sgf_files(paths):
+        games, problem = read_collection(path)
+        if problem:
+            unreadable.append((str(path), problem))
+        for tree in games:
+            yield path, tree

@@ -34,8 +34,14 @@ Vocabulary:
   momentum 0.9 by default, or Adam) keeps its state across rounds through the
   checkpoint.
 - **train state**: ``nets/train_state.pt`` holds the model, optimizer, step and
-  RNG of the round in progress, saved atomically every ``--save-every`` seconds,
-  so a killed round resumes where it stopped instead of from scratch.
+  RNG of the round in progress, saved atomically every ``--save-every`` seconds and
+  when SIGINT/SIGTERM stops the round after its current step
+  (:mod:`zero9.util.interrupts`), so a stopped round resumes at the next step and a
+  killed one where it last saved, instead of from scratch.
+- **bad chunk**: a chunk file that cannot be read (truncated by a full disk, damaged
+  by a crash elsewhere). It is skipped with a warning naming it and counted in the
+  window's summary; when more than ``max_bad_share`` of the window's files are bad
+  the data itself is suspect and training stops with an error instead.
 """
 
 from __future__ import annotations
@@ -43,7 +49,6 @@ from __future__ import annotations
 import argparse
 import math
 import os
-import re
 import time
 import zlib
 from dataclasses import dataclass
@@ -56,20 +61,21 @@ import torch.nn.functional as F
 from tqdm import tqdm
 
 from zero9.games import add_game_arguments, game_from_args
-from zero9.learn.rundir import RunDir, sorted_chunk_files
+from zero9.learn.rundir import RECORD_NAME, RunDir, sorted_chunk_files
 from zero9.nn import chunks
 from zero9.nn.checkpoint import game_from_meta, load_checkpoint, load_net, save_checkpoint
-from zero9.nn.chunks import ChunkData
+from zero9.nn.chunks import BAD_CHUNK_ERRORS, ChunkData, warn_bad_chunk
 from zero9.nn.features import transform_planes, transform_policy
 from zero9.nn.net import make_net, resolve_device
 from zero9.nn.weights import save_lz_weights
 from zero9.settings import ADAM_LR, NetConfig, TrainOptions
-from zero9.util.files import append_jsonl, atomic_save_with, read_jsonl, rewrite_jsonl
+from zero9.util.files import append_jsonl, read_jsonl, rewrite_jsonl
+from zero9.util.interrupts import StopRequested, check_stop, stop_requested, stop_signals
+from zero9.util.runlock import RunLock
 
 AUTO_KEEP = 250_000  # positions held in memory at most when --downsample is automatic
 TEST_SHARE = 10  # percent of chunks (by file-name CRC) kept for testing
 MIN_TEST_CHUNKS = 4  # ... but at least this many (at most a quarter of the window)
-RECORD_NAME = re.compile(r"-(\d+)p\.(npz|gz)$")  # self-play records carry their position count
 
 
 # --------------------------------------------------------------------------------------
@@ -133,9 +139,20 @@ def held_out_chunks(window: list[Path]) -> set[Path]:
     return chosen
 
 
-def select_window(files: list[Path], game: Any, opts: TrainOptions) -> tuple[list[Path], int, int]:
-    """The newest files holding the window: (files oldest first, window positions, total positions)."""
-    counts = [positions_in(f, game) for f in files]
+def select_window(files: list[Path], game: Any, opts: TrainOptions,
+                  bad: dict[Path, str] | None = None) -> tuple[list[Path], int, int]:
+    """The newest files holding the window: (files oldest first, window positions, total positions).
+
+    A file whose size can only be learnt by reading it and that cannot be read goes into
+    ``bad`` (path -> reason) and out of the window.
+    """
+    sized = []  # (file, positions) of the readable files
+    for f in files:
+        try:
+            sized.append((f, positions_in(f, game)))
+        except BAD_CHUNK_ERRORS as e:
+            _skip_chunk(f, e, bad)
+    files, counts = [f for f, _ in sized], [n for _, n in sized]
     total = sum(counts)
     want = min(max(int(total * opts.window), opts.window_min), opts.window_max)
     chosen, have = [], 0
@@ -195,7 +212,8 @@ def load_window(data_paths: list[Path], game: Any, opts: TrainOptions,
         files.extend(sorted_chunk_files(p))
     if not files:
         raise ValueError(f"no training chunks (.npz or .gz) under {', '.join(map(str, data_paths))}")
-    window, window_positions, total = select_window(files, game, opts)
+    bad: dict[Path, str] = {}
+    window, window_positions, total = select_window(files, game, opts, bad)
     keep_one_in = downsample_factor(opts, window_positions)
     train_parts, test_parts = [], []
     testing = held_out_chunks(window)
@@ -203,23 +221,46 @@ def load_window(data_paths: list[Path], game: Any, opts: TrainOptions,
         cache = ChunkCache()  # one round's: read each chunk once
     cache.keep_only(window)
     for f in window:
-        s = cache.read(f, game)
+        check_stop()
+        try:
+            s = cache.read(f, game)
+        except BAD_CHUNK_ERRORS as e:
+            _skip_chunk(f, e, bad)
+            continue
         if keep_one_in > 1:
             s = s.take(np.nonzero(rng.random(len(s)) < 1.0 / keep_one_in)[0])
         if len(s):
             (test_parts if f in testing else train_parts).append(s)
+    check_bad_share(bad, len(window) + len(set(bad) - set(window)), opts)
     if not test_parts and len(train_parts) > 1:
         test_parts.append(train_parts.pop())  # tiny windows: still test on one held-out game
     if not train_parts:
         raise ValueError(f"the training window ({len(window)} chunks) left no training positions")
     info = {
-        "chunks": len(window),
+        "chunks": len(window) - len(set(bad) & set(window)),
         "window_positions": window_positions,
         "total_positions": total,
         "downsample": keep_one_in,
+        "skipped": sorted(map(str, bad)),
     }
     test = ChunkData.concatenate(test_parts) if test_parts else None
     return ChunkData.concatenate(train_parts), test, info
+
+
+def _skip_chunk(path: Path, error: BaseException, bad: dict[Path, str] | None) -> None:
+    if bad is None:
+        raise error
+    warn_bad_chunk(path, error)
+    bad[path] = str(error)
+
+
+def check_bad_share(bad: dict[Path, str], examined: int, opts: TrainOptions) -> None:
+    """ValueError when more than ``opts.max_bad_share`` of the ``examined`` chunk files were unreadable."""
+    if bad and len(bad) > opts.max_bad_share * max(1, examined):
+        first, reason = next(iter(bad.items()))
+        raise ValueError(f"{len(bad)} of {examined} training chunk files are unreadable (more than "
+                         f"{opts.max_bad_share:.0%}; the data looks damaged, e.g. {first}: {reason}); "
+                         f"move the bad files away or raise --max-bad-share")
 
 
 # --------------------------------------------------------------------------------------
@@ -384,7 +425,9 @@ def train_round(net, train: ChunkData, test: ChunkData | None, opts: TrainOption
                 progress: bool = True, info: dict | None = None) -> RoundResult:
     """Run steps ``start_step .. opts.steps`` of one round; log, and call ``state_saver`` periodically.
 
-    ``state_saver(step, optimizer)`` persists a resumable state (see module docstring).
+    ``state_saver(step, optimizer)`` persists a resumable state (see module docstring); after
+    a SIGINT/SIGTERM the round saves it at the end of the current step and raises
+    :class:`zero9.util.interrupts.StopRequested`.
     """
     device = net.device
     rng = np.random.default_rng(None if opts.seed is None else opts.seed + generation * 7919 + start_step)
@@ -431,9 +474,12 @@ def train_round(net, train: ChunkData, test: ChunkData | None, opts: TrainOption
             if hasattr(bar, "set_postfix"):
                 bar.set_postfix(loss=f"{last_train['total']:.3f}",
                                 test=f"{last_test['total']:.3f}" if last_test else "-")
-        if state_saver is not None and time.monotonic() - last_save > opts.save_every and done < opts.steps:
+        if state_saver is not None and done < opts.steps and (
+                stop_requested() or time.monotonic() - last_save > opts.save_every):
             state_saver(done, optimizer)
             last_save = time.monotonic()
+        if done < opts.steps:
+            check_stop()  # after the save: a stopped round resumes at step ``done``, nothing redone
     return RoundResult(net, optimizer.state_dict(), opts.steps, global_step + opts.steps,
                        last_train, last_test, info or {})
 
@@ -490,9 +536,12 @@ def train_generation(run_dir: RunDir, net, meta: dict, opts: TrainOptions, *, ge
         save_checkpoint(run_dir.train_state_path, net, dict(meta, step=global_step + step), optimizer,
                         extra={"generation": generation, "parent": meta.get("hash"), "round_step": step})
 
+    bad = len(info["skipped"])
+    skipped = f"; skipped {bad} unreadable chunk file(s), named above" if bad else ""
     print(f"training window: {info['chunks']} chunks, "
           f"{info['window_positions']} of {info['total_positions']} "
-          f"positions, keep 1 in {info['downsample']}: {len(train)} train / {len(test) if test else 0} test")
+          f"positions, keep 1 in {info['downsample']}: {len(train)} train / {len(test) if test else 0} test"
+          f"{skipped}")
     return train_round(net, train, test, opts, generation=generation, global_step=global_step,
                        optimizer_state=optimizer_state, start_step=start_step, log_path=run_dir.train_log,
                        state_saver=saver, progress=progress, info=info)
@@ -541,6 +590,9 @@ def add_training_arguments(group, steps: int, steps_help: str) -> None:
     group.add_argument("--downsample", type=int, default=d.downsample,
                        help="keep 1 position in N (0: automatic)")
     group.add_argument("--warmup", type=int, default=d.warmup, help="warm-up steps (-1: min(200, steps/4))")
+    group.add_argument("--max-bad-share", type=float, default=d.max_bad_share, metavar="SHARE",
+                       help="skip unreadable chunk files, naming each, but stop when more than this share "
+                            "of the window's files are (default %(default)s)")
 
 
 def train_options(args: argparse.Namespace, device: str) -> TrainOptions:
@@ -548,7 +600,8 @@ def train_options(args: argparse.Namespace, device: str) -> TrainOptions:
     lr = args.lr if args.lr is not None else (TrainOptions.lr if args.optimizer == "sgd" else ADAM_LR)
     return TrainOptions(steps=args.steps, batch_size=args.batch_size, lr=lr, optimizer=args.optimizer,
                         window=args.window, window_min=args.window_min, window_max=args.window_max,
-                        downsample=args.downsample, warmup=args.warmup, seed=args.seed, device=device)
+                        downsample=args.downsample, warmup=args.warmup, seed=args.seed, device=device,
+                        max_bad_share=args.max_bad_share)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -569,8 +622,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    device = resolve_device(args.device)
     run_dir = RunDir(args.dir)
+    with RunLock(run_dir.root), stop_signals():
+        try:
+            return train_command(args, run_dir)
+        except StopRequested as e:
+            print(f"{e}: stopped after a whole step; the training state is in {run_dir.train_state_path}: "
+                  f"rerun the same command to continue")
+            return 0
+
+
+def train_command(args: argparse.Namespace, run_dir: RunDir) -> int:
+    """``zero9 train`` once its run directory is locked: one round from the newest window, saved."""
+    device = resolve_device(args.device)
     opts = train_options(args, str(device))
     start = args.net or (str(run_dir.net_path(run_dir.status()["trainer"]))
                          if run_dir.status().get("trainer") else None)
@@ -601,7 +665,7 @@ def run(args: argparse.Namespace) -> int:
     print(f"saved {path}")
     if meta["game"].get("game") == "go":
         lz = run_dir.lz_weights_path(new_meta["hash"])
-        atomic_save_with(lz, lambda tmp: save_lz_weights(result.net, tmp, drop_ownership=True))
+        save_lz_weights(result.net, lz, drop_ownership=True)  # atomic itself
         print(f"saved {lz} (Leela Zero weights)")
     clear_train_state(run_dir)
     return 0

@@ -31,11 +31,14 @@ Vocabulary:
 
 from __future__ import annotations
 
+import gzip
 import hashlib
+import io
 import json
 import os
 import random
 import time
+import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -45,8 +48,9 @@ import torch
 
 from zero9.games import make_game
 from zero9.nn.net import ZeroNet, resolve_device
+from zero9.nn.weights import FORMAT_VERSION as LZ_FORMAT_VERSION
 from zero9.nn.weights import load_lz_weights
-from zero9.util.files import atomic_save_with
+from zero9.util.files import atomic_write_bytes
 
 FORMAT = "zero9-checkpoint"
 VERSION = 1
@@ -56,6 +60,8 @@ NET_SUFFIXES = (".pt", ".txt", ".txt.gz")
 DEFAULT_GO_9X9 = "initial_9x9.txt.gz"
 LZ_DEFAULT_KOMI = 7.5
 SHAPE_KEYS = ("blocks", "filters", "in_planes", "size", "num_actions", "ownership")
+CHECKPOINT_KEYS = ("config", "state_dict", "meta")  # the parts every checkpoint needs
+ZIP_MAGIC = b"PK\x03\x04"  # torch.save writes a zip archive
 
 
 @dataclass
@@ -148,29 +154,24 @@ def save_checkpoint(
         "rng": get_rng_state(),
         "extra": extra,
     }
-    atomic_save_with(path, lambda tmp: torch.save(payload, tmp))
+    buffer = io.BytesIO()  # in memory first: torch's own file writer reports a full disk without errno
+    torch.save(payload, buffer)
+    atomic_write_bytes(path, buffer.getvalue())
     return full
 
 
 def load_checkpoint(path: str | os.PathLike, device: str | torch.device = "cpu") -> Checkpoint:
-    """Read a zero9 checkpoint; ValueError naming the file if it is corrupt or not a checkpoint."""
+    """Read a zero9 checkpoint; ValueError naming the file and what was expected if it is not one."""
     path = Path(path)
-    try:
-        payload = torch.load(path, map_location="cpu", weights_only=True)
-    except FileNotFoundError:
-        raise
-    except Exception as e:  # zip, pickle and EOF errors all mean a damaged file
-        raise ValueError(f"checkpoint {path} is corrupt or not a zero9 checkpoint: {e}") from e
-    if not isinstance(payload, dict) or payload.get("format") != FORMAT:
-        raise ValueError(f"{path} is not a zero9 checkpoint (no format tag {FORMAT!r})")
-    if payload.get("version") != VERSION:
-        raise ValueError(f"checkpoint {path} has version {payload.get('version')}; "
-                         f"this zero9 reads version {VERSION}")
-    net = ZeroNet.from_config(payload["config"])
+    payload = _read_payload(path)
+    net = ZeroNet.from_config(payload["config"]) if _shape_ok(payload["config"]) else None
+    if net is None:
+        raise not_a_net(path, f"its config {payload['config']!r} is not a net shape "
+                              f"({', '.join(SHAPE_KEYS[:-1])})")
     try:
         net.load_state_dict(payload["state_dict"])
-    except RuntimeError as e:
-        raise ValueError(f"checkpoint {path}: weights do not fit its config: {e}") from e
+    except (RuntimeError, TypeError, AttributeError) as e:
+        raise ValueError(f"checkpoint {path}: weights do not fit its config: {_first_line(e)}") from None
     meta = dict(payload["meta"])
     if meta.get("hash") and net_hash(net) != meta["hash"]:
         raise ValueError(f"checkpoint {path}: content hash {net_hash(net)} differs from "
@@ -180,24 +181,89 @@ def load_checkpoint(path: str | os.PathLike, device: str | torch.device = "cpu")
                       payload.get("extra"))
 
 
-def is_lz_text(path: str | os.PathLike) -> bool:
-    """True for a Leela Zero text file (plain or gzip'd), False for a ``.pt`` (a zip archive)."""
+def not_a_net(path: Path, reason: str) -> ValueError:
+    """The one error for a file that is no net zero9 can read: its name, what was expected, why not."""
+    return ValueError(f"{path} is not a zero9 checkpoint or Leela Zero v1 weights file: {reason}")
+
+
+def _read_payload(path: Path) -> dict:
+    """The checkpoint dict of ``path``, its parts checked; ValueError (:func:`not_a_net`) otherwise."""
+    try:
+        payload = torch.load(path, map_location="cpu", weights_only=True)
+    except (FileNotFoundError, IsADirectoryError, PermissionError):
+        raise
+    except Exception as e:  # zip, pickle and EOF errors all mean a damaged or foreign file
+        raise not_a_net(path, _torch_load_reason(path, e)) from None
+    if not isinstance(payload, dict) or payload.get("format") != FORMAT:
+        what = "a dict (a bare state_dict?)" if isinstance(payload, dict) else type(payload).__name__
+        raise not_a_net(path, f"a torch file holding {what}, without zero9's format tag {FORMAT!r}")
+    if payload.get("version") != VERSION:
+        raise ValueError(f"checkpoint {path} has version {payload.get('version')}; "
+                         f"this zero9 reads version {VERSION}")
+    missing = [k for k in CHECKPOINT_KEYS if not isinstance(payload.get(k), dict)]
+    if missing:
+        raise not_a_net(path, f"its {', '.join(repr(k) for k in missing)} part is missing "
+                              f"(a checkpoint holds {', '.join(CHECKPOINT_KEYS)})")
+    return payload
+
+
+def _shape_ok(config: dict) -> bool:
+    return all(isinstance(config.get(k), int) and config[k] > 0 for k in SHAPE_KEYS[:-1])
+
+
+def _torch_load_reason(path: Path, error: Exception) -> str:
+    """Why torch.load refused ``path``, in a few words (its own message advises unsafe loading)."""
     with open(path, "rb") as f:
-        head = f.read(2)
-    return head == b"\x1f\x8b" or head[:1] in (b"1", b" ", b"\t", b"\n")
+        zip_header = f.read(4) == ZIP_MAGIC
+    if not zip_header:
+        return "neither a zip archive (a .pt checkpoint) nor Leela Zero text"
+    if not zipfile.is_zipfile(path):
+        return "a truncated zip archive (its end is missing: an interrupted copy or a full disk?)"
+    if "weights_only" in str(error) or "Unsupported global" in str(error):
+        return "it holds Python objects besides tensors (a file zero9 did not write)"
+    return f"a damaged zip archive ({_first_line(error)})"
+
+
+def _first_line(error: BaseException) -> str:
+    return (str(error).strip().splitlines() or [type(error).__name__])[0][:200]
+
+
+def lz_version(path: str | os.PathLike) -> str | None:
+    """The format line of a Leela Zero text file (``'1'``...), or None when ``path`` is not one.
+
+    A ``.pt`` is a zip archive; Leela Zero text is ASCII digits first, plain or gzip'd.
+    """
+    with open(path, "rb") as f:
+        head = f.read(64)
+    if head[:2] == b"\x1f\x8b":
+        try:
+            with gzip.open(path, "rb") as f:
+                head = f.read(64)
+        except (OSError, EOFError):
+            return "1"  # a damaged gzip: let the weights reader name the damage
+    first = head.split(b"\n", 1)[0].strip()
+    return first.decode("ascii") if first.isdigit() else None
 
 
 def load_net(path: str | os.PathLike, device: str | torch.device = "auto",
              expected_size: int | None = None) -> tuple[ZeroNet, dict[str, Any]]:
-    """Load a ``.pt`` checkpoint or Leela Zero text weights: (net in eval mode on ``device``, meta).
+    """Load a ``.pt`` checkpoint or Leela Zero v1 text weights: (net in eval mode on ``device``, meta).
 
     The net is tuned for inference (:meth:`ZeroNet.tune_for_device`); use :func:`load_checkpoint`
-    to resume training.
+    to resume training. Any other file is refused with a ValueError naming it (:func:`not_a_net`).
     """
     path = Path(path)
     if not path.exists():
         raise FileNotFoundError(f"no net file {path}")
-    if is_lz_text(path):
+    if path.is_dir():
+        raise not_a_net(path, "it is a folder")
+    if path.stat().st_size == 0:
+        raise not_a_net(path, "it is empty")
+    version = lz_version(path)
+    if version is not None and version != LZ_FORMAT_VERSION:
+        raise not_a_net(path, f"it is Leela Zero weights format version {version} (version 2 is ELF's "
+                              f"value head from White's view); zero9 reads version {LZ_FORMAT_VERSION}")
+    if version is not None:
         net = load_lz_weights(path, expected_size)
         meta = net_meta(net, lz_game(net), source=str(path), step=None)
     else:

@@ -170,10 +170,18 @@ def iter_chunks(paths: PathArg, game: Any = None) -> Iterator[ChunkData]:
     for path in chunk_files(paths):
         try:
             yield read_chunk(path, game)
-        except (ValueError, OSError, EOFError) as e:
-            message = f"skipping bad training data file {path}: {e}"
-            log.warning(message)
-            warnings.warn(message, stacklevel=2)
+        except BAD_CHUNK_ERRORS as e:
+            warn_bad_chunk(path, e)
+
+
+BAD_CHUNK_ERRORS = (ValueError, OSError, EOFError)  # what reading a damaged or unreadable chunk raises
+
+
+def warn_bad_chunk(path: str | os.PathLike, error: BaseException) -> None:
+    """Report a chunk that is being skipped, by name and reason (a warning and a log line)."""
+    message = f"skipping bad training data file {path}: {error}"
+    log.warning(message)
+    warnings.warn(message, stacklevel=3)
 
 
 def load_chunks(paths: PathArg, game: Any = None) -> ChunkData:
@@ -415,7 +423,11 @@ def read_npz_shard(path: str | os.PathLike) -> ChunkData:
     except FileNotFoundError:
         raise
     except Exception as e:  # zip/zlib/EOF/format errors all mean a damaged file
-        raise ValueError(f"training shard {path} is corrupt: {e}") from e
+        with open(path, "rb") as f:
+            is_zip = f.read(4) == b"PK\x03\x04"
+        # numpy takes a file that is no zip for a pickle and advises unsafe loading: say what it is instead
+        reason = e if is_zip else "not a zip archive (an npz shard is one): empty, truncated or foreign"
+        raise ValueError(f"training shard {path} is corrupt: {reason}") from e
     try:
         info = json.loads(str(arrays["meta"]))
         if info.get("format") != SHARD_FORMAT:

@@ -1,43 +1,127 @@
-"""Files that are whole or absent: atomic writes and crash-tolerant JSON logs.
+"""Files that are whole or absent: atomic writes, crash-tolerant JSON logs, full disks named.
 
 Vocabulary:
 
 - **atomic write**: write to a temporary file in the same folder, flush, fsync,
-  then ``os.replace`` onto the final name. A reader (or a rerun after ``kill -9``)
-  sees the old file or the new one, never half of one. Temporary names start with
-  ``.tmp-`` (:data:`TMP_PREFIX`) and every reader in zero9 ignores them.
+  then ``os.replace`` onto the final name and fsync the folder. A reader (or a rerun
+  after ``kill -9``) sees the old file or the new one, never half of one. Temporary
+  names start with ``.tmp-`` (:data:`TMP_PREFIX`) and every reader in zero9 ignores
+  them. The file gets the mode a plain ``open(path, 'w')`` would give (``0666`` less
+  the user's umask), and only a regular file (or nothing) is ever replaced: a
+  symlink, device node, pipe or folder at the final name is refused
+  (:class:`NotRegularFileError`), so a write can never go somewhere unexpected.
+- **disk full**: an ``ENOSPC``, ``EDQUOT`` or ``EIO`` while writing becomes a
+  :class:`DiskFullError` whose one line names the file ("disk full writing FILE;
+  nothing was lost, free space and rerun"): the temporary file is removed and the
+  file being replaced, like every earlier one, is left as it was.
 - **JSON log** (``.jsonl``): one JSON object a line, appended; a line torn by a
-  crash mid-append is dropped on reading.
+  crash mid-append is dropped on reading, and an append that fails (disk full) is
+  cut back off so the next one starts on a clean line.
 
 Every layer writes through these functions, so they sit at the bottom of the package.
 """
 
 from __future__ import annotations
 
+import errno
 import json
 import os
-import tempfile
+import stat
 import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 TMP_PREFIX = ".tmp-"
+FILE_MODE = 0o666  # what open() asks for; the kernel takes the umask off
+DISK_FULL_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EIO}
+
+
+class DiskFullError(OSError):
+    """A write failed for lack of space (or an I/O error); the message is the one line a user sees."""
+
+    def __init__(self, path: str | os.PathLike, cause: OSError):
+        what = "I/O error (EIO)" if cause.errno == errno.EIO else "disk full"
+        super().__init__(cause.errno, f"{what} writing {path}; nothing was lost, free space and rerun")
+        self.path = Path(path)
+
+    def __str__(self) -> str:
+        return self.strerror
+
+
+class NotRegularFileError(OSError):
+    """The final name of a write is a symlink, device, pipe or folder: zero9 writes only regular files."""
+
+    def __init__(self, path: Path, kind: str):
+        super().__init__(errno.EEXIST, f"{path} is a {kind}, not a regular file; zero9 replaces only "
+                                       f"regular files (remove it or choose another name)")
+        self.path = path
+
+    def __str__(self) -> str:
+        return self.strerror
+
+
+def check_replaceable(path: str | os.PathLike) -> None:
+    """Raise :class:`NotRegularFileError` unless ``path`` is absent or a regular file (links not followed)."""
+    path = Path(path)
+    try:
+        mode = os.lstat(path).st_mode
+    except FileNotFoundError:
+        return
+    if not stat.S_ISREG(mode):
+        raise NotRegularFileError(path, _file_kind(mode))
+
+
+@contextmanager
+def disk_full_named(path: str | os.PathLike) -> Iterator[None]:
+    """Turn an ENOSPC / EDQUOT / EIO raised inside into a :class:`DiskFullError` naming ``path``."""
+    try:
+        yield
+    except DiskFullError:
+        raise
+    except OSError as e:
+        if e.errno in DISK_FULL_ERRNOS:
+            raise DiskFullError(path, e) from e
+        raise
+
+
+def atomic_save_with(path: str | os.PathLike, save_fn: Callable[[Path], Any]) -> None:
+    """The atomic write (module docstring): ``save_fn(tmp_path)`` writes the complete file at ``tmp_path``.
+
+    For writers that want a file name (``torch.save``, ``np.savez``); the temporary name
+    keeps the final suffix because some writers append one.
+    """
+    path = Path(path)
+    check_replaceable(path)
+    tmp = path.with_name(f"{TMP_PREFIX}{os.getpid()}-{time.monotonic_ns()}-{path.name}")
+    with disk_full_named(path):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            save_fn(tmp)
+            fd = os.open(tmp, os.O_RDONLY)
+            try:
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+            check_replaceable(path)  # it may have appeared while we wrote
+            os.replace(tmp, path)
+        except BaseException:
+            unlink_quietly(tmp)
+            raise
+        fsync_folder(path.parent)
 
 
 def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> None:
-    """Write ``data`` to ``path`` through a temporary file and ``os.replace``."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=TMP_PREFIX, dir=path.parent)
-    try:
+    """Write ``data`` to ``path`` atomically (module docstring)."""
+
+    def write(tmp: Path) -> None:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, FILE_MODE)
         with os.fdopen(fd, "wb") as f:
             f.write(data)
             f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        unlink_quietly(tmp)
-        raise
+
+    atomic_save_with(path, write)
 
 
 def atomic_write_text(path: str | os.PathLike, text: str) -> None:
@@ -48,23 +132,18 @@ def atomic_write_json(path: str | os.PathLike, obj: Any) -> None:
     atomic_write_text(path, json.dumps(obj, indent=2, sort_keys=True) + "\n")
 
 
-def atomic_save_with(path: str | os.PathLike, save_fn) -> None:
-    """Atomic write for writers that want a file name (``torch.save``, ``np.savez``).
-
-    ``save_fn(tmp_path)`` must write the complete file at ``tmp_path``; the
-    temporary name keeps the final suffix because some writers append one.
-    """
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f"{TMP_PREFIX}{os.getpid()}-{time.monotonic_ns()}-{path.name}")
+def fsync_folder(folder: str | os.PathLike) -> None:
+    """Make a rename in ``folder`` survive a power cut (the folder's entry list is data too)."""
     try:
-        save_fn(tmp)
-        with open(tmp, "rb+") as f:
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        unlink_quietly(tmp)
-        raise
+        fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+    except OSError:
+        return  # some file systems will not open a folder; the rename itself is still atomic
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
 
 
 def read_json(path: str | os.PathLike, default: Any = None) -> Any:
@@ -79,12 +158,23 @@ def read_json(path: str | os.PathLike, default: Any = None) -> Any:
 
 
 def append_jsonl(path: str | os.PathLike, obj: dict) -> None:
-    """Append one JSON line. A line cut short by a crash is skipped by :func:`read_jsonl`."""
+    """Append one JSON line. A failed append is cut back off; a crash's torn line is skipped on reading."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "a", encoding="utf-8") as f:
-        f.write(json.dumps(obj, sort_keys=True) + "\n")
-        f.flush()
+    line = (json.dumps(obj, sort_keys=True) + "\n").encode("utf-8")
+    with disk_full_named(path):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, FILE_MODE)
+        try:
+            size = os.fstat(fd).st_size
+            try:
+                view = memoryview(line)
+                while view:
+                    view = view[os.write(fd, view):]
+            except OSError:
+                os.ftruncate(fd, size)  # leave no half line for the next append to be glued onto
+                raise
+        finally:
+            os.close(fd)
 
 
 def read_jsonl(path: str | os.PathLike) -> list[dict]:
@@ -113,3 +203,9 @@ def unlink_quietly(path: str | os.PathLike) -> None:
         os.unlink(path)
     except FileNotFoundError:
         pass
+
+
+def _file_kind(mode: int) -> str:
+    kinds = [(stat.S_ISLNK, "symbolic link"), (stat.S_ISDIR, "folder"), (stat.S_ISCHR, "character device"),
+             (stat.S_ISBLK, "block device"), (stat.S_ISFIFO, "named pipe"), (stat.S_ISSOCK, "socket")]
+    return next((name for test, name in kinds if test(mode)), "special file")
