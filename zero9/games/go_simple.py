@@ -95,32 +95,34 @@ def has_liberty(board: list | tuple, point: int, near: tuple) -> bool:
 class SimpleGoPosition:
     """A Go position: the board, the side to move and the way here (``parent``). Immutable."""
 
-    def __init__(self, game: SimpleGo, parent: SimpleGoPosition | None = None, last_move: int | None = None,
-                 board: tuple[int, ...] | None = None, board_hash: int = 0, captured: int = 0):
-        """The empty board (no ``parent``), or the position after ``parent`` played ``last_move``.
-
-        A move on a point brings its new ``board`` and ``board_hash`` and the number of stones it
-        ``captured``; a pass brings none of them (the board stays).
-        """
+    def __init__(self, game: SimpleGo):
+        """The empty board, black to move."""
         self.game = game
-        self.parent, self.last_move = parent, last_move
+        self.board = (EMPTY,) * game.size ** 2
+        self.board_hash = 0  # no stones: no keys
+        self.seen = frozenset([self.board_hash])  # the board hashes of this game so far
+        self.to_play = BLACK
+        self.move_number = 0  # moves played so far, passes included
+        self.passes = 0  # passes in a row just before this position
+        self.captures = {BLACK: 0, WHITE: 0}  # stones captured *by* each colour so far
+        self.parent = self.last_move = None  # the position before, and the move from it to here
         self._resigned = EMPTY  # the colour that resigned, if one did
-        if parent is None:  # the start of the game
-            self.board, self.board_hash, self.to_play = (EMPTY,) * game.size ** 2, 0, BLACK
-            self.move_number = self.passes = 0
-            self.captured = {BLACK: 0, WHITE: 0}
-            self.seen = frozenset([0])
-            return
-        self.to_play = 3 - parent.to_play
-        self.move_number = parent.move_number + 1
-        self.captured = dict(parent.captured)  # stones captured *by* each colour so far
-        if last_move == game.pass_action:
-            self.board, self.board_hash, self.seen = parent.board, parent.board_hash, parent.seen
-            self.passes = parent.passes + 1
+
+    def _next(self, move: int, board: tuple[int, ...] | None = None, board_hash: int = 0,
+              captured: int = 0) -> SimpleGoPosition:
+        """The position after ``move``: a pass (no ``board``), or a stone that left ``board``,
+        ``board_hash`` and ``captured`` stones taken."""
+        pos = copy.copy(self)
+        pos.parent, pos.last_move = self, move
+        pos.to_play = 3 - self.to_play
+        pos.move_number = self.move_number + 1
+        if board is None:
+            pos.passes = self.passes + 1
         else:
-            self.board, self.board_hash, self.seen = board, board_hash, parent.seen | {board_hash}
-            self.passes = 0
-            self.captured[parent.to_play] += captured
+            pos.board, pos.board_hash, pos.seen = board, board_hash, self.seen | {board_hash}
+            pos.passes = 0
+            pos.captures = {**self.captures, self.to_play: self.captures[self.to_play] + captured}
+        return pos
 
     # ---- what the position shows ------------------------------------------------------------------
 
@@ -129,11 +131,6 @@ class SimpleGoPosition:
         """The board hash, with one more key XOR-ed in when white is to move."""
         white_key = geometry(self.game.size).zobrist_white_to_move
         return self.board_hash ^ white_key if self.to_play == WHITE else self.board_hash
-
-    @property
-    def captures(self) -> dict[int, int]:
-        """Stones captured *by* each colour so far."""
-        return dict(self.captured)
 
     def stones(self, colour: int) -> int:
         """The points of ``colour``'s stones as one int with bit ``p`` set for point ``p`` (a bitboard)."""
@@ -175,6 +172,11 @@ class SimpleGoPosition:
         n = self.game.size
         return f"<SimpleGoPosition {n}x{n} move {self.move_number}, to play {'BW'[self.to_play - 1]}>"
 
+    def __copy__(self) -> SimpleGoPosition:  # (else copy.copy would use __reduce__: replay the game)
+        pos = object.__new__(SimpleGoPosition)
+        pos.__dict__.update(self.__dict__)
+        return pos
+
     def __reduce__(self):
         # Pickled as its moves, replayed on unpickling (as the fast board is).
         return (replay, (self.game, actions_played(self), self._resigned))
@@ -194,8 +196,8 @@ class SimpleGoPosition:
         if self.is_terminal():
             raise IllegalMove(game.action_to_vertex(action), "game over")
         if action == game.pass_action:
-            return SimpleGoPosition(game, self, game.pass_action)
-        return SimpleGoPosition(game, self, int(action), *self._place(int(action)))
+            return self._next(game.pass_action)
+        return self._next(int(action), *self._place(int(action)))
 
     def _place(self, point: int) -> tuple[tuple[int, ...], int, int]:
         """The board after the side to move puts a stone on ``point``, its hash and the stones captured.
