@@ -19,8 +19,7 @@ import pytest
 from test_go import setup, triple_ko_position
 from test_player import tiny_net
 
-from zero9.games import BLACK, WHITE, IllegalMove, make_game
-from zero9.games import go_simple
+from zero9.games import BLACK, WHITE, IllegalMove, go_simple, make_game
 from zero9.games.go import Go
 from zero9.games.go_simple import SimpleGo, SimpleGoPosition
 from zero9.games.sgf import parse_sgf, write_sgf

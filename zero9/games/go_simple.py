@@ -110,8 +110,8 @@ class SimpleGoPosition:
 
     def _next(self, move: int, board: tuple[int, ...] | None = None, board_hash: int = 0,
               captured: int = 0) -> SimpleGoPosition:
-        """The position after ``move``: a pass (no ``board``), or a stone that left ``board``,
-        ``board_hash`` and ``captured`` stones taken."""
+        """The position after ``move``. A pass leaves the board as it is; a stone brings the new
+        ``board``, its ``board_hash`` and how many stones it ``captured`` (see :meth:`_place`)."""
         pos = copy.copy(self)
         pos.parent, pos.last_move = self, move
         pos.to_play = 3 - self.to_play
@@ -256,7 +256,7 @@ class SimpleGoPosition:
     # ---- the score --------------------------------------------------------------------------------
 
     def ownership(self) -> np.ndarray:
-        """int8 per point: BLACK / WHITE for stones and for empty regions whose border is that colour's only."""
+        """int8 per point: BLACK / WHITE for stones and for the empty regions that border only that colour."""
         near = neighbours(self.game.size)
         owner, counted = list(self.board), set()
         for p, colour in enumerate(self.board):
