@@ -1,4 +1,4 @@
-"""The rules of Go written to be read: a list of points, flood fill, superko by hash, area score.
+"""The rules of Go written to be read: a tuple of points, flood fill, superko by hash, area score.
 
 This is the game of :mod:`zero9.games.go` written as plainly as we can. That one (the default
 engine) keeps bitboards and liberties up to date move by move, which makes it about ten times
