@@ -7,6 +7,8 @@ only when nothing else is left), and plays it to get a *new* position (copy-and-
 search does). A game ends after two passes.
 
 - zero9: ``GoPosition.legal_moves`` / ``is_eye`` / ``play`` (positional superko, no move cap).
+- zero9 readable: the same calls on :mod:`zero9.games.go_simple`, the plain-Python board written
+  for reading (flood fill, no incremental state): what the fast board's bitboards buy.
 - minigo: the pure-Python board that PettingZoo ships (``pettingzoo/classic/go/go_base.py`` is a
   copy of minigo's go.py): ``all_legal_moves`` / ``is_eyeish`` / ``play_move``. ``pip install pettingzoo``.
 - OpenSpiel: its C++ Go through pybind (simple ko): ``legal_actions`` / ``clone`` +
@@ -17,7 +19,7 @@ falls on all of them alike. The work per move is the same for every board (one l
 same random choice and eye test, one copy-and-play) and the games come out as long (moves /
 games in the table); zero9 alone checks positional superko (minigo: simple ko), so if anything
 the comparison errs against zero9. Prints a table, then the ratio to OpenSpiel and, last,
-``speedup vs minigo: X.XXx``.
+``fast / readable board: X.XXx`` and ``speedup vs minigo: X.XXx``.
 
     python scripts/bench_board.py [--seconds 20] [--seed 1]
 """
@@ -32,6 +34,7 @@ import time
 from collections.abc import Callable
 
 from zero9.games.go import Go
+from zero9.games.go_simple import SimpleGo
 
 SIZE = 9
 
@@ -48,8 +51,8 @@ def _pick(moves: list[int], pass_move, is_eye: Callable[[object], bool], rng: ra
     return pass_move
 
 
-def zero9_game(rng: random.Random) -> int:
-    game = Go(SIZE, move_cap=0)
+def zero9_game(rng: random.Random, engine: type[Go] = Go) -> int:
+    game = engine(SIZE, move_cap=0)
     pos = game.new_position()
     n = 0
     while not pos.is_terminal():
@@ -128,7 +131,8 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=1)
     args = ap.parse_args()
 
-    boards: dict[str, Callable[[random.Random], int]] = {"zero9": zero9_game}
+    boards: dict[str, Callable[[random.Random], int]] = {
+        "zero9": zero9_game, "zero9 readable (go_simple)": lambda rng: zero9_game(rng, SimpleGo)}
     notes = []
     for name, make in (("minigo (PettingZoo)", minigo_runner), ("OpenSpiel C++", openspiel_runner)):
         r = make()
@@ -172,6 +176,7 @@ def main() -> None:
     for name in boards:
         ratio = rate[name] / rate["zero9"]
         print(f"{name:<28}{games[name]:>8}{moves[name]:>10}{rate[name]:>12,.0f}{ratio:>9.2f}x")
+    print(f"fast / readable board: {rate['zero9'] / rate['zero9 readable (go_simple)']:.2f}x")
     if "OpenSpiel C++" in rate:
         print(f"zero9 / OpenSpiel C++: {rate['zero9'] / rate['OpenSpiel C++']:.2f}x")
     if "minigo (PettingZoo)" in rate:

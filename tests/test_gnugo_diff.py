@@ -1,4 +1,4 @@
-"""Differential test: zero9's Go rules against GNU Go 3.8 over GTP, move by move.
+"""Differential test: zero9's Go rules against GNU Go 3.8 over GTP, move by move, on both boards.
 
 Random 9x9 games are played through both (random moves that do not fill an own single-point
 eye, an occasional pass). After every move the stones, the set of legal moves of the side to
@@ -10,6 +10,9 @@ Only games that *finished* are scored: both last passes forced (no move left tha
 fill an own eye). After an early voluntary pass GNU Go's ``final_score`` still counts the
 territory it expects on the open board, while Tromp-Taylor counts an empty region only when it
 reaches one colour alone, so the two rightly differ there.
+
+Each test runs on both engines of ``make_game('go', engine=...)``: the fast bitboard board and
+the readable one of zero9.games.go_simple.
 """
 
 from __future__ import annotations
@@ -20,11 +23,11 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from zero9.arena.gtpclient import GTPClient
-from zero9.games import BLACK, WHITE, IllegalMove, point_to_vertex
-from zero9.games.go import Go
+from zero9.games import BLACK, GO_ENGINES, WHITE, IllegalMove, make_game, point_to_vertex
 
 SIZE = 9
 COLOUR = {BLACK: "black", WHITE: "white"}
+ENGINES = pytest.mark.parametrize("engine", list(GO_ENGINES))
 
 
 def gnugo_rules_command(gnugo: str) -> list[str]:
@@ -60,10 +63,11 @@ def random_move(pos, rng: random.Random, pass_rate: float) -> tuple[int, bool]:
     return pos.game.pass_action, True
 
 
-def play_checked_games(gnugo: str, games: int, seed: int, komi: float = 7.5) -> dict:
-    """Play ``games`` random games through zero9 and GNU Go; returns counts and the mismatches found."""
+def play_checked_games(gnugo: str, games: int, seed: int, komi: float = 7.5, engine: str = "fast") -> dict:
+    """Play ``games`` random games through zero9 (on ``engine``'s board) and GNU Go; returns counts and
+    the mismatches found."""
     rng = random.Random(seed)
-    game = Go(SIZE, komi=komi, move_cap=0)
+    game = make_game("go", SIZE, komi=komi, move_cap=0, engine=engine)
     stats = {"games": 0, "moves": 0, "scored": 0, "superko_moves_seen": 0, "mismatches": []}
     # final_status_list runs GNU Go's life-and-death reading: allow it time on a loaded machine
     with GTPClient(gnugo_rules_command(gnugo), timeout=180) as gg:
@@ -74,8 +78,7 @@ def play_checked_games(gnugo: str, games: int, seed: int, komi: float = 7.5) -> 
             forced: list[bool] = []
             while True:
                 where = f"seed {seed} game {g} move {pos.move_number}"
-                mine = {c: {point_to_vertex(p, SIZE) for p in range(SIZE * SIZE) if pos.stones(c) >> p & 1}
-                        for c in (BLACK, WHITE)}
+                mine = {c: _stone_vertices(pos.stones(c)) for c in (BLACK, WHITE)}
                 for c in (BLACK, WHITE):
                     theirs = _vertices(gg.send(f"list_stones {COLOUR[c]}"))
                     if theirs != mine[c]:
@@ -108,6 +111,11 @@ def play_checked_games(gnugo: str, games: int, seed: int, komi: float = 7.5) -> 
     return stats
 
 
+def _stone_vertices(stones: int) -> set[str]:
+    """The vertices of a bitboard of stones."""
+    return {point_to_vertex(p, SIZE) for p in range(SIZE * SIZE) if stones >> p & 1}
+
+
 def _why(pos, vertex: str) -> str:
     try:
         pos.play(pos.game.vertex_to_action(vertex))
@@ -116,11 +124,12 @@ def _why(pos, vertex: str) -> str:
     return ""
 
 
-def run_parallel(gnugo: str, games: int, workers: int = 2, seed: int = 2024) -> dict:
+def run_parallel(gnugo: str, games: int, workers: int = 2, seed: int = 2024, engine: str = "fast") -> dict:
     """Split the games over several GNU Go processes (each one its own seed)."""
     share = [games // workers + (i < games % workers) for i in range(workers)]
     with ThreadPoolExecutor(workers) as pool:
-        parts = list(pool.map(lambda i: play_checked_games(gnugo, share[i], seed + i), range(workers)))
+        parts = list(pool.map(lambda i: play_checked_games(gnugo, share[i], seed + i, engine=engine),
+                              range(workers)))
     total = {k: sum(p[k] for p in parts) for k in ("games", "moves", "scored", "superko_moves_seen")}
     total["mismatches"] = [m for p in parts for m in p["mismatches"]]
     return total
@@ -131,23 +140,26 @@ def _report(stats: dict) -> str:
             f"{len(stats['mismatches'])} mismatches:\n" + "\n".join(stats["mismatches"][:5]))
 
 
-def test_random_games_match_gnugo(gnugo_path):
-    stats = run_parallel(gnugo_path, games=100)
+@ENGINES
+def test_random_games_match_gnugo(gnugo_path, engine):
+    stats = run_parallel(gnugo_path, games=100, engine=engine)
     print(_report(stats))
     assert stats["games"] == 100
     assert stats["scored"] >= 50  # most random games end with nothing dead: the score is checked on those
     assert stats["mismatches"] == [], _report(stats)
 
 
-def test_integer_komi_scores_match_gnugo(gnugo_path):
-    stats = play_checked_games(gnugo_path, games=10, seed=7, komi=0.0)
+@ENGINES
+def test_integer_komi_scores_match_gnugo(gnugo_path, engine):
+    stats = play_checked_games(gnugo_path, games=10, seed=7, komi=0.0, engine=engine)
     assert stats["scored"] >= 5
     assert stats["mismatches"] == [], _report(stats)
 
 
 @pytest.mark.slow
-def test_many_random_games_match_gnugo(gnugo_path):
-    stats = run_parallel(gnugo_path, games=2000, seed=99)
+@ENGINES
+def test_many_random_games_match_gnugo(gnugo_path, engine):
+    stats = run_parallel(gnugo_path, games=2000, seed=99, engine=engine)
     print(_report(stats))
     assert stats["games"] == 2000
     assert stats["mismatches"] == [], _report(stats)
@@ -164,12 +176,13 @@ def _replay_in_gnugo(gg: GTPClient, pos) -> None:
         gg.send(f"play {COLOUR[colour]} {pos.game.action_to_vertex(move)}")
 
 
-def test_hand_made_positions_match_gnugo(gnugo_path):
+@ENGINES
+def test_hand_made_positions_match_gnugo(gnugo_path, engine):
     """The seki and triple-ko positions of test_go: GNU Go allows exactly the same moves."""
     from test_go import SEKI_BLACK, SEKI_WHITE, setup, triple_ko_position
 
-    seki = setup(Go(9, komi=0.0), SEKI_BLACK, SEKI_WHITE)
-    triple, superko_point = triple_ko_position()
+    seki = setup(make_game("go", 9, komi=0.0, engine=engine), SEKI_BLACK, SEKI_WHITE)
+    triple, superko_point = triple_ko_position(make_game("go", 9, engine=engine))
     with GTPClient(gnugo_rules_command(gnugo_path), timeout=30) as gg:
         for pos in (seki, seki.play(81), triple):
             _replay_in_gnugo(gg, pos)

@@ -165,10 +165,11 @@ def _ko_shape(ox: int, oy: int, black_can_capture: bool) -> tuple[list, list]:
     return black, white
 
 
-def triple_ko_position() -> tuple[GoPosition, int]:
+def triple_ko_position(g: Go | None = None) -> tuple[GoPosition, int]:
     """Three kos; five captures in turn lead to a position where white's retake of ko 3
-    would recreate the board before the first capture. Returns (position, that retake)."""
-    g = Go(9)
+    would recreate the board before the first capture. Returns (position, that retake).
+    ``g``: a 9x9 game (default the fast board's)."""
+    g = g or Go(9)
     black, white = [], []
     for ox, oy, bcc in [(0, 0, True), (5, 0, False), (0, 5, True)]:
         b, w = _ko_shape(ox, oy, bcc)

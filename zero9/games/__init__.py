@@ -32,17 +32,24 @@ from zero9.games.game import (
     vertex_to_point,
 )
 from zero9.games.go import Go
+from zero9.games.go_simple import SimpleGo
 from zero9.games.gomoku import Gomoku
+
+GO_ENGINES = {"fast": Go, "simple": SimpleGo}  # the bitboard engine, and the readable one
 
 
 def make_game(game: str = "go", size: int | None = None, **params: Any) -> Game:
     """Build a game by name: ``make_game('go', 9, komi=7.5)``, ``make_game('gomoku', 15, connect=5)``.
 
-    Unknown names raise ValueError. ``size`` defaults to 9 for Go and 15 for Gomoku.
+    Unknown names raise ValueError. ``size`` defaults to 9 for Go and 15 for Gomoku. Go takes
+    ``engine='simple'`` for the readable board of :mod:`zero9.games.go_simple` (default ``'fast'``).
     """
     name = game.strip().lower()
     if name == "go":
-        return Go(size=9 if size is None else size, **params)
+        engine = params.pop("engine", "fast")
+        if engine not in GO_ENGINES:
+            raise ValueError(f"unknown Go engine {engine!r}: expected one of {', '.join(GO_ENGINES)}")
+        return GO_ENGINES[engine](size=9 if size is None else size, **params)
     if name == "gomoku":
         return Gomoku(size=15 if size is None else size, **params)
     raise ValueError(f"unknown game {game!r}: expected 'go' or 'gomoku'")
@@ -85,7 +92,9 @@ __all__ = [
     "point_to_vertex",
     "replay",
     "vertex_to_point",
+    "GO_ENGINES",
     "Go",
+    "SimpleGo",
     "Gomoku",
     "add_game_arguments",
     "game_from_args",
