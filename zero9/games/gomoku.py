@@ -37,7 +37,7 @@ from zero9.games.game import (
     vertex_to_point,
 )
 
-MIN_SIZE, MAX_SIZE = 6, 19
+MIN_SIZE, MAX_SIZE = 5, 25  # 20x20 is Gomocup's board; 25 columns is what GTP's letters reach
 VARIANTS = ("freestyle", "standard")
 DIRECTIONS = ((1, 0), (0, 1), (1, 1), (1, -1))  # (dx, dy)
 

@@ -444,7 +444,7 @@ class GTPEngine:
 
     def cmd_version(self, args: list[str]) -> str:
         _nargs(args, 0, usage="version")
-        return __version__
+        return LEELAZ_VERSION  # what Lizzie and autogtp compare; the banner names zero9's own version
 
     def cmd_quit(self, args: list[str]) -> str:
         self.quit = True
@@ -578,7 +578,7 @@ class GTPEngine:
         return position
 
     def _genmove(self, colour: int, cleanup: bool = False, tags: AnalyzeTags | None = None,
-                 on_stats: Callable | None = None) -> str:
+                 on_stats: Callable | None = None, on_searched: Callable | None = None) -> str:
         self._prepare_genmove(colour)  # fail before resuming a finished game
         self._resumed()
         position = self._prepare_genmove(colour)
@@ -594,6 +594,8 @@ class GTPEngine:
         stats = self.player.root_stats()
         if root is not position:
             self.player.reset()
+        if on_searched is not None:
+            on_searched(stats)
         self._say_stats(stats)
         action = self._random_move(position, stats, decision.action)
         if cleanup and action == self.game.pass_action:
@@ -720,12 +722,23 @@ class GTPEngine:
         self._prepare_genmove(tags.colour)  # fail now, before the '=' goes out
 
         def run(write: Callable[[str], None], stop: threading.Event) -> None:
+            printed = False
+
             def on_stats(stats) -> None:
+                nonlocal printed
                 line = info_line(stats, self.game, tags.min_moves)
-                if tags.interval_cs and line:
+                if line:
+                    printed = True
                     write(line + "\n")
 
-            move = self._genmove(tags.colour, tags=tags, on_stats=on_stats if tags.interval_cs else None)
+            if not tags.interval_cs:
+                write(f"play {self._genmove(tags.colour, tags=tags)}\n")
+                return
+            def at_least_once(stats) -> None:  # Leela Zero posts one line even after a short search
+                if not printed:
+                    on_stats(stats)
+
+            move = self._genmove(tags.colour, tags=tags, on_stats=on_stats, on_searched=at_least_once)
             write(f"play {move}\n")
 
         return Reply(stream=run)
