@@ -85,7 +85,7 @@ from zero9.protocols.gtp_options import (
     parse_setoption,
 )
 from zero9.search.evaluator import NetEvaluator, UniformEvaluator
-from zero9.search.player import SearchPlayer
+from zero9.search.player import MoveStats, SearchPlayer
 
 MIN_SIZE, MAX_SIZE = 5, 19
 PROTOCOL_VERSION = "2"
@@ -622,18 +622,41 @@ class GTPEngine:
         return self.rng.choices(pool, weights)[0].action
 
     def _smarter_pass(self, position: Position, action: int, stats) -> int:
-        """Leela Zero without ``-d``: no pass into a loss; pass after the opponent's pass when that wins."""
+        """Leela Zero without ``-d`` (UCTSearch::get_best_move): never pass into a loss, pass out a win.
+
+        The score is what passing now would leave (Tromp-Taylor, our view); the lines on stderr
+        are Leela Zero's.
+        """
         pass_action = self.game.pass_action
-        mine = 1 if position.to_play == BLACK else -1
-        score = mine * position.score()  # what passing now would leave us (Tromp-Taylor)
-        if action == pass_action and score < 0:
+        score = (1 if position.to_play == BLACK else -1) * position.score()
+        by_action = {s.action: s for s in stats}
+        if action == pass_action:
             alternative = self._non_pass_move(position, stats)
-            if alternative is not None:
-                self._say("zero9: passing loses; playing on")
-                return alternative
-        elif action != pass_action and position.last_move == pass_action and score > 0:
-            self._say("zero9: the opponent passed and passing wins")
-            return pass_action
+            if score < 0:
+                self._say("Passing loses :-(")
+                if alternative is not None:
+                    self._say("Avoiding pass because it loses.")
+                    return alternative
+                self._say("No alternative to passing.")
+            elif score > 0:
+                self._say("Passing wins :-)")
+            else:
+                self._say("Passing draws :-|")
+                if alternative is not None and by_action[alternative].winrate > 0.5:
+                    self._say("Avoiding pass because there could be a winning alternative.")
+                    return alternative
+            return action
+        if position.last_move == pass_action:  # the opponent passed: should we end the game?
+            if score < 0:
+                self._say("Passing loses, I'll play on.")
+            elif score > 0:
+                self._say("Passing wins, I'll pass out.")
+                return pass_action
+            else:
+                self._say("Passing draws, make it depend on evaluation.")
+                chosen = by_action.get(action)
+                if chosen is not None and chosen.winrate < 0.5:
+                    return pass_action
         return action
 
     def _non_pass_move(self, position: Position, stats) -> int | None:
@@ -684,6 +707,20 @@ class GTPEngine:
     def _tags(self, args: list[str]) -> AnalyzeTags:
         return parse_analyze_tags(args, self.position)
 
+    def _info(self, stats: list[MoveStats], root: Position, tags: AnalyzeTags) -> str:
+        """The info line; ``minmoves`` pads it with unvisited moves in the net's prior order."""
+        stats = list(stats)
+        if len(stats) < tags.min_moves:
+            plain = getattr(root, "unwrapped", root)
+            policy, _ = self.source.raw_policy(plain, 0)
+            seen = {s.action for s in stats}
+            for a in sorted((a for a in root.legal_moves() if a not in seen), key=lambda a: -policy[a]):
+                if len(stats) >= tags.min_moves:
+                    break
+                stats.append(MoveStats(a, self.game.action_to_vertex(a), 0, 0.0, float(policy[a]), 0.0,
+                                       float("nan"), 0.0, float("nan"), [a]))
+        return info_line(stats, self.game, tags.min_moves)
+
     def cmd_lz_analyze(self, args: list[str]) -> Reply:
         tags = self._tags(args)
         finished = self.position.is_terminal() and not _resumable(self.position)
@@ -701,7 +738,7 @@ class GTPEngine:
 
             def on_stats(stats) -> None:
                 nonlocal printed
-                line = info_line(stats, self.game, tags.min_moves)
+                line = self._info(stats, root, tags)
                 if tags.interval_cs and line:
                     printed = True
                     write(line + "\n")
@@ -719,14 +756,15 @@ class GTPEngine:
 
     def cmd_lz_genmove_analyze(self, args: list[str]) -> Reply:
         tags = self._tags(args)
-        self._prepare_genmove(tags.colour)  # fail now, before the '=' goes out
+        position = self._prepare_genmove(tags.colour)  # fail now, before the '=' goes out
+        root = RestrictedRoot(position, tags) if tags.restricted else position
 
         def run(write: Callable[[str], None], stop: threading.Event) -> None:
             printed = False
 
             def on_stats(stats) -> None:
                 nonlocal printed
-                line = info_line(stats, self.game, tags.min_moves)
+                line = self._info(stats, root, tags)
                 if line:
                     printed = True
                     write(line + "\n")
