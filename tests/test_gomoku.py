@@ -56,7 +56,7 @@ def test_game_parameters_and_interface():
 
 
 @pytest.mark.parametrize("kwargs, match", [
-    ({"size": 5}, "board size"), ({"size": 20}, "board size"), ({"connect": 2}, "connect"),
+    ({"size": 4}, "board size"), ({"size": 26}, "board size"), ({"connect": 2}, "connect"),
     ({"size": 6, "connect": 7}, "connect"), ({"variant": "renju"}, "variant"), ({"size": "15"}, "board size"),
 ])
 def test_bad_parameters(kwargs, match):
@@ -213,3 +213,22 @@ def _slow_winner(pos: GomokuPosition, variant: str) -> int:
                     if k == 5 or (k > 5 and variant == "freestyle"):
                         return c
     return EMPTY
+
+
+@pytest.mark.parametrize("size", [5, 20, 25])
+def test_sizes_5_to_25_gomocups_20_included(size):
+    g = Gomoku(size)
+    assert g.num_actions == size * size
+    assert g.vertex_to_action(g.action_to_vertex(size * size - 1)) == size * size - 1
+
+
+def test_exact_five_on_20x20_overline_does_not_win_but_five_does():
+    free, exact = Gomoku(20, 5, "freestyle"), Gomoku(20, 5, "standard")
+    black = [400 - 20 + x for x in (0, 1, 2, 4, 5)]  # top row, a gap at x=3
+    white = [0, 2, 4, 6, 8]
+    moves = [m for pair in zip(black, white, strict=True) for m in pair]
+    overline = moves + [400 - 20 + 3]  # black fills the gap: six in a row
+    assert free.play_moves(overline).is_terminal() and free.play_moves(overline).winner() == 1
+    assert not exact.play_moves(overline).is_terminal()
+    five = moves[:-2] + [400 - 20 + 3]  # without x=5: exactly five
+    assert exact.play_moves(five).winner() == 1

@@ -27,7 +27,7 @@ Vocabulary:
 - **unit**: what the manager sends as one request and answers as one: a command
   line, or a whole ``BOARD`` ... ``DONE`` block. A malformed unit gets exactly one
   ``ERROR`` (a bad BOARD line is remembered and reported at ``DONE``), so the brain
-  stays in step, and the position is unchanged. A command word inside a BOARD block
+  stays in step, and the position is unchanged. A known command inside a BOARD block
   (the manager gave up on it) drops the block and runs.
 """
 
@@ -145,9 +145,9 @@ class PbrainEngine:
         if not text:
             return []
         if self._board is not None:
-            if not text[:1].isalpha() or text.upper() == "DONE":
+            if text.upper() == "DONE" or not hasattr(self, "cmd_" + text.split()[0].lower()):
                 return self._board_line(text)
-            self._board = None  # a command inside BOARD: the manager gave up on the block
+            self._board = None  # a known command inside BOARD: the manager gave up on the block
         word, _, rest = text.partition(" ")
         handler = getattr(self, "cmd_" + word.lower(), None)
         if handler is None:
