@@ -192,7 +192,8 @@ def test_subprocess_20x20_exact_five_bad_board_then_a_good_game():
         # not win under exact five, so we answer a move. Ours: scattered, no line.
         theirs = [f"{x},0,2" for x in (0, 1, 2, 4, 5, 6, 3)]
         ours = [f"{2 * k},{5 + 2 * k},1" for k in range(6)]
-        send("BOARD", *[line for pair in zip(theirs, ours + [""], strict=True) for line in pair if line], "DONE")
+        lines = [line for pair in zip(theirs, ours + [""], strict=True) for line in pair if line]
+        send("BOARD", *lines, "DONE")
         reply = move()
         assert reply[1] != 0 or reply[0] > 6
         send("INFO rule 0")  # freestyle: the overline would have ended the game before our move
