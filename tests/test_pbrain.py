@@ -113,6 +113,14 @@ def test_exact_five_rule_switches_the_variant():
     assert b.game.to_dict()["variant"] == "standard"
 
 
+def about_and_end(proc: subprocess.Popen, send) -> None:
+    """The end of every subprocess transcript: ABOUT answers, END exits 0."""
+    send("ABOUT")
+    assert 'name="zero9"' in proc.stdout.readline()
+    send("END")
+    assert proc.wait(timeout=30) == 0
+
+
 @pytest.mark.timeout(120)
 def test_subprocess_transcript_with_board_and_timeout():
     proc = subprocess.Popen([sys.executable, "-m", "zero9", "pbrain", "-w", "uniform", "-v", "1000000"],
@@ -133,10 +141,7 @@ def test_subprocess_transcript_with_board_and_timeout():
         assert (x, y) not in {(7, 7), (8, 7), (7, 8), (8, 8)} and 0 <= x < 15 and 0 <= y < 15
         send("TURN 0,0")
         assert "," in proc.stdout.readline()
-        send("ABOUT")
-        assert 'name="zero9"' in proc.stdout.readline()
-        send("END")
-        assert proc.wait(timeout=30) == 0
+        about_and_end(proc, send)
     finally:
         if proc.poll() is None:
             proc.kill()
@@ -203,10 +208,7 @@ def test_subprocess_20x20_exact_five_bad_board_then_a_good_game():
         first = move()
         send("TURN 0,0" if first != (0, 0) else "TURN 1,1")
         assert move() != first
-        send("ABOUT")
-        assert 'name="zero9"' in proc.stdout.readline()
-        send("END")
-        assert proc.wait(timeout=30) == 0
+        about_and_end(proc, send)
     finally:
         if proc.poll() is None:
             proc.kill()
