@@ -74,7 +74,7 @@ def test_bad_input_gets_error_and_unknown_gets_unknown():
     assert b.execute("TURN 1;1")[0].startswith("ERROR")
     move_of(b.execute("TURN 1,1"))
     assert b.execute("TURN 1,1")[0].startswith("ERROR")  # occupied
-    assert b.execute("INFO rule 4")[0].startswith("ERROR rule 4: renju")
+    assert b.execute("INFO rule 8")[0].startswith("ERROR rule 8: caro")
     assert b.execute("INFO timeout_turn soon")[0].startswith("ERROR")
     assert b.execute("TAKEBACK 5,5")[0].startswith("ERROR")
     assert b.execute("FLY 1")[0].startswith("UNKNOWN")
@@ -153,7 +153,7 @@ def test_every_malformed_unit_gets_one_answer_and_changes_nothing():
     move_of(b.execute("TURN 4,4"), 9)
     for unit in (["BOARD", "x", "DONE"], ["BOARD", "1,1", "DONE"], ["BOARD", "9,9,1", "DONE"],
                  ["BOARD", "1,1,1", "1,1,2", "DONE"], ["BOARD", "-1,0,1", "DONE"], ["TURN 4,4"], ["TURN 4"],
-                 ["TURN"], ["TAKEBACK 0,0"], ["INFO rule x"], ["INFO rule 4"], ["INFO rule -1"],
+                 ["TURN"], ["TAKEBACK 0,0"], ["INFO rule x"], ["INFO rule 8"], ["INFO rule -1"],
                  ["INFO rule 99"], ["INFO timeout_turn 1.5"], ["START 4"], ["START 26"], ["START"]):
         before = (b.game, b.position, b.variant)
         replies = [r for line in unit for r in b.execute(line)]
@@ -212,3 +212,21 @@ def test_subprocess_20x20_exact_five_bad_board_then_a_good_game():
     finally:
         if proc.poll() is None:
             proc.kill()
+
+
+def test_renju_rule_4_keeps_black_off_forbidden_points():
+    b = brain(visits=8)
+    b.execute("START 15")
+    assert b.execute("INFO rule 4") == [] and b.game.variant == "renju"
+    # The opponent is black (one stone more): two twos around 7,7, a double three point for black.
+    black = ["7,5,2", "7,6,2", "5,7,2", "6,7,2"]
+    white = ["0,0,1", "14,0,1", "0,14,1"]
+    lines = [line for pair in zip(black, white + [""], strict=True) for line in pair if line]
+    assert b.execute("BOARD") == [] and all(b.execute(line) == [] for line in lines)
+    ours = move_of(b.execute("DONE"))  # we (white) answer
+    assert ours != point_from_xy(7, 7, 15)
+    before = b.position
+    assert b.execute("TURN 7,7") == ["ERROR illegal move H8: forbidden for black in renju (double three)"]
+    assert b.position is before
+    assert b.execute("INFO rule 0") == [] and b.game.variant == "freestyle"
+    move_of(b.execute("TURN 7,7"))  # freestyle: the same move is fine

@@ -21,8 +21,9 @@ Vocabulary:
   what remains of it. The **budget** for a move is the smaller of the turn limit and
   a share of the time left, minus a safety margin; the search's visit cap still holds.
 - **rule** (INFO bit mask): 0 = freestyle (five or more win), 1 = exactly five
-  (``variant='standard'``), 2 = continuous game (nothing to change); renju (4) and
-  caro (8) are not supported and get an ERROR. A rule change mid-game replays the
+  (``variant='standard'``), 2 = continuous game (nothing to change), 4 = renju
+  (``variant='renju'``: black's forbidden moves, :mod:`zero9.games.renju`); caro (8) is
+  not supported and gets an ERROR. A rule change mid-game replays the
   moves under the new rule (or is refused, changing nothing, if they no longer fit).
 - **unit**: what the manager sends as one request and answers as one: a command
   line, or a whole ``BOARD`` ... ``DONE`` block. A malformed unit gets exactly one
@@ -270,10 +271,10 @@ class PbrainEngine:
             if rule < 0 or rule & ~15:
                 raise PbrainError(f"rule {rule}: expected a bit mask of 1 (exactly five), 2 (continuous), "
                                   "4 (renju), 8 (caro)")
-            if rule & 12:
-                raise PbrainError(f"rule {rule}: renju and caro are not supported (0: freestyle, 1: exactly "
-                                  "five)")
-            self._set_variant("standard" if rule & 1 else "freestyle")
+            if rule & 8:
+                raise PbrainError(f"rule {rule}: caro is not supported (0: freestyle, 1: exactly five, "
+                                  "4: renju)")
+            self._set_variant("renju" if rule & 4 else "standard" if rule & 1 else "freestyle")
         return []
 
     def _set_variant(self, variant: str) -> None:
