@@ -17,9 +17,22 @@ Vocabulary:
   ``move_history`` treat a move and its filler as one step. (Gomoku has no pass, so
   there the colour must be the side to move.)
 - **stream command**: ``lz-analyze`` and ``lz-genmove_analyze`` reply ``=id`` at once,
-  then ``info move ...`` lines while the search runs. ``lz-analyze`` runs in a thread
-  until the next input line arrives (Leela Zero's rule), and that line is then
-  executed as usual.
+  then ``info move ...`` lines while the search runs (tags, lines and the verbose table:
+  :mod:`zero9.protocols.gtp_analysis`). ``lz-analyze`` runs in a thread until the next
+  input line arrives or the ``-v`` visit limit is reached (Leela Zero's rules); the
+  empty line that ends the reply goes out when it stops, and the line that stopped it
+  is then executed as usual.
+- **strict values**: every number from the client or the command line passes a check
+  of :mod:`zero9.protocols.gtp_options` before anything changes.
+- **resumed game**: Go ends after two passes, but GTP play goes on (Leela Zero has no
+  game end): ``play`` / ``genmove`` on such a position first replace it in the history
+  by :meth:`GoPosition.resume`, the same position with the pass count restarted.
+- **training record**: each ``genmove`` keeps (position, root visit shares), which
+  ``dump_training`` writes as a Leela Zero chunk; a new game clears it.
+- **smarter passing**: without ``-d``, Leela Zero's rule (see :meth:`GTPEngine._smarter_pass`).
+- **leelaz version**: ``version`` answers :data:`LEELAZ_VERSION`, the Leela Zero release
+  whose command line and GTP zero9 follows, because Lizzie and autogtp compare it; the
+  start-up :data:`BANNER` names zero9's own version too.
 - **time control** (:class:`Clock`): absolute, Canadian byo-yomi (``time_settings``)
   or Japanese byo-yomi (``kgs-time_settings byoyomi``); ``time_left`` updates it.
   Each ``genmove`` gets a **budget** in seconds; the search also keeps its visit cap.
