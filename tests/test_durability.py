@@ -29,7 +29,8 @@ from zero9.games.sgf import save_sgf
 from zero9.learn.rundir import RunDir
 from zero9.nn.checkpoint import load_checkpoint, load_net, save_checkpoint
 from zero9.nn.net import make_net
-from zero9.protocols.gtp import EngineOptions, GTPEngine, NetSource
+from zero9.protocols.gtp import EngineOptions, GTPEngine
+from zero9.search.player import NetSource
 from zero9.util.files import NotRegularFileError, read_jsonl
 from zero9.util.runlock import LOCK_NAME, RunDirBusy, RunLock, lock_holder
 

@@ -56,8 +56,8 @@ def test_game_parameters_and_interface():
 
 
 @pytest.mark.parametrize("kwargs, match", [
-    ({"size": 5}, "board size"), ({"size": 20}, "board size"), ({"connect": 2}, "connect"),
-    ({"size": 6, "connect": 7}, "connect"), ({"variant": "renju"}, "variant"), ({"size": "15"}, "board size"),
+    ({"size": 4}, "board size"), ({"size": 26}, "board size"), ({"connect": 2}, "connect"),
+    ({"size": 6, "connect": 7}, "connect"), ({"variant": "caro"}, "variant"), ({"size": "15"}, "board size"),
 ])
 def test_bad_parameters(kwargs, match):
     with pytest.raises(ValueError, match=match):
@@ -213,3 +213,87 @@ def _slow_winner(pos: GomokuPosition, variant: str) -> int:
                     if k == 5 or (k > 5 and variant == "freestyle"):
                         return c
     return EMPTY
+
+
+@pytest.mark.parametrize("size", [5, 20, 25])
+def test_sizes_5_to_25_gomocups_20_included(size):
+    g = Gomoku(size)
+    assert g.num_actions == size * size
+    assert g.vertex_to_action(g.action_to_vertex(size * size - 1)) == size * size - 1
+
+
+def test_exact_five_on_20x20_overline_does_not_win_but_five_does():
+    free, exact = Gomoku(20, 5, "freestyle"), Gomoku(20, 5, "standard")
+    black = [400 - 20 + x for x in (0, 1, 2, 4, 5)]  # top row, a gap at x=3
+    white = [0, 2, 4, 6, 8]
+    moves = [m for pair in zip(black, white, strict=True) for m in pair]
+    overline = moves + [400 - 20 + 3]  # black fills the gap: six in a row
+    assert free.play_moves(overline).is_terminal() and free.play_moves(overline).winner() == 1
+    assert not exact.play_moves(overline).is_terminal()
+    five = moves[:-2] + [400 - 20 + 3]  # without x=5: exactly five
+    assert exact.play_moves(five).winner() == 1
+
+
+# --- renju: the RIF International Rules of Renju (overline, 4x4, 3x3 forbidden for black) ----------
+
+def renju_board(black, white=(), n=15):
+    """A board from (x, y) lists (zero9 points: y*n + x)."""
+    board = bytearray(n * n)
+    for colour, stones in ((1, black), (2, white)):
+        for x, y in stones:
+            board[y * n + x] = colour
+    return board
+
+
+def why(black, white=(), at=(7, 7), n=15):
+    from zero9.games.renju import forbidden
+    return forbidden(renju_board(black, white, n), n, at[1] * n + at[0])
+
+
+def test_renju_double_three_double_four_and_overline_are_forbidden():
+    assert why([(7, 5), (7, 6), (5, 7), (6, 7)]) == "double three"
+    assert why([(7, 4), (7, 5), (7, 6), (4, 7), (5, 7), (6, 7)]) == "double four"
+    # Two fours on one line: X.X(X)X.X
+    assert why([(3, 7), (5, 7), (7, 7), (9, 7)], at=(6, 7)) == "double four"
+    assert why([(3, 7), (4, 7), (5, 7), (7, 7), (8, 7)], at=(6, 7)) == "overline"
+
+
+def test_renju_five_four_three_and_blocked_three_are_allowed():
+    assert why([(7, 4), (7, 5), (7, 6), (5, 7), (6, 7)]) is None  # four-three
+    # five wins even where the move also makes an overline-free double four
+    assert why([(3, 7), (4, 7), (5, 7), (6, 7), (7, 4), (7, 5), (7, 6)]) is None
+    assert why([(7, 5), (7, 6), (5, 7), (6, 7)], white=[(4, 7)]) is None  # one three is blocked: X X X (O)
+    assert why([(7, 5), (7, 6), (5, 7), (6, 7)], white=[(7, 8)]) is None
+
+
+def test_renju_a_three_whose_only_straight_four_point_is_forbidden_is_no_three():
+    # Horizontal X X (p) with white at (3,7): its only straight-four point is (8,7). With a vertical
+    # three through p as well, the move is a double three ...
+    base = [(5, 7), (6, 7), (7, 5), (7, 6)]
+    assert why(base, white=[(3, 7)]) == "double three"
+    # ... unless (8,7) is itself forbidden (here a double four: vertical 8,4..6 and diagonal 5,4 6,5 7,6):
+    # then the horizontal line is no three (the rules' recursion) and the move is a single three.
+    makers = [(8, 4), (8, 5), (8, 6), (5, 4), (6, 5)]
+    assert why(base + makers, white=[(3, 7)], at=(8, 7)) is not None
+    assert why(base + makers, white=[(3, 7)]) is None
+
+
+def test_renju_game_refuses_black_forbidden_moves_white_overline_wins():
+    g = Gomoku(15, 5, "renju")
+    assert g.to_dict()["variant"] == "renju"
+    with pytest.raises(ValueError, match="connect must be 5"):
+        Gomoku(15, 4, "renju")
+    pt = lambda x, y: y * 15 + x  # noqa: E731
+    black = [pt(7, 5), pt(7, 6), pt(5, 7), pt(6, 7)]
+    white = [pt(0, 0), pt(14, 0), pt(0, 14), pt(14, 14)]
+    pos = g.play_moves([m for pair in zip(black, white, strict=True) for m in pair])
+    assert pos.to_play == BLACK and pt(7, 7) not in pos.legal_moves() and not pos.is_legal(pt(7, 7))
+    assert pt(7, 7) not in pos.legal_actions().tolist()
+    with pytest.raises(IllegalMove, match="forbidden for black in renju"):
+        pos.play(pt(7, 7))
+    # White may make six: it wins.
+    w_row = [pt(x, 10) for x in (0, 1, 2, 4, 5)]
+    b_far = [pt(x, 2) for x in (0, 2, 4, 6, 8)]
+    pos = g.play_moves([m for pair in zip(b_far, w_row, strict=True) for m in pair] + [pt(10, 2)])
+    six = pos.play(pt(3, 10))
+    assert six.is_terminal() and six.winner() == WHITE

@@ -74,15 +74,20 @@ def test_bad_input_gets_error_and_unknown_gets_unknown():
     assert b.execute("TURN 1;1")[0].startswith("ERROR")
     move_of(b.execute("TURN 1,1"))
     assert b.execute("TURN 1,1")[0].startswith("ERROR")  # occupied
-    assert b.execute("INFO rule 4")[0].startswith("ERROR rule 4: renju")
+    assert b.execute("INFO rule 8")[0].startswith("ERROR rule 8: caro")
     assert b.execute("INFO timeout_turn soon")[0].startswith("ERROR")
     assert b.execute("TAKEBACK 5,5")[0].startswith("ERROR")
     assert b.execute("FLY 1")[0].startswith("UNKNOWN")
     assert b.execute("BEGIN")[0].startswith("ERROR")  # the board is not empty
-    b.execute("BOARD")
-    assert b.execute("1,2,7")[0].startswith("ERROR")  # bad field ends the BOARD
+    before = b.position
+    assert b.execute("BOARD") == []
+    assert b.execute("1,2,7") == [] and b.execute("3,3,1") == []  # a bad line: reported at DONE
+    assert b.execute("DONE") == ["ERROR bad BOARD line '1,2,7': the last field must be 1, 2 or 3; "
+                                 "the position is unchanged"]
+    assert b.position is before
     assert b.execute("BOARD") == [] and b.execute("1,1,1") == [] and b.execute("2,2,1") == []
     assert b.execute("DONE")[0].startswith("ERROR impossible BOARD")
+    assert b.position is before
 
 
 @pytest.mark.timeout(120)
@@ -108,6 +113,14 @@ def test_exact_five_rule_switches_the_variant():
     assert b.game.to_dict()["variant"] == "standard"
 
 
+def about_and_end(proc: subprocess.Popen, send) -> None:
+    """The end of every subprocess transcript: ABOUT answers, END exits 0."""
+    send("ABOUT")
+    assert 'name="zero9"' in proc.stdout.readline()
+    send("END")
+    assert proc.wait(timeout=30) == 0
+
+
 @pytest.mark.timeout(120)
 def test_subprocess_transcript_with_board_and_timeout():
     proc = subprocess.Popen([sys.executable, "-m", "zero9", "pbrain", "-w", "uniform", "-v", "1000000"],
@@ -126,12 +139,94 @@ def test_subprocess_transcript_with_board_and_timeout():
         reply = proc.stdout.readline().strip()  # a million visits take hours: only the limit answers in time
         x, y = (int(v) for v in reply.split(","))
         assert (x, y) not in {(7, 7), (8, 7), (7, 8), (8, 8)} and 0 <= x < 15 and 0 <= y < 15
-        send("TURN 0,0")
+        send("TURN 0,0" if (x, y) != (0, 0) else "TURN 1,1")  # any free point
         assert "," in proc.stdout.readline()
-        send("ABOUT")
-        assert 'name="zero9"' in proc.stdout.readline()
-        send("END")
-        assert proc.wait(timeout=30) == 0
+        about_and_end(proc, send)
     finally:
         if proc.poll() is None:
             proc.kill()
+
+
+def test_every_malformed_unit_gets_one_answer_and_changes_nothing():
+    b = brain()
+    b.execute("START 9")
+    move_of(b.execute("TURN 4,4"), 9)
+    for unit in (["BOARD", "x", "DONE"], ["BOARD", "1,1", "DONE"], ["BOARD", "9,9,1", "DONE"],
+                 ["BOARD", "1,1,1", "1,1,2", "DONE"], ["BOARD", "-1,0,1", "DONE"], ["TURN 4,4"], ["TURN 4"],
+                 ["TURN"], ["TAKEBACK 0,0"], ["INFO rule x"], ["INFO rule 8"], ["INFO rule -1"],
+                 ["INFO rule 99"], ["INFO timeout_turn 1.5"], ["START 4"], ["START 26"], ["START"]):
+        before = (b.game, b.position, b.variant)
+        replies = [r for line in unit for r in b.execute(line)]
+        assert len(replies) == 1 and replies[0].startswith("ERROR"), (unit, replies)
+        assert (b.game, b.position, b.variant) == before, unit
+    # A command inside a BOARD block drops the block and runs.
+    assert b.execute("BOARD") == [] and b.execute("1,1,1") == []
+    assert b.execute("ABOUT")[0].startswith('name="zero9"')
+    assert b.position.move_number == 2
+
+
+def test_rule_change_mid_game_replays_the_moves():
+    b = brain()
+    b.execute("START 20")
+    move_of(b.execute("TURN 10,10"), 20)
+    moves = b.position.move_number
+    assert b.execute("INFO rule 1") == [] and b.game.variant == "standard"
+    assert b.position.move_number == moves and b.game.size == 20
+    assert b.execute("INFO rule 2") == [] and b.game.variant == "freestyle"  # continuous game: freestyle
+
+
+@pytest.mark.timeout(300)
+def test_subprocess_20x20_exact_five_bad_board_then_a_good_game():
+    proc = subprocess.Popen([sys.executable, "-m", "zero9", "pbrain", "-w", "uniform", "-v", "30", "-s", "3"],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        def send(*lines: str) -> None:
+            proc.stdin.write("".join(line + "\n" for line in lines))
+            proc.stdin.flush()
+
+        def move() -> tuple[int, int]:
+            x, y = (int(v) for v in proc.stdout.readline().strip().split(","))
+            assert 0 <= x < 20 and 0 <= y < 20
+            return x, y
+
+        send("START 20", "INFO rule 1", "INFO timeout_turn 2000")
+        assert proc.stdout.readline().strip() == "OK"
+        send("BOARD", "10,10,1", "10,11,x", "9,9,2", "DONE")
+        assert proc.stdout.readline().startswith("ERROR bad coordinates '10,11,x'")
+        # Theirs: 0..2 and 4..6 on the top row, then 3 last: seven in a row, an overline, which does
+        # not win under exact five, so we answer a move. Ours: scattered, no line.
+        theirs = [f"{x},0,2" for x in (0, 1, 2, 4, 5, 6, 3)]
+        ours = [f"{2 * k},{5 + 2 * k},1" for k in range(6)]
+        lines = [line for pair in zip(theirs, ours + [""], strict=True) for line in pair if line]
+        send("BOARD", *lines, "DONE")
+        reply = move()
+        assert reply[1] != 0 or reply[0] > 6
+        send("INFO rule 0")  # freestyle: the overline would have ended the game before our move
+        assert proc.stdout.readline().startswith("ERROR cannot switch to freestyle")
+        send("RESTART", "BEGIN")
+        assert proc.stdout.readline().strip() == "OK"
+        first = move()
+        send("TURN 0,0" if first != (0, 0) else "TURN 1,1")
+        assert move() != first
+        about_and_end(proc, send)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+
+
+def test_renju_rule_4_keeps_black_off_forbidden_points():
+    b = brain(visits=8)
+    b.execute("START 15")
+    assert b.execute("INFO rule 4") == [] and b.game.variant == "renju"
+    # The opponent is black (one stone more): two twos around 7,7, a double three point for black.
+    black = ["7,5,2", "7,6,2", "5,7,2", "6,7,2"]
+    white = ["0,0,1", "14,0,1", "0,14,1"]
+    lines = [line for pair in zip(black, white + [""], strict=True) for line in pair if line]
+    assert b.execute("BOARD") == [] and all(b.execute(line) == [] for line in lines)
+    ours = move_of(b.execute("DONE"))  # we (white) answer
+    assert ours != point_from_xy(7, 7, 15)
+    before = b.position
+    assert b.execute("TURN 7,7") == ["ERROR illegal move H8: forbidden for black in renju (double three)"]
+    assert b.position is before
+    assert b.execute("INFO rule 0") == [] and b.game.variant == "freestyle"
+    move_of(b.execute("TURN 7,7"))  # freestyle: the same move is fine

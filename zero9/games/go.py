@@ -409,6 +409,19 @@ class GoPosition:
         pos._done = True
         return pos
 
+    def resume(self) -> GoPosition:
+        """A copy of a game ended by two passes in which play goes on (a GUI resumes; Leela Zero's GTP).
+
+        The passes count restarts, so the next two passes end the game again.
+        """
+        if self._resigned or self.passes < 2:
+            raise IllegalMove("resume", "only a game ended by two passes can be resumed")
+        pos = self._copy()
+        pos.passes = 0
+        cap = self.game.move_cap
+        pos._done = cap > 0 and pos.move_number >= cap
+        return pos
+
     def _copy(self) -> GoPosition:
         pos = object.__new__(GoPosition)
         for name in GoPosition.__slots__:

@@ -7,8 +7,10 @@ Vocabulary (on top of :mod:`zero9.games.game`, which defines colours, points and
 - **line** / **run**: the stones of one colour that lie next to each other along one of the four
   directions (horizontal, vertical, two diagonals) through a point.
 - **connect**: the number in a row that wins (5 by default).
-- **variant**: ``freestyle`` (a run of ``connect`` *or more* wins) or ``standard`` (a run of
-  *exactly* ``connect`` wins; a longer run, an **overline**, does not, but is still legal).
+- **variant**: ``freestyle`` (a run of ``connect`` *or more* wins), ``standard`` (a run of
+  *exactly* ``connect`` wins; a longer run, an **overline**, does not, but is still legal) or
+  ``renju`` (connect 5; black wins with exactly five and may not play the forbidden points of
+  :mod:`zero9.games.renju`: overline, double four, double three; white wins with five or more).
 - **position**: immutable; ``play`` returns a new :class:`GomokuPosition`. The board is a
   ``bytes`` of ``size*size`` colours. The win test only looks at the runs through the last move.
 - **result**: the side that made a winning run wins; a full board without one is a draw (``0``);
@@ -36,10 +38,10 @@ from zero9.games.game import (
     replay,
     vertex_to_point,
 )
+from zero9.games.renju import DIRECTIONS, forbidden
 
-MIN_SIZE, MAX_SIZE = 6, 19
-VARIANTS = ("freestyle", "standard")
-DIRECTIONS = ((1, 0), (0, 1), (1, 1), (1, -1))  # (dx, dy)
+MIN_SIZE, MAX_SIZE = 5, 25  # 20x20 is Gomocup's board; 25 columns is what GTP's letters reach
+VARIANTS = ("freestyle", "standard", "renju")
 
 
 @functools.cache
@@ -77,7 +79,9 @@ class Gomoku:
                              f"to the board size {self.size}")
         variant = str(self.variant).strip().lower()
         if variant not in VARIANTS:
-            raise ValueError(f"bad Gomoku variant {self.variant!r}: expected 'freestyle' or 'standard'")
+            raise ValueError(f"bad Gomoku variant {self.variant!r}: expected one of {', '.join(VARIANTS)}")
+        if variant == "renju" and self.connect != 5:
+            raise ValueError(f"renju is five in a row: connect must be 5, got {self.connect}")
         object.__setattr__(self, "variant", variant)
 
     @property
@@ -142,17 +146,25 @@ class GomokuPosition:
         return self._winner is not None
 
     def legal_moves(self) -> list[int]:
-        """The empty points, ascending; [] once the game is over."""
+        """The empty points (less renju's forbidden ones for black), ascending; [] once the game is over."""
         if self._legal is None:
-            board = self.board
-            self._legal = [] if self._winner is not None else [p for p in range(len(board)) if not board[p]]
+            self._legal = self.legal_actions().tolist()
         return self._legal.copy()
 
     def legal_actions(self) -> np.ndarray:
         """``legal_moves()`` as an intp array, read from the board's bytes by numpy (for the search)."""
         if self._winner is not None:
             return np.zeros(0, np.intp)
-        return (np.frombuffer(self.board, np.uint8) == EMPTY).nonzero()[0]
+        empty = (np.frombuffer(self.board, np.uint8) == EMPTY).nonzero()[0]
+        if self._renju_black():  # reading the four lines of every point is slow: keep the answer
+            if self._legal is None:
+                n = self.game.size
+                self._legal = [p for p in empty.tolist() if forbidden(self.board, n, p) is None]
+            return np.array(self._legal, np.intp)
+        return empty
+
+    def _renju_black(self) -> bool:
+        return self.game.variant == "renju" and self.to_play == BLACK
 
     def _reason(self, action: int) -> str | None:
         """Why ``action`` is illegal, or None if it is legal."""
@@ -162,6 +174,10 @@ class GomokuPosition:
             return f"not a point on the {self.game.size}x{self.game.size} board"
         if self.board[action]:
             return "occupied"
+        if self._renju_black():
+            why = forbidden(self.board, self.game.size, action)
+            if why is not None:
+                return f"forbidden for black in renju ({why})"
         return None
 
     def is_legal(self, action: int) -> bool:
@@ -202,7 +218,7 @@ class GomokuPosition:
         """Does the stone just played on ``point`` make a winning run? Looks only along its four lines."""
         n = self.game.size
         need = self.game.connect
-        exact = self.game.variant == "standard"
+        exact = self.game.variant == "standard" or (self.game.variant == "renju" and c == BLACK)
         y0, x0 = divmod(point, n)
         for dx, dy in DIRECTIONS:
             run = 1

@@ -17,9 +17,22 @@ Vocabulary:
   ``move_history`` treat a move and its filler as one step. (Gomoku has no pass, so
   there the colour must be the side to move.)
 - **stream command**: ``lz-analyze`` and ``lz-genmove_analyze`` reply ``=id`` at once,
-  then ``info move ...`` lines while the search runs. ``lz-analyze`` runs in a thread
-  until the next input line arrives (Leela Zero's rule), and that line is then
-  executed as usual.
+  then ``info move ...`` lines while the search runs (tags, lines and the verbose table:
+  :mod:`zero9.protocols.gtp_analysis`). ``lz-analyze`` runs in a thread until the next
+  input line arrives or the ``-v`` visit limit is reached (Leela Zero's rules); the
+  empty line that ends the reply goes out when it stops, and the line that stopped it
+  is then executed as usual.
+- **strict values**: every number from the client or the command line passes a check
+  of :mod:`zero9.protocols.gtp_options` before anything changes.
+- **resumed game**: Go ends after two passes, but GTP play goes on (Leela Zero has no
+  game end): ``play`` / ``genmove`` on such a position first replace it in the history
+  by :meth:`GoPosition.resume`, the same position with the pass count restarted.
+- **training record**: each ``genmove`` keeps (position, root visit shares), which
+  ``dump_training`` writes as a Leela Zero chunk; a new game clears it.
+- **smarter passing**: without ``-d``, Leela Zero's rule (see :meth:`GTPEngine._smarter_pass`).
+- **leelaz version**: ``version`` answers :data:`LEELAZ_VERSION`, the Leela Zero release
+  whose command line and GTP zero9 follows, because Lizzie and autogtp compare it; the
+  start-up :data:`BANNER` names zero9's own version too.
 - **time control** (:class:`Clock`): absolute, Canadian byo-yomi (``time_settings``)
   or Japanese byo-yomi (``kgs-time_settings byoyomi``); ``time_left`` updates it.
   Each ``genmove`` gets a **budget** in seconds; the search also keeps its visit cap.
@@ -32,7 +45,6 @@ from __future__ import annotations
 
 import argparse
 import io
-import math
 import random
 import sys
 import threading
@@ -40,7 +52,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
 import numpy as np
 import torch
@@ -49,6 +61,7 @@ from zero9 import __version__
 from zero9.games import (
     BLACK,
     COLOUR_NAMES,
+    WHITE,
     Game,
     IllegalMove,
     Position,
@@ -59,15 +72,40 @@ from zero9.games import (
     parse_colour,
 )
 from zero9.games.display import board_to_text
-from zero9.games.sgf import read_sgf, save_sgf, write_sgf
+from zero9.games.sgf import read_sgf, save_sgf, split_collection, write_sgf
 from zero9.learn.selfplay import add_selfplay_arguments, play_selfplay, selfplay_config
+from zero9.learn.supervised import game_chunk, game_positions
+from zero9.nn import features
 from zero9.nn.checkpoint import default_net_path
-from zero9.search.player import NetMismatch, NetSource, SearchPlayer
+from zero9.nn.chunks import ChunkData, write_lz_chunk
+from zero9.protocols.gtp_analysis import (
+    AnalyzeTags,
+    RestrictedRoot,
+    info_line,
+    parse_analyze_tags,
+    verbose_table,
+)
+from zero9.protocols.gtp_options import (
+    MAX_LAG_CS,
+    MAX_SECONDS,
+    MAX_STONES,
+    MAX_VISITS,
+    SETTINGS,
+    GTPFailure,
+    float_value,
+    int_value,
+    parse_setoption,
+)
+from zero9.search.player import MoveStats, NetMismatch, NetSource, SearchPlayer
 from zero9.settings import PlayConfig
 
 MIN_SIZE, MAX_SIZE = 5, 19
 PROTOCOL_VERSION = "2"
 ENGINE_NAME = "zero9"
+# The Leela Zero release whose command line and GTP zero9 follows. ``version`` answers it, because
+# Lizzie (needs >= 0.15) and autogtp (compares with the server's minimum) read it as leelaz's.
+LEELAZ_VERSION = "0.17"
+BANNER = f"zero9 {__version__} (Leela Zero {LEELAZ_VERSION} compatible)"
 
 # Leela Zero's command list (what makes sense on small boards) plus GNU Go's regression
 # helpers; the order is the order of list_commands.
@@ -77,15 +115,11 @@ COMMANDS = [
     "final_score", "final_status_list", "time_settings", "time_left", "kgs-time_settings",
     "kgs-genmove_cleanup", "fixed_handicap", "place_free_handicap", "set_free_handicap",
     "loadsgf", "printsgf", "last_move", "move_history", "heatmap", "lz-analyze",
-    "lz-genmove_analyze", "lz-setoption", "is_legal", "all_legal", "list_stones", "captures",
-    "autotrain",
+    "lz-genmove_analyze", "lz-setoption", "dump_training", "dump_supervised", "is_legal", "all_legal",
+    "list_stones", "captures", "autotrain",
 ]
 GO_ONLY = {"final_status_list", "kgs-genmove_cleanup", "fixed_handicap", "place_free_handicap",
-           "set_free_handicap", "captures", "komi"}
-
-
-class GTPFailure(Exception):
-    """A command that cannot be carried out: its message becomes the ``?`` reply."""
+           "set_free_handicap", "captures", "komi", "dump_training", "dump_supervised"}
 
 
 @dataclass
@@ -118,26 +152,6 @@ def parse_command(line: str) -> tuple[str, str, list[str]] | None:
     if not words:
         return ident, "", []
     return ident, words[0].lower(), words[1:]
-
-
-def _int_arg(text: str, what: str, lo: int | None = None, hi: int | None = None) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise GTPFailure(f"{what} must be an integer, got {text!r}") from None
-    if (lo is not None and value < lo) or (hi is not None and value > hi):
-        raise GTPFailure(f"{what} {value} is out of range")
-    return value
-
-
-def _float_arg(text: str, what: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise GTPFailure(f"{what} must be a number, got {text!r}") from None
-    if not math.isfinite(value):
-        raise GTPFailure(f"{what} must be finite, got {text!r}")
-    return value
 
 
 def _colour_arg(text: str) -> int:
@@ -250,11 +264,15 @@ class EngineOptions:
     playouts: int | None = None
     resignpct: float = -1.0  # -1: Leela Zero's default (10%); 0: never resign
     randomcnt: int = 0
+    randomvisits: int = 0  # random moves only among those with more visits than this
+    randomtemp: float = 1.0  # pick ~ visits ** (1 / randomtemp)
     noise: bool = False
     seed: int | None = None
     threads: int = 1
     ponder: bool = False
     quiet: bool = False
+    dumbpass: bool = False  # -d: no smarter passing (self-play)
+    lagbuffer: int = 20  # centiseconds kept back from each move's time
     device: str = "auto"
     weights: str | None = None
 
@@ -272,7 +290,8 @@ class GTPEngine:
         self.source = source
         self.log = log
         self.quit = False
-        self.clock = Clock()
+        self.clock = Clock(lag=self.options.lagbuffer / 100.0)
+        self.rng = random.Random(self.options.seed)
         self.handlers: dict[str, Callable[[list[str]], str | Reply]] = {
             name: getattr(self, "cmd_" + name.replace("-", "_")) for name in COMMANDS
         }
@@ -294,9 +313,9 @@ class GTPEngine:
         o = self.options
         # Leela Zero: -v and -p both off means its default; ours is PlayConfig's visits.
         visits = o.visits if o.visits or o.playouts else PlayConfig.visits
+        # randomcnt is the engine's (see _random_move): Leela Zero's temperature and minimum visits.
         return SearchPlayer(game, evaluator, visits=visits or None, playouts=o.playouts or None,
-                            noise=o.noise, randomcnt=o.randomcnt, resign_threshold=o.resign_threshold,
-                            seed=o.seed)
+                            noise=o.noise, randomcnt=0, resign_threshold=o.resign_threshold, seed=o.seed)
 
     def _reset(self, setup: list[tuple[int, int]]) -> None:
         position = self.game.new_position()
@@ -304,6 +323,7 @@ class GTPEngine:
             position = _play_as(position, colour, point)
         self.setup = list(setup)
         self.history: list[Position] = [position]
+        self.training: list[tuple[Position, np.ndarray]] = []  # (position, visit shares) per genmove
 
     @property
     def position(self) -> Position:
@@ -326,7 +346,7 @@ class GTPEngine:
         steps = self._steps()
         self._set_game(game, self.setup)
         for moves in steps:
-            position = self.position
+            position = self._resumed()
             for colour, action in moves:
                 position = _play_as(position, colour, action)
             self.history.append(position)
@@ -397,7 +417,7 @@ class GTPEngine:
 
     def cmd_version(self, args: list[str]) -> str:
         _nargs(args, 0, usage="version")
-        return __version__
+        return LEELAZ_VERSION  # what Lizzie and autogtp compare; the banner names zero9's own version
 
     def cmd_quit(self, args: list[str]) -> str:
         self.quit = True
@@ -418,7 +438,7 @@ class GTPEngine:
 
     def cmd_boardsize(self, args: list[str]) -> str:
         _nargs(args, 1, usage="boardsize N")
-        size = _int_arg(args[0], "board size")
+        size = int_value(args[0], "board size")
         if not MIN_SIZE <= size <= MAX_SIZE:
             raise GTPFailure(f"unacceptable size: {size} (zero9 plays {MIN_SIZE}..{MAX_SIZE})")
         params = {**self.game.to_dict(), "size": size}
@@ -427,7 +447,12 @@ class GTPEngine:
             game = make_game(**params)
         except ValueError as e:
             raise GTPFailure(f"unacceptable size: {e}") from None
-        self.source.check(game)
+        try:
+            self.source.check(game)
+        except NetMismatch as e:
+            # GUIs that ignore the '?' (Lizzie) still show the engine's stderr: say it there too.
+            self._say(f"zero9: {e}; set the GUI's board size to {self.game.size}")
+            raise
         self._set_game(game)
         return ""
 
@@ -438,7 +463,8 @@ class GTPEngine:
 
     def cmd_komi(self, args: list[str]) -> str:
         _nargs(args, 1, usage="komi K")
-        komi = _float_arg(args[0], "komi")
+        limit = self.game.size * self.game.size
+        komi = float_value(args[0], "komi", -limit, limit)
         if self.game.name != "go":
             return ""  # harmless for Gomoku: GUIs send it anyway
         if komi != self.game.komi:
@@ -448,13 +474,13 @@ class GTPEngine:
     def cmd_fixed_handicap(self, args: list[str]) -> str:
         self._go_only("fixed_handicap")
         _nargs(args, 1, usage="fixed_handicap N")
-        points = fixed_handicap_points(self.game.size, _int_arg(args[0], "handicap"))
+        points = fixed_handicap_points(self.game.size, int_value(args[0], "handicap"))
         return self._place_handicap(points)
 
     def cmd_place_free_handicap(self, args: list[str]) -> str:
         self._go_only("place_free_handicap")
         _nargs(args, 1, usage="place_free_handicap N")
-        stones = _int_arg(args[0], "handicap")
+        stones = int_value(args[0], "handicap")
         n = self.game.size
         if not 2 <= stones <= n * n - 1:
             raise GTPFailure(f"invalid handicap: {stones}")
@@ -483,10 +509,24 @@ class GTPEngine:
 
     # -- moves -------------------------------------------------------------------------------------
 
+    def _resumed(self) -> Position:
+        """The current position, play going on after two passes (Leela Zero keeps playing)."""
+        position = self.position
+        if _resumable(position):
+            position = position.resume()
+            self.history[-1] = position  # same content; the next move's parent is this object
+        return position
+
     def cmd_play(self, args: list[str]) -> str:
         _nargs(args, 2, usage="play COLOUR VERTEX")
-        colour = _colour_arg(args[0])
-        self._push(colour, self._vertex(args[1]))
+        colour, action = _colour_arg(args[0]), self._vertex(args[1])
+        terminal = self.position
+        self._resumed()
+        try:
+            self._push(colour, action)
+        except GTPFailure:
+            self.history[-1] = terminal  # a refused move changes nothing
+            raise
         return ""
 
     def cmd_undo(self, args: list[str]) -> str:
@@ -499,6 +539,8 @@ class GTPEngine:
     def _prepare_genmove(self, colour: int) -> Position:
         """The position to search from, with a filler pass if ``colour`` is not to move."""
         position = self.position
+        if _resumable(position):
+            position = position.resume()
         if position.is_terminal():
             raise GTPFailure("game over")
         if colour != position.to_play:
@@ -508,30 +550,111 @@ class GTPEngine:
                 raise GTPFailure(str(e)) from None
         return position
 
-    def _genmove(self, colour: int, cleanup: bool = False) -> str:
+    def _genmove(self, colour: int, cleanup: bool = False, tags: AnalyzeTags | None = None,
+                 on_stats: Callable | None = None, on_searched: Callable | None = None) -> str:
+        self._prepare_genmove(colour)  # fail before resuming a finished game
+        self._resumed()
         position = self._prepare_genmove(colour)
+        root = RestrictedRoot(position, tags) if tags is not None and tags.restricted else position
+        if root is not position:
+            self.player.reset()  # restrictions change the root's moves: no tree reuse (as Leela Zero)
         empty = int((position.board_array() == 0).sum())
         budget = self.clock.budget(colour, empty)
         start = time.monotonic()
-        decision = self.player.choose(position, time_s=budget)
+        decision = self.player.choose(root, time_s=budget, on_stats=on_stats,
+                                      stats_interval_s=tags.interval_s if tags else 0.1)
         self.clock.spend(colour, time.monotonic() - start)
-        action = decision.action
+        stats = self.player.root_stats()
+        if root is not position:
+            self.player.reset()
+        if on_searched is not None:
+            on_searched(stats)
+        self._say_stats(stats)
+        action = self._random_move(position, stats, decision.action)
         if cleanup and action == self.game.pass_action:
-            action = self._cleanup_move(position)
+            action = self._cleanup_move(position, stats)
         elif decision.resign:
+            self._record(position)
             return "resign"
+        elif self.game.name == "go" and not self.options.dumbpass:
+            action = self._smarter_pass(position, action, stats)
+        self._record(position)
         self.history.append(position.play(action))
         return self.game.action_to_vertex(action)
 
-    def _cleanup_move(self, position: Position) -> int:
-        """kgs-genmove_cleanup: the most visited move that is not a pass and does not fill an own eye."""
-        stats = sorted(self.player.root_stats(), key=lambda s: -s.visits)
-        for s in stats:
+    def _random_move(self, position: Position, stats, best: int) -> int:
+        """Leela Zero's ``randomcnt``: early moves drawn ~ visits^(1/randomtemp), above ``randomvisits``."""
+        o = self.options
+        if position.move_number >= o.randomcnt or not stats:
+            return best
+        pool = [s for s in stats if s.visits > o.randomvisits]
+        if not pool:
+            return best
+        top = max(s.visits for s in pool)
+        weights = [(s.visits / top) ** (1.0 / o.randomtemp) for s in pool]
+        return self.rng.choices(pool, weights)[0].action
+
+    def _smarter_pass(self, position: Position, action: int, stats) -> int:
+        """Leela Zero without ``-d`` (UCTSearch::get_best_move): never pass into a loss, pass out a win.
+
+        The score is what passing now would leave (Tromp-Taylor, our view); the lines on stderr
+        are Leela Zero's.
+        """
+        pass_action = self.game.pass_action
+        score = (1 if position.to_play == BLACK else -1) * position.score()
+        by_action = {s.action: s for s in stats}
+        if action == pass_action:
+            alternative = self._non_pass_move(position, stats)
+            if score < 0:
+                self._say("Passing loses :-(")
+                if alternative is not None:
+                    self._say("Avoiding pass because it loses.")
+                    return alternative
+                self._say("No alternative to passing.")
+            elif score > 0:
+                self._say("Passing wins :-)")
+            else:
+                self._say("Passing draws :-|")
+                if alternative is not None and by_action[alternative].winrate > 0.5:
+                    self._say("Avoiding pass because there could be a winning alternative.")
+                    return alternative
+            return action
+        if position.last_move == pass_action:  # the opponent passed: should we end the game?
+            if score < 0:
+                self._say("Passing loses, I'll play on.")
+            elif score > 0:
+                self._say("Passing wins, I'll pass out.")
+                return pass_action
+            else:
+                self._say("Passing draws, make it depend on evaluation.")
+                chosen = by_action.get(action)
+                if chosen is not None and chosen.winrate < 0.5:
+                    return pass_action
+        return action
+
+    def _non_pass_move(self, position: Position, stats) -> int | None:
+        """The most visited move that is not a pass and does not fill an own eye, if any."""
+        for s in sorted(stats, key=lambda s: -s.visits):
             if s.action != self.game.pass_action and not position.is_eye(s.action, position.to_play):
                 return s.action
+        return None
+
+    def _cleanup_move(self, position: Position, stats) -> int:
+        """kgs-genmove_cleanup: the most visited move that is not a pass and does not fill an own eye."""
+        choice = self._non_pass_move(position, stats)
+        if choice is not None:
+            return choice
         candidates = [a for a in position.legal_moves()
                       if a != self.game.pass_action and not position.is_eye(a, position.to_play)]
         return random.choice(candidates) if candidates else self.game.pass_action
+
+    def _record(self, position: Position) -> None:
+        """Keep the searched position and its visit shares for ``dump_training``."""
+        shares = np.zeros(self.game.num_actions, np.float32)
+        for s in self.player.root_stats():
+            shares[s.action] = s.visits
+        if shares.sum() > 0:
+            self.training.append((position, shares / shares.sum()))
 
     def cmd_genmove(self, args: list[str]) -> str:
         _nargs(args, 1, usage="genmove COLOUR")
@@ -544,79 +667,96 @@ class GTPEngine:
 
     # -- analysis ----------------------------------------------------------------------------------
 
-    def _analyze_args(self, args: list[str]) -> tuple[int, float]:
-        """Leela Zero's analyze tags: [colour] [interval] [interval N] [minmoves N] -> (colour, seconds)."""
-        colour, interval, i = self.position.to_play, 100, 0
-        if i < len(args) and args[i].lower() in ("b", "w", "black", "white"):
-            colour, i = parse_colour(args[i]), i + 1
-        if i < len(args) and args[i].isdigit():
-            interval, i = int(args[i]), i + 1
-        while i < len(args):
-            key = args[i].lower()
-            if key in ("interval", "minmoves") and i + 1 < len(args) and args[i + 1].isdigit():
-                if key == "interval":
-                    interval = int(args[i + 1])
-                i += 2
-            else:
-                raise GTPFailure(f"cannot parse analyze tags: {' '.join(args[i:])}")
-        return colour, max(interval, 1) / 100.0
+    def _say(self, text: str) -> None:
+        """A diagnostic line on stderr (nothing with -q)."""
+        if self.log is not None:
+            print(text, file=self.log, flush=True)
 
-    def _info_line(self, stats) -> str:
-        """Leela Zero's analysis line: every candidate as ``info move ... pv ...``, best first."""
-        parts = []
-        ranked = sorted((s for s in stats if s.visits > 0), key=lambda s: (-s.visits, -s.winrate))
-        for order, s in enumerate(ranked):
-            pv = " ".join(self.game.action_to_vertex(a) for a in (s.pv or [s.action]))
-            parts.append(f"info move {s.vertex} visits {int(s.visits)} "
-                         f"winrate {_per10k(s.winrate)} prior {_per10k(s.prior)} lcb {_per10k(s.lcb)} "
-                         f"order {order} pv {pv}")
-        return " ".join(parts)
+    def _say_stats(self, stats) -> None:
+        if self.log is not None and stats:
+            visits = sum(s.visits for s in stats)
+            self._say(verbose_table(stats, self.game) + f"\n\n{visits} visits\n")
+
+    def _tags(self, args: list[str]) -> AnalyzeTags:
+        return parse_analyze_tags(args, self.position)
+
+    def _info(self, stats: list[MoveStats], root: Position, tags: AnalyzeTags) -> str:
+        """The info line; ``minmoves`` pads it with unvisited moves in the net's prior order."""
+        stats = list(stats)
+        if len(stats) < tags.min_moves:
+            plain = getattr(root, "unwrapped", root)
+            policy, _ = self.source.raw_policy(plain, 0)
+            seen = {s.action for s in stats}
+            for a in sorted((a for a in root.legal_moves() if a not in seen), key=lambda a: -policy[a]):
+                if len(stats) >= tags.min_moves:
+                    break
+                stats.append(MoveStats(a, self.game.action_to_vertex(a), 0, 0.0, float(policy[a]), 0.0,
+                                       float("nan"), 0.0, float("nan"), [a]))
+        return info_line(stats, self.game, tags.min_moves)
 
     def cmd_lz_analyze(self, args: list[str]) -> Reply:
-        colour, interval = self._analyze_args(args)
-        position = self._prepare_genmove(colour) if not self.position.is_terminal() else self.position
+        tags = self._tags(args)
+        finished = self.position.is_terminal() and not _resumable(self.position)
+        position = self.position if finished else self._prepare_genmove(tags.colour)
+        root = RestrictedRoot(position, tags) if tags.restricted else position
+        limit = self.options.visits or None  # -v bounds lz-analyze, as in Leela Zero
 
         def run(write: Callable[[str], None], stop: threading.Event) -> None:
             if position.is_terminal():
                 stop.wait()
                 return
+            if root is not position:
+                self.player.reset()
+            printed = False
+
             def on_stats(stats) -> None:
-                line = self._info_line(stats)
-                if line:
+                nonlocal printed
+                line = self._info(stats, root, tags)
+                if tags.interval_cs and line:
+                    printed = True
                     write(line + "\n")
 
-            self.player.analyze(position, on_stats, interval, stop)
+            # interval 0: nothing while searching (Leela Zero); otherwise at least one line at the end
+            self.player.analyze(root, on_stats, tags.interval_s or 3600.0, stop, max_visits=limit)
+            if tags.interval_cs and not printed:
+                on_stats(self.player.root_stats())
+            self._say_stats(self.player.root_stats())
+            if root is not position:
+                self.player.reset()
 
+        # With a visit limit the reply ends by itself when the limit is reached.
         return Reply(stream=run, interruptible=True)
 
     def cmd_lz_genmove_analyze(self, args: list[str]) -> Reply:
-        colour, interval = self._analyze_args(args)
-        self._prepare_genmove(colour)  # fail now, before the '=' goes out
+        tags = self._tags(args)
+        position = self._prepare_genmove(tags.colour)  # fail now, before the '=' goes out
+        root = RestrictedRoot(position, tags) if tags.restricted else position
 
         def run(write: Callable[[str], None], stop: threading.Event) -> None:
-            done = threading.Event()
+            printed = False
 
-            def report() -> None:  # the search runs in this thread; a reporter reads its root
-                while not done.wait(interval):
-                    line = self._info_line(self.player.root_stats())
-                    if line:
-                        write(line + "\n")
+            def on_stats(stats) -> None:
+                nonlocal printed
+                line = self._info(stats, root, tags)
+                if line:
+                    printed = True
+                    write(line + "\n")
 
-            reporter = threading.Thread(target=report, daemon=True)
-            reporter.start()
-            try:
-                move = self._genmove(colour)
-            finally:
-                done.set()
-                reporter.join()
-            line = self._info_line(self.player.root_stats())
-            write((line + "\n" if line else "") + f"play {move}\n")
+            if not tags.interval_cs:
+                write(f"play {self._genmove(tags.colour, tags=tags)}\n")
+                return
+            def at_least_once(stats) -> None:  # Leela Zero posts one line even after a short search
+                if not printed:
+                    on_stats(stats)
+
+            move = self._genmove(tags.colour, tags=tags, on_stats=on_stats, on_searched=at_least_once)
+            write(f"play {move}\n")
 
         return Reply(stream=run)
 
     def cmd_heatmap(self, args: list[str]) -> str:
         _nargs(args, 0, 1, usage="heatmap [SYMMETRY]")
-        sym = _int_arg(args[0], "symmetry", 0, 7) if args else 0
+        sym = int_value(args[0], "symmetry", 0, 7) if args else 0
         position = self.position
         policy, winrate = self.source.raw_policy(position, sym)
         n = self.game.size
@@ -631,26 +771,22 @@ class GTPEngine:
         return "\n" + "\n".join(rows)
 
     def cmd_lz_setoption(self, args: list[str]) -> str:
-        """``lz-setoption name NAME value VALUE`` (Leela Zero's form); NAME may contain spaces."""
-        words = [a.lower() for a in args]
-        if len(words) < 4 or words[0] != "name" or "value" not in words[2:]:
-            raise GTPFailure("syntax: lz-setoption name NAME value VALUE")
-        v = words.index("value", 2)
-        name, value = " ".join(words[1:v]), " ".join(args[v + 1 :])
-        if name in ("visits", "playouts"):
-            count = _int_arg(value, name, 0)
-            setattr(self.options, name, count or None)
-            self.player.set_option(name, count or None)
-        elif name in ("resign percentage", "resignpct"):
-            self.options.resignpct = _float_arg(value, name)
-            self.player.set_option("resign", self.options.resign_threshold)
-        elif name in ("pondering", "ponder"):
-            self.options.ponder = value.lower() == "true"
-        else:
-            try:
-                self.player.set_option(name, value)
-            except (ValueError, KeyError, AttributeError) as e:
-                raise GTPFailure(f"unknown option {name!r}: {e}") from None
+        """``lz-setoption name NAME value VALUE``: checked in full (gtp_options), then applied."""
+        name, text = parse_setoption(args)
+        setting = SETTINGS[name]
+        value = setting.parse(text)
+        where, _, key = setting.target.partition(":")
+        if where == "player":
+            if key in ("visits", "playouts"):
+                setattr(self.options, key, value or None)
+            self.player.set_option(key, value if value != 0 or key not in ("visits", "playouts", "time")
+                                   else None)
+        elif where == "options":
+            setattr(self.options, key, value)
+            if key == "resignpct":
+                self.player.set_option("resign", self.options.resign_threshold)
+            elif key == "lagbuffer":
+                self.clock.lag = value / 100.0
         return ""
 
     # -- scoring and inspection --------------------------------------------------------------------
@@ -731,11 +867,15 @@ class GTPEngine:
 
     def cmd_time_settings(self, args: list[str]) -> str:
         _nargs(args, 3, usage="time_settings MAIN BYO_TIME BYO_STONES")
-        main = _int_arg(args[0], "main time", 0)
-        byo = _int_arg(args[1], "byo-yomi time", 0)
-        stones = _int_arg(args[2], "byo-yomi stones", 0)
-        self.clock = Clock.canadian(main, byo, stones)
+        main = int_value(args[0], "main time", 0, MAX_SECONDS)
+        byo = int_value(args[1], "byo-yomi time", 0, MAX_SECONDS)
+        stones = int_value(args[2], "byo-yomi stones", 0, MAX_STONES)
+        self._set_clock(Clock.canadian(main, byo, stones))
         return ""
+
+    def _set_clock(self, clock: Clock) -> None:
+        clock.lag = self.options.lagbuffer / 100.0
+        self.clock = clock
 
     def cmd_kgs_time_settings(self, args: list[str]) -> str:
         if not args:
@@ -745,22 +885,24 @@ class GTPEngine:
         if kind not in shapes:
             raise GTPFailure(f"unknown time system {args[0]!r}")
         _nargs(rest, shapes[kind], usage=f"kgs-time_settings {kind}" + " N" * shapes[kind])
-        nums = [_int_arg(a, "time", 0) for a in rest]
+        what = ["main time", "byo-yomi time", "periods" if kind == "byoyomi" else "byo-yomi stones"]
+        nums = [int_value(a, w, 0, MAX_STONES if w in ("periods", "byo-yomi stones") else MAX_SECONDS)
+                for a, w in zip(rest, what, strict=False)]
         if kind == "none":
-            self.clock = Clock()
+            self._set_clock(Clock())
         elif kind == "absolute":
-            self.clock = Clock("absolute", nums[0])
+            self._set_clock(Clock("absolute", nums[0]))
         elif kind == "byoyomi":
-            self.clock = Clock("byoyomi", nums[0], nums[1], nums[2])
+            self._set_clock(Clock("byoyomi", nums[0], nums[1], nums[2]))
         else:
-            self.clock = Clock.canadian(nums[0], nums[1], nums[2])
+            self._set_clock(Clock.canadian(nums[0], nums[1], nums[2]))
         return ""
 
     def cmd_time_left(self, args: list[str]) -> str:
         _nargs(args, 3, usage="time_left COLOUR SECONDS STONES")
         colour = _colour_arg(args[0])
-        seconds = _int_arg(args[1], "time left")
-        stones = _int_arg(args[2], "stones", 0)
+        seconds = int_value(args[1], "time left", -MAX_SECONDS, MAX_SECONDS)
+        stones = int_value(args[2], "stones", 0, MAX_STONES)
         self.clock.set_left(colour, seconds, stones)
         return ""
 
@@ -768,7 +910,7 @@ class GTPEngine:
 
     def cmd_loadsgf(self, args: list[str]) -> str:
         _nargs(args, 1, 2, usage="loadsgf FILE [MOVE_NUMBER]")
-        upto = _int_arg(args[1], "move number", 1) if len(args) == 2 else None
+        upto = int_value(args[1], "move number", 1) if len(args) == 2 else None
         try:
             record = read_sgf(args[0])
         except ValueError as e:
@@ -797,6 +939,7 @@ class GTPEngine:
         if game is not self.game:
             self._set_game(game)
         self.setup, self.history = list(record.setup), history
+        self.training = []
         return ""
 
     def cmd_printsgf(self, args: list[str]) -> str:
@@ -815,10 +958,54 @@ class GTPEngine:
 
     # -- training ----------------------------------------------------------------------------------
 
+    def cmd_dump_training(self, args: list[str]) -> str:
+        """Leela Zero's ``dump_training WINNER FILE``: this game's searched positions as ``FILE.0.gz``."""
+        self._go_only("dump_training")
+        _nargs(args, 2, usage="dump_training b|w FILE")
+        winner = {"b": BLACK, "black": BLACK, "w": WHITE, "white": WHITE}.get(args[0].lower())
+        if winner is None:
+            raise GTPFailure(f"bad winner {args[0]!r}: expected b or w")
+        if not self.training:
+            raise GTPFailure("no training data: no genmove since the game started")
+        positions = [p for p, _ in self.training]
+        to_play = np.array([p.to_play for p in positions], dtype=np.int8)
+        data = ChunkData(features.encode_batch(positions).astype(np.uint8), to_play,
+                         np.stack([shares for _, shares in self.training]),
+                         np.where(to_play == winner, 1.0, -1.0).astype(np.float32), None, self.game.to_dict())
+        return self._write_chunk(args[1], data)
+
+    def cmd_dump_supervised(self, args: list[str]) -> str:
+        """Leela Zero's ``dump_supervised SGF FILE``: the SGF's games as ``FILE.0.gz`` (one-hot policies)."""
+        self._go_only("dump_supervised")
+        _nargs(args, 2, usage="dump_supervised SGF FILE")
+        try:
+            trees = split_collection(Path(args[0]).read_bytes())
+        except OSError as e:
+            raise GTPFailure(f"cannot read {args[0]}: {e.strerror}") from None
+        parts = []
+        for tree in trees:
+            parsed = game_positions(tree, self.game)
+            if isinstance(parsed, str) or parsed[2] not in (BLACK, WHITE):
+                continue  # Leela Zero also skips games it cannot use (wrong size, no winner)
+            parts.append(game_chunk(*parsed, self.game))
+        if not parts:
+            raise GTPFailure(f"no usable {self.game.size}x{self.game.size} game with a winner in {args[0]}")
+        reply = self._write_chunk(args[1], ChunkData.concatenate(parts))
+        self._say(f"Dumped {sum(len(p) for p in parts)} training positions.")
+        return reply
+
+    def _write_chunk(self, name: str, data: ChunkData) -> str:
+        path = f"{name}.0.gz"  # Leela Zero's OutputChunker: BASENAME.<chunk number>.gz
+        try:
+            write_lz_chunk(path, data)
+        except OSError as e:
+            raise GTPFailure(f"cannot write {path}: {e.strerror}") from None
+        return ""
+
     def cmd_autotrain(self, args: list[str]) -> str:
         """leelaz-ninenine's ``autotrain BASENAME N``: N self-play games, training data under BASENAME/."""
         _nargs(args, 2, usage="autotrain BASENAME GAMES")
-        games = _int_arg(args[1], "games", 1)
+        games = int_value(args[1], "games", 1)
         if self.source.path is None:
             raise GTPFailure("autotrain needs a net file (-w FILE): self-play workers load the net from it")
 
@@ -836,8 +1023,9 @@ class GTPEngine:
         return f"{stats.games} games, {stats.positions} positions written to {out}"
 
 
-def _per10k(x: float) -> int:
-    return int(round(float(x) * 10000))
+def _resumable(position: Position) -> bool:
+    """A Go game ended by two passes: GTP play goes on from it (Leela Zero has no game end)."""
+    return position.is_terminal() and getattr(position, "passes", 0) >= 2
 
 
 def _filler(position: Position) -> Position:
@@ -863,8 +1051,9 @@ def _play_as(position: Position, colour: int, action: int) -> Position:
 class _Writer:
     """Whole replies to the output, one at a time (the analysis thread writes too)."""
 
-    def __init__(self, out: TextIO):
+    def __init__(self, out: TextIO, transcript: TextIO | None = None):
         self.out = out
+        self.transcript = transcript
         self.lock = threading.Lock()
 
     def __call__(self, text: str) -> None:
@@ -874,17 +1063,25 @@ class _Writer:
                 self.out.flush()
             except (BrokenPipeError, ValueError):
                 pass  # the client went away; the loop ends at EOF
+            self.log(text)
+
+    def log(self, text: str) -> None:
+        """-l FILE: everything in and out, flushed at once (Leela Zero reopens its log per command)."""
+        if self.transcript is not None:
+            self.transcript.write(text)
+            self.transcript.flush()
 
 
-def serve(engine: GTPEngine, inp: TextIO, out: TextIO) -> int:
-    """Read commands until ``quit`` or EOF; returns the exit status."""
-    write = _Writer(out)
+def serve(engine: GTPEngine, inp: TextIO, out: TextIO, transcript: TextIO | None = None) -> int:
+    """Read commands until ``quit`` or EOF; returns the exit status. ``transcript`` logs both ways."""
+    write = _Writer(out, transcript)
     pending: str | None = None
     while not engine.quit:
         line = pending if pending is not None else inp.readline()
         pending = None
         if line == "":
             break
+        write.log(line if line.endswith("\n") else line + "\n")
         try:
             reply = engine.execute(line)
         except Exception as e:  # a bug must not kill a GUI's engine: report it and go on
@@ -902,70 +1099,136 @@ def serve(engine: GTPEngine, inp: TextIO, out: TextIO) -> int:
             pending = inp.readline()  # any input stops the analysis
             stop.set()
         worker.join()
-        write("\n")
         if pending == "":
             break
     return 0
 
 
 def _run_stream(reply: Reply, write: Callable[[str], None], stop: threading.Event) -> None:
+    """Run a stream command; the empty line that ends its reply goes out as soon as it is done."""
     try:
         reply.stream(write, stop)
     except Exception as e:
         print(f"zero9: analysis failed: {type(e).__name__}: {e}", file=sys.stderr)
+    write("\n")
 
 
 # ----------------------------------------------------------------------------- command line
 
 
+def _checked(parse, *bounds, **kw) -> Callable[[str], Any]:
+    """An argparse type from a gtp_options check: the same ranges on the command line as in GTP."""
+    def convert(text: str):
+        try:
+            return parse(text, "value", *bounds, **kw)
+        except GTPFailure as e:
+            raise argparse.ArgumentTypeError(str(e).removeprefix("value ")) from None
+    return convert
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Leela Zero 0.17's command line (see docs/cli-gtp.md for what each flag means in zero9)."""
+    count = _checked(int_value, 0, MAX_VISITS)
     parser.add_argument("-w", "--weights",
                         help="net file: Leela Zero text (.txt, .gz) or zero9 checkpoint (default: the "
                         "shipped net in example-data/ for the game and size; 'uniform': no net)")
-    parser.add_argument("-v", "--visits", type=int, help="visits per move (default: the search's)")
-    parser.add_argument("-p", "--playouts", type=int, help="playouts per move")
-    parser.add_argument("-r", "--resignpct", type=float, default=-1.0,
+    parser.add_argument("-g", "--gtp", action="store_true", help="accepted: zero9 gtp always speaks GTP")
+    parser.add_argument("-v", "--visits", type=count, help="visits per move (0 or absent: 400)")
+    parser.add_argument("-p", "--playouts", type=count, help="playouts per move (0: no limit)")
+    parser.add_argument("-r", "--resignpct", type=_checked(int_value, -1, 100), default=-1,
                         help="resign when the winrate is below this %% (-1: 10%%, 0: never)")
-    parser.add_argument("-m", "--randomcnt", type=int, default=0,
+    parser.add_argument("-m", "--randomcnt", type=_checked(int_value, 0, MAX_STONES), default=0,
                         help="play the first N moves in proportion to visits (variety)")
+    parser.add_argument("--randomvisits", type=count, default=0,
+                        help="random moves only among those with more than N visits")
+    parser.add_argument("--randomtemp", type=_checked(float_value, None, 100, above=0), default=1.0,
+                        help="temperature of the random moves (pick ~ visits^(1/T))")
     parser.add_argument("-n", "--noise", action="store_true", help="Dirichlet noise at the root")
-    parser.add_argument("-s", "--seed", type=int, help="random seed")
-    parser.add_argument("-t", "--threads", type=int, default=1, help="torch threads")
-    parser.add_argument("--noponder", action="store_true", help="accepted; zero9 never ponders")
+    parser.add_argument("-s", "--seed", type=_checked(int_value, 0, 2**64 - 1), help="random seed")
+    parser.add_argument("-d", "--dumbpass", action="store_true", help="no smarter passing (self-play)")
+    parser.add_argument("-t", "--threads", type=_checked(int_value, 0, 256), default=1,
+                        help="torch threads (0: torch's default)")
+    parser.add_argument("-b", "--lagbuffer", type=_checked(int_value, 0, MAX_LAG_CS), default=20,
+                        help="centiseconds kept back from each move's time (pipes, GUI)")
+    parser.add_argument("-l", "--logfile", help="append the GTP input and output to this file")
     parser.add_argument("-q", "--quiet", action="store_true", help="no diagnostics on stderr")
+    parser.add_argument("--noponder", action="store_true", help="accepted; zero9 never ponders")
+    parser.add_argument("--timemanage", choices=("auto", "on", "off", "fast", "no_pruning"), default="auto",
+                        help="accepted; zero9 spends the clock's budget per move")
+    parser.add_argument("--benchmark", action="store_true",
+                        help="search the empty board (-v, default 3200 visits), print the speed, exit")
+    parser.add_argument("--tune-only", action="store_true", help="load the net, print the banner, exit")
+    parser.add_argument("--full-tuner", action="store_true", help="accepted; nothing to tune")
+    parser.add_argument("--batchsize", type=_checked(int_value, 0, 1024), default=0,
+                        help="leaves per net call (0: the search's default)")
+    parser.add_argument("--precision", choices=("single", "half", "auto"), default="auto",
+                        help="accepted; CUDA always runs bf16 autocast")
+    parser.add_argument("--gpu", type=_checked(int_value, 0, 64), action="append",
+                        help="accepted; --device picks the device")
+    parser.add_argument("--cpu-only", action="store_true", help="run on the CPU (as --device cpu)")
     parser.add_argument("--device", default="auto", help="auto, cpu or cuda")
     add_game_arguments(parser)
 
 
 def make_engine(args: argparse.Namespace, log: TextIO | None = sys.stderr) -> GTPEngine:
     """The engine that ``zero9 gtp`` runs, from parsed arguments."""
-
-
     game = game_from_args(args)
     uniform = (args.weights or "").lower() == "uniform"
     path = None if uniform else args.weights or default_net_path(game.name, game.size)
-    if args.threads and args.threads > 0:
+    if args.threads > 0:
         torch.set_num_threads(args.threads)
-    source = NetSource(path, device=args.device, warn=None if args.quiet or uniform else log)
+    device = "cpu" if args.cpu_only else args.device
+    source = NetSource(path, device=device, warn=None if args.quiet or uniform else log)
     if source.net is not None and source.net.size != game.size and args.size is None:
         # A net file decides the size when none was asked for.
         game = game_from_args(args, size=source.net.size)
     options = EngineOptions(visits=args.visits, playouts=args.playouts, resignpct=args.resignpct,
-                            randomcnt=args.randomcnt, noise=args.noise, seed=args.seed, threads=args.threads,
-                            ponder=not args.noponder, quiet=args.quiet, device=args.device,
+                            randomcnt=args.randomcnt, randomvisits=args.randomvisits,
+                            randomtemp=args.randomtemp,
+                            noise=args.noise, seed=args.seed, threads=args.threads, ponder=not args.noponder,
+                            quiet=args.quiet, dumbpass=args.dumbpass, lagbuffer=args.lagbuffer, device=device,
                             weights=None if path is None else str(path))
     try:
-        return GTPEngine(game, source, options, log=None if args.quiet else log)
-    except GTPFailure as e:
+        engine = GTPEngine(game, source, options, log=None if args.quiet else log)
+    except (GTPFailure, NetMismatch) as e:
         raise SystemExit(f"zero9 gtp: {e}") from None
+    if args.batchsize:
+        engine.player.set_option("batch_size", args.batchsize)
+    return engine
+
+
+def benchmark(engine: GTPEngine, visits: int, out: TextIO) -> None:
+    """Leela Zero's ``--benchmark``: one search of the empty board, then the speed."""
+    engine.player.set_option("visits", visits)
+    start = time.monotonic()
+    engine.player.choose(engine.game.new_position())
+    seconds = time.monotonic() - start
+    done = sum(s.visits for s in engine.player.root_stats())
+    print(f"{done} visits, {seconds:.2f} s, {done / max(seconds, 1e-9):.0f} n/s", file=out, flush=True)
 
 
 def run(args: argparse.Namespace) -> int:
+    if not args.quiet or args.tune_only:
+        # autogtp reads the version after "Leela Zero " on stdout of --tune-only (as leelaz prints it
+        # outside GTP mode); in GTP mode stdout is the protocol's, so the banner goes to stderr.
+        print(BANNER, file=sys.stdout if args.tune_only or args.benchmark else sys.stderr, flush=True)
     try:
         engine = make_engine(args)
     except (FileNotFoundError, ValueError) as e:
         print(f"zero9 gtp: {e}", file=sys.stderr)
         return 2
+    if args.tune_only:
+        return 0  # nothing to tune: the net loaded, so the engine would start
+    if args.benchmark:
+        benchmark(engine, args.visits or 3200, sys.stdout)
+        return 0
     # Bytes that are not UTF-8 become U+FFFD instead of an exception; universal newlines eat CR.
     inp = io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="replace")
-    return serve(engine, inp, sys.stdout)
+    if not args.logfile:
+        return serve(engine, inp, sys.stdout)
+    try:
+        with open(args.logfile, "a", encoding="utf-8") as transcript:
+            return serve(engine, inp, sys.stdout, transcript)
+    except OSError as e:
+        print(f"zero9 gtp: cannot open log file {args.logfile}: {e.strerror}", file=sys.stderr)
+        return 2

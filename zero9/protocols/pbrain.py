@@ -21,7 +21,15 @@ Vocabulary:
   what remains of it. The **budget** for a move is the smaller of the turn limit and
   a share of the time left, minus a safety margin; the search's visit cap still holds.
 - **rule** (INFO bit mask): 0 = freestyle (five or more win), 1 = exactly five
-  (``variant='standard'``); renju (4) and caro (8) are not supported and get an ERROR.
+  (``variant='standard'``), 2 = continuous game (nothing to change), 4 = renju
+  (``variant='renju'``: black's forbidden moves, :mod:`zero9.games.renju`); caro (8) is
+  not supported and gets an ERROR. A rule change mid-game replays the
+  moves under the new rule (or is refused, changing nothing, if they no longer fit).
+- **unit**: what the manager sends as one request and answers as one: a command
+  line, or a whole ``BOARD`` ... ``DONE`` block. A malformed unit gets exactly one
+  ``ERROR`` (a bad BOARD line is remembered and reported at ``DONE``), so the brain
+  stays in step, and the position is unchanged. A known command inside a BOARD block
+  (the manager gave up on it) drops the block and runs.
 """
 
 from __future__ import annotations
@@ -36,12 +44,13 @@ import torch
 
 from zero9 import __version__
 from zero9.games import Game, IllegalMove, Position, make_game
+from zero9.games.game import actions_played
 from zero9.games.gomoku import point_from_xy, xy_from_point
 from zero9.nn.checkpoint import default_net_path
 from zero9.search.player import NetSource
 from zero9.settings import PlayConfig
 
-MIN_SIZE, MAX_SIZE = 5, 25
+MIN_SIZE, MAX_SIZE = 5, 25  # zero9.games.gomoku's range; a net serves one size only
 SAFETY_S = 0.25  # reply this much before the manager's deadline: pipes, process wake-up
 ABOUT = f'name="zero9", version="{__version__}", author="zero9 contributors", country="-", ' \
         f'www="https://github.com/", email=""'
@@ -81,15 +90,20 @@ class PbrainEngine:
         self.time_left_ms: int | None = None
         self.quit = False
         self._board: list[tuple[int, int]] | None = None  # collecting BOARD lines
+        self._board_error: str | None = None  # the first bad line of this BOARD, reported at DONE
 
     # -- state -----------------------------------------------------------------------------------------
 
-    def _start(self, size: int) -> None:
+    def _new_game(self, size: int, variant: str) -> Game:
         try:
-            game = make_game("gomoku", size, connect=5, variant=self.variant)
+            game = make_game("gomoku", size, connect=5, variant=variant)
             self.source.check(game)
         except ValueError as e:  # a bad size, or a net for another size (NetMismatch): say why
             raise PbrainError(str(e)) from None
+        return game
+
+    def _start(self, size: int) -> None:
+        game = self._new_game(size, self.variant)
         self.game = game
         self.player = self.source.player(game, visits=self.visits, seed=self.seed, resign_threshold=None)
         self.position = game.new_position()
@@ -132,7 +146,9 @@ class PbrainEngine:
         if not text:
             return []
         if self._board is not None:
-            return self._board_line(text)
+            if text.upper() == "DONE" or not hasattr(self, "cmd_" + text.split()[0].lower()):
+                return self._board_line(text)
+            self._board = None  # a known command inside BOARD: the manager gave up on the block
         word, _, rest = text.partition(" ")
         handler = getattr(self, "cmd_" + word.lower(), None)
         if handler is None:
@@ -190,25 +206,33 @@ class PbrainEngine:
 
     def cmd_board(self, rest: str) -> list[str]:
         self._need_game()
-        self._board = []
+        self._board, self._board_error = [], None
         return []
 
     def _board_line(self, text: str) -> list[str]:
+        """One line of a BOARD block: nothing until DONE, then one reply (see **unit**)."""
         if text.upper() == "DONE":
             stones, self._board = self._board, None
+            if self._board_error is not None:
+                return [f"ERROR {self._board_error}; the position is unchanged"]
             try:
-                self.position = self._position_from(stones)
+                position = self._position_from(stones)
             except PbrainError as e:
                 return [f"ERROR {e}"]
-            return [self._our_move()]
-        try:
-            point, who = _parse_xy(text, self.game.size, fields=3)
-            if who not in (1, 2, 3):
-                raise PbrainError(f"bad BOARD line {text!r}: the last field must be 1, 2 or 3")
-        except PbrainError as e:
-            self._board = None  # the rest of this BOARD cannot be trusted
-            return [f"ERROR {e}"]
-        self._board.append((point, 1 if who == 1 else 2))
+            before, self.position = self.position, position
+            try:
+                return [self._our_move()]
+            except PbrainError:
+                self.position = before
+                raise
+        if self._board_error is None:
+            try:
+                point, who = _parse_xy(text, self.game.size, fields=3)
+                if who not in (1, 2, 3):
+                    raise PbrainError(f"bad BOARD line {text!r}: the last field must be 1, 2 or 3")
+                self._board.append((point, 1 if who == 1 else 2))
+            except PbrainError as e:
+                self._board_error = str(e)
         return []
 
     def _position_from(self, stones: list[tuple[int, int]]) -> Position:
@@ -244,14 +268,28 @@ class PbrainEngine:
             self.time_left_ms = int(value)
         elif key == "rule":
             rule = int(value)
-            if rule & 12:
-                raise PbrainError(f"rule {rule}: renju and caro are not supported (0: freestyle, 1: five)")
-            variant = "standard" if rule & 1 else "freestyle"
-            if variant != self.variant:
-                self.variant = variant
-                if self.game is not None and self.position.move_number == 0:
-                    self._start(self.game.size)
-        return []  # max_memory, game_type, evaluate, folder: nothing to do
+            if rule < 0 or rule & ~15:
+                raise PbrainError(f"rule {rule}: expected a bit mask of 1 (exactly five), 2 (continuous), "
+                                  "4 (renju), 8 (caro)")
+            if rule & 8:
+                raise PbrainError(f"rule {rule}: caro is not supported (0: freestyle, 1: exactly five, "
+                                  "4: renju)")
+            self._set_variant("renju" if rule & 4 else "standard" if rule & 1 else "freestyle")
+        return []
+
+    def _set_variant(self, variant: str) -> None:
+        """Switch rules now: the moves so far are replayed under the new one (or nothing changes)."""
+        if variant == self.variant:
+            return
+        if self.game is not None:
+            game = self._new_game(self.game.size, variant)
+            try:
+                position = game.play_moves(actions_played(self.position))
+            except IllegalMove as e:
+                raise PbrainError(f"cannot switch to {variant}: {e}") from None
+            self.game, self.position = game, position
+            self.player = self.source.player(game, visits=self.visits, seed=self.seed, resign_threshold=None)
+        self.variant = variant  # max_memory, game_type, evaluate, folder: nothing to do
 
     def cmd_about(self, rest: str) -> list[str]:
         return [ABOUT]
