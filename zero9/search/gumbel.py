@@ -104,9 +104,10 @@ class GumbelTree(Tree):
         self.gumbel: np.ndarray | None = None
         self.table: list[int] = []
 
-    def begin_search(self, budget: int) -> None:
-        """Start a move's search of ``budget`` simulations (fresh Gumbel noise once the root is ready)."""
-        self.budget = budget
+    def begin_search(self, visits: int | None = None, playouts: int | None = None) -> None:
+        """Start a move's search, budget and halving schedule (fresh Gumbel noise once the root is ready)."""
+        super().begin_search(visits, playouts)
+        self.budget = visits if visits is not None else playouts or 0  # (a fresh root: visits = playouts)
         self.gumbel = None
 
     def _prepare_root(self) -> None:

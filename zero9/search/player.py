@@ -194,8 +194,9 @@ class SearchPlayer:
         deadline = time.monotonic() + seconds if seconds else None
         if visits is None and playouts is None and deadline is None and stop is self._stop:
             visits = PlayConfig.visits
-        search_trees(self.trees, self.evaluator, visits=visits, playouts=playouts,
-                     leaves_per_tree=self.batch_size, deadline=deadline, stop=stop, on_step=on_step)
+        for tree in self.trees:
+            tree.begin_search(visits, playouts)
+        search_trees(self.trees, self.evaluator, self.batch_size, deadline, stop, on_step)
 
     def choose(self, position: Position, time_s: float | None = None,
                on_stats: Callable[[list[MoveStats]], None] | None = None,

@@ -48,44 +48,27 @@ Vocabulary:
   numbers in an array.
 - **tree reuse**: after a move the chosen child becomes the root (:meth:`Tree.advance`).
 - **visits** = ``ΣN`` at the root (reused visits count); **playouts** = simulations
-  done in this search.
+  done in this search. A search's **budget** is a number of visits and/or playouts
+  (:meth:`Tree.begin_search`); :meth:`Tree.leaves_wanted` says how many leaves the
+  next evaluator call may take without passing it.
+- **the move**: the most visited child; or, early in a self-play game, a child drawn
+  in proportion to its visits (temperature 1, Leela Zero's ``randomcnt``).
 
-Defaults (values on the [-1, 1] scale, twice Leela Zero's [0, 1] winrate scale):
-``c_puct = 3.0``, ``fpu_reduction = 0.5`` (Leela Zero's 0.25 winrate). Chosen by
-matches at equal visits (300 per move) on 7x7 four-in-a-row, where every leaf's
-value is one random rollout and the prior favours points next to stones (score of
-the setting against the reference, colours alternating; ±~9 is noise at 80 games):
-
-==========  =============================  ===============================
-c_puct      vs c=1.5, fpu=0.5 (60 games)    vs c=4.0, fpu=0.5 (80 games)
-==========  =============================  ===============================
-0.8         17–21 / 60 (fpu 0 .. 1)         —
-1.5         24–33 / 60                      —
-2.5         37–39 / 60                      —
-3.0         —                               33–39 / 80
-4.0         40–47 / 60                      35–40 / 80
-6.0 / 8.0   —                               36–48 / 80, 38–42 / 80
-==========  =============================  ===============================
-
-so ``c_puct`` from 3 to 8 is a plateau clearly above 1.5, and fpu_reduction from 0
-to 1 made no difference beyond noise; we take the low end of the plateau (nearest
-the values tuned for real nets: Leela Zero's 0.8 winrate-scale is 1.6 here) and
-Leela Zero's FPU. Rollout values are noisier than a trained net's, which favours
-exploration: re-run ``scripts/bench_search.py --tune`` with a trained net's
-evaluator before trusting these for strong play.
+Defaults (:class:`zero9.settings.SearchConfig`; values on the [-1, 1] scale, twice Leela
+Zero's [0, 1] winrate scale): ``c_puct = 3.0``, ``fpu_reduction = 0.5`` (Leela Zero's
+0.25 winrate), chosen by matches at equal visits; the table is in
+``docs/architecture.md`` (Search defaults).
 """
 
 from __future__ import annotations
 
-import contextlib
 import functools
-import gc
 import math
-from collections.abc import Iterator
 
 import numpy as np
 
 from zero9.games import Position
+from zero9.search.gcpause import gc_paused
 from zero9.settings import SearchConfig
 
 
@@ -189,12 +172,12 @@ def _untried_rows(n: int) -> np.ndarray:
 
 
 class Leaf:
-    """A selected path: ``nodes[0]`` is the root, ``nodes[k+1]`` the child ``idx[k]`` of ``nodes[k]``."""
+    """A path of ``tree``: ``nodes[0]`` the root, ``nodes[k+1]`` the child ``idx[k]`` of ``nodes[k]``."""
 
-    __slots__ = ("nodes", "idx", "node")
+    __slots__ = ("tree", "nodes", "idx", "node")
 
-    def __init__(self, nodes: list[Node], idx: list[int]):
-        self.nodes, self.idx = nodes, idx
+    def __init__(self, tree: Tree, nodes: list[Node], idx: list[int]):
+        self.tree, self.nodes, self.idx = tree, nodes, idx
         self.node = nodes[-1]  # the leaf itself
 
 
@@ -207,8 +190,28 @@ class Tree:
         self.rng = rng or np.random.default_rng()
         self.root = Node(position)
         self._coef = np.ones(3)  # (1, fpu, c_puct · sqrt(ΣN)), see select_child
-        self.playouts = 0  # simulations backed up since the last reset_counters()
+        self.playouts = 0  # simulations backed up (since the tree was made)
         self.collisions = 0  # leaves selected twice in one batch (virtual loss undone, not counted)
+        self.begin_search()
+
+    # --- the budget of a search ---------------------------------------------------------
+
+    def begin_search(self, visits: int | None = None, playouts: int | None = None) -> None:
+        """Start a search that stops at ``visits`` root visits and/or ``playouts`` new ones (None: none)."""
+        self.visit_limit, self.playout_limit = visits, playouts
+        self.playouts_at_start = self.playouts
+
+    def leaves_wanted(self, k: int) -> int:
+        """How many leaves to select next, at most ``k``, within the budget; 0 when the search is done."""
+        if self.root.terminal:
+            return 0
+        if not self.root.expanded:
+            return 1  # the root's own evaluation comes first
+        if self.visit_limit is not None:
+            k = min(k, self.visit_limit - self.visits())
+        if self.playout_limit is not None:
+            k = min(k, self.playout_limit - (self.playouts - self.playouts_at_start))
+        return max(k, 0)
 
     # --- the two halves of a simulation -------------------------------------------------
 
@@ -239,7 +242,7 @@ class Tree:
             nodes.append(child)
             idx.append(i)
             node = child
-        leaf = Leaf(nodes, idx)
+        leaf = Leaf(self, nodes, idx)
         if node.pending:
             self.collisions += 1
             self._revert_virtual_loss(leaf)
@@ -424,68 +427,27 @@ def collect_leaves(tree: Tree, k: int) -> list[Leaf]:
     return leaves
 
 
-def checked_values(priors, values, n: int) -> list[float]:
-    """The evaluator's values as Python floats, after checking that it answered for all ``n`` positions.
-
-    (Rather than ``zip(..., strict=True)``, which probes a numpy array past its end: an
-    exception raised and dropped inside numpy, a cost felt at one leaf per call.)
-    """
-    if len(priors) != n or len(values) != n:
+def evaluate_leaves(evaluator, leaves: list[Leaf]) -> None:
+    """One evaluator call for ``leaves`` (of one tree or of many), then expand and back up each."""
+    if not leaves:
+        return
+    priors, values = evaluator.evaluate([leaf.node.position for leaf in leaves])
+    if len(priors) != len(leaves) or len(values) != len(leaves):
         raise ValueError(f"the evaluator returned {len(priors)} priors and {len(values)} values "
-                         f"for {n} positions")
-    return values.tolist() if isinstance(values, np.ndarray) else [float(v) for v in values]
-
-
-_gc_aged = 0  # objects moved to the oldest generation unscanned since the last full collection
-_gc_live = 0  # objects the collector tracked after that collection
-
-
-@contextlib.contextmanager
-def gc_paused() -> Iterator[None]:
-    """Switch Python's cyclic garbage collector off while searching, and spare it the new tree.
-
-    A search allocates many small objects that live on (nodes, positions); every few
-    hundred allocations the collector would scan them all, though the tree holds no
-    reference cycles (children point down, positions point up): reference counting
-    frees it. Switched back on, the collector would still scan everything made during
-    the pause at the next allocation; ``gc.freeze()`` + ``gc.unfreeze()`` instead moves
-    it all, unscanned, to the oldest generation (the tree is often freed before anyone
-    looks). That generation is then collected by Python's own rule: once a quarter more
-    objects have joined it than it held after its last collection, so that cycles made
-    meanwhile (by other threads, say) are still found. (The trick is skipped when the
-    caller froze objects itself: unfreeze would undo that.) Measured by
-    ``scripts/bench_search.py`` (gc on / frozen / off).
-    """
-    global _gc_aged, _gc_live
-    was_enabled = gc.isenabled()
-    if was_enabled and _gc_aged > max(_gc_live // 4, 100_000):
-        gc.collect()  # (before the search rather than after: one tree fewer to scan, often)
-        _gc_aged, _gc_live = 0, len(gc.get_objects())
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            if not gc.get_freeze_count():
-                _gc_aged += gc.get_count()[0]  # what the pause left in the youngest generation
-                gc.freeze()
-                gc.unfreeze()
-            gc.enable()
+                         f"for {len(leaves)} positions")
+    values = values.tolist() if isinstance(values, np.ndarray) else [float(v) for v in values]
+    for leaf, p, v in zip(leaves, priors, values, strict=False):  # (lengths checked above: a strict zip
+        leaf.tree.expand_and_backup(leaf, p, v)  # probes a numpy array past its end, a cost per call)
 
 
 def run_simulations(tree: Tree, evaluator, playouts: int, batch_size: int = 1) -> int:
-    """The plain loop: ``playouts`` simulations on one tree, up to ``batch_size`` leaves per net call.
+    """The search loop of one tree: ``playouts`` simulations, up to ``batch_size`` leaves per evaluator call.
 
-    Returns the number of simulations backed up. Time limits, ``stop`` and many trees
-    at once: :func:`zero9.search.batched.search_trees`, the same loop over a list of trees.
+    Returns the simulations backed up. Many trees at once, time limits and ``stop``:
+    :func:`zero9.search.batched.search_trees`, the same loop over a list of trees.
     """
-    start = tree.playouts
+    tree.begin_search(playouts=playouts)
     with gc_paused():
-        while tree.playouts - start < playouts and not tree.root.terminal:
-            leaves = collect_leaves(tree, min(batch_size, playouts - (tree.playouts - start)))
-            if leaves:
-                priors, values = evaluator.evaluate([leaf.node.position for leaf in leaves])
-                values = checked_values(priors, values, len(leaves))  # (lengths checked: no strict zip)
-                for leaf, p, v in zip(leaves, priors, values, strict=False):
-                    tree.expand_and_backup(leaf, p, v)
-    return tree.playouts - start
+        while (k := tree.leaves_wanted(batch_size)) > 0:
+            evaluate_leaves(evaluator, collect_leaves(tree, k))
+    return tree.playouts - tree.playouts_at_start
