@@ -98,7 +98,7 @@ class Node:
         self.children: dict[int, Node] = {}  # child index -> Node, created when first tried
         self.total = 0.0  # ΣN over children (virtual losses included)
         self.tried_prior = 0.0  # Σ P over children with N > 0, for FPU
-        self.sq_sum = 0.0  # Σ value² backed up through this node (variance for LCB)
+        self.sq_sum = 0.0  # Σ value² backed up through this node (its variance: the player's LCB)
         self.raw_prior = None  # the root's priors before noise, so re-noising starts clean
 
     @property
@@ -147,12 +147,6 @@ class Node:
         self.U0[:] = p  # P / (1 + 0)
         self.fpu = self.value if fpu_value is None else fpu_value  # nothing tried, nothing to reduce
         self.P, self.actions, self.priors = p, actions, None
-
-    def refresh_fpu(self, fpu_reduction: float, fpu_value: float | None = None) -> None:
-        """Untried children share one first-play value, ``fpu``: recompute it after a new child is tried."""
-        if fpu_value is None:
-            fpu_value = max(self.value - fpu_reduction * math.sqrt(self.tried_prior), -1.0)
-        self.fpu = fpu_value
 
     def q_value(self) -> float:
         """Mean value of the node from its side to move's view (its raw value before any visit)."""
@@ -322,16 +316,20 @@ class Tree:
         """Child ``i`` (prior ``p``) was just tried for the first time, or un-tried by a revert."""
         node.QFU[1, i] = 0.0 if tried else 1.0
         node.tried_prior += p if tried else -p
-        reduction = self._fpu(True) if node is self.root else self.config.fpu_reduction
-        node.refresh_fpu(reduction, self.config.fpu_value)
+        self._refresh_fpu(node)
 
-    def _fpu(self, is_root: bool) -> float:
+    def _refresh_fpu(self, node: Node) -> None:
+        """Untried children share one first-play value, ``node.fpu``: recompute it after a child is tried."""
         cfg = self.config
-        if not is_root:
-            return cfg.fpu_reduction
-        if cfg.fpu_root_reduction is not None:
-            return cfg.fpu_root_reduction
-        return 0.0 if cfg.noise else cfg.fpu_reduction  # noise already spreads the root visits
+        if cfg.fpu_value is not None:
+            node.fpu = cfg.fpu_value
+            return
+        reduction = cfg.fpu_reduction
+        if node is self.root and cfg.fpu_root_reduction is not None:
+            reduction = cfg.fpu_root_reduction
+        elif node is self.root and cfg.noise:
+            reduction = 0.0  # noise already spreads the root visits
+        node.fpu = max(node.value - reduction * math.sqrt(node.tried_prior), -1.0)
 
     # --- root: noise, reuse, the move -----------------------------------------------------
 
@@ -348,7 +346,7 @@ class Tree:
         N = root.N
         root.U0[:] = root.P / (1.0 + N)
         root.tried_prior = float(root.P[N > 0].sum())
-        root.refresh_fpu(self._fpu(True), self.config.fpu_value)
+        self._refresh_fpu(root)
 
     def advance(self, action: int) -> None:
         """Play ``action`` at the root: its subtree (if searched) becomes the new root."""
@@ -364,7 +362,7 @@ class Tree:
             child.expand(self.config.fpu_value)  # the root keeps its arrays (statistics, noise)
         if child.expanded:
             # The root's first-play value differs from an inner node's; re-noise a reused root.
-            child.refresh_fpu(self._fpu(True), self.config.fpu_value)
+            self._refresh_fpu(child)
             if self.config.noise:
                 self.add_noise()
 
@@ -379,33 +377,16 @@ class Tree:
             pi[root.actions] = root.N / root.total
         return pi
 
-    def choose_action(self, proportional: bool = False, lcb: bool = False) -> int:
-        """The move to play: most visits; or drawn in proportion to visits (``randomcnt``); or best LCB."""
+    def choose_action(self, proportional: bool = False) -> int:
+        """The move to play: most visits; or drawn in proportion to visits (temperature 1, ``randomcnt``)."""
         root = self.root
         if not root.expanded or root.total <= 0:
             raise ValueError("choose_action: the root has not been searched")
         N = root.N
         if proportional:
             return int(root.actions[self.rng.choice(len(N), p=N / N.sum())])
-        if lcb:
-            bounds = lower_confidence_bounds(root)
-            eligible = N >= max(2.0, 0.1 * N.max())
-            if eligible.any():
-                return int(root.actions[np.where(eligible, bounds, -np.inf).argmax()])
         # Most visits; ties broken by Q then prior (lexsort's last key is the primary one).
         return int(root.actions[np.lexsort((root.P, root.Q, N))[-1]])
-
-
-def lower_confidence_bounds(node: Node, z: float = 1.96) -> np.ndarray:
-    """Per child: Q − z · std / sqrt(N) from the backed-up values' variance; −2 below 2 visits."""
-    lcb = np.full(len(node.n), -2.0)
-    for i, child in node.children.items():
-        n = node.n[i]
-        if n >= 2:
-            q = node.q.item(i)
-            var = max(child.sq_sum / n - q * q, 0.0) * n / (n - 1)
-            lcb[i] = q - z * math.sqrt(var / n)
-    return lcb
 
 
 def collect_leaves(tree: Tree, k: int) -> list[Leaf]:
