@@ -2,13 +2,12 @@
 
 Vocabulary (tree terms are :mod:`zero9.search.puct`'s, G and K :mod:`zero9.search.batched`'s):
 
-- **games in flight**: G games, each with its own search tree. One evaluator call
-  serves K leaves of each (:func:`zero9.search.batched.search_trees`); when a tree's
-  search is done its move is played at once, while the other games search on.
-- **full / fast move** (playout cap randomisation, KataGo): a share
-  ``full_search_share`` of moves search ``visits`` with root noise and are
-  **recorded** as policy targets; the others search ``fast_visits`` without noise
-  and are not.
+- **games in flight**: G games, a search tree each, K leaves of each per evaluator call
+  (:func:`zero9.search.batched.search_trees`); a game whose search is done plays its
+  move at once, while the others search on.
+- **full / fast move** (playout cap randomisation, KataGo): a share ``full_search_share``
+  of moves search ``visits`` with root noise and are **recorded** as policy targets;
+  the others search ``fast_visits`` without noise and are not.
 - **opening move** (leelaz-ninenine's cheap random opening): until a move number
   drawn uniformly from ``0..opening_moves``, moves search ``opening_visits``, are
   chosen in proportion to visits and are not recorded.
@@ -21,8 +20,7 @@ Vocabulary (tree terms are :mod:`zero9.search.puct`'s, G and K :mod:`zero9.searc
   ``resign_min_moves`` moves. A share ``no_resign_share`` of games never resign; they
   note the first move at which each side *would* have resigned, so the
   false-resignation rate can be measured (Leela Zero's resignation analysis).
-- **record**: :class:`GameRecord` of :class:`MoveRecord` s, which
-  :mod:`zero9.learn.selfplay` writes as training chunks and SGFs.
+- **record**: a :class:`GameRecord` of :class:`MoveRecord` s; :mod:`zero9.learn.selfplay` writes it.
 """
 
 from __future__ import annotations
@@ -108,11 +106,8 @@ class SelfPlay:
             playing = [g for g in playing if g is not None]
 
     def play_moves(self, playing: list[_Game | None], ended: list[GameRecord]) -> bool:
-        """After each evaluator call: play the move of every game whose search is done.
-
-        A game that ends is replaced, in its place, by a new one (or by None when all
-        are started); True then, so that the search returns and the records go out.
-        """
+        """After each evaluator call: play the move of every game whose search is done. A game that
+        ends makes way for a new one (None once all are started); True then: the records go out."""
         for i, g in enumerate(playing):
             if g.tree.leaves_wanted(1) == 0 and self.play_move(g):
                 ended.append(g.record)
@@ -170,16 +165,13 @@ class SelfPlay:
                                        g.full and not opening))
         tree.advance(action)
         final = tree.root.position
-        if final.is_terminal():
-            self.end(record, final)
-            return True
-        if len(record.moves) >= self.move_cap:
-            while self.game.pass_action is not None and not final.is_terminal():
-                final = final.play(self.game.pass_action)  # Go: both pass, the board is scored
-            self.end(record, final)
-            return True
-        self.begin_move(g)
-        return False
+        if not final.is_terminal() and len(record.moves) < self.move_cap:
+            self.begin_move(g)
+            return False
+        while self.game.pass_action is not None and not final.is_terminal():
+            final = final.play(self.game.pass_action)  # at the move cap Go passes out: the board is scored
+        self.end(record, final)
+        return True
 
     @staticmethod
     def end(record: GameRecord, final: Position, resigned: bool = False) -> None:

@@ -19,33 +19,34 @@ Vocabulary:
   node** (the one choosing among the children). A node's own ``value`` (its raw net
   evaluation, or the rules' result if terminal) is also from its side to move's
   view, so it is negated on the way up.
+- **evaluator**: ``evaluate(positions) -> (priors [B, A], values [B])``, one call per
+  batch of leaves: :class:`zero9.search.evaluator.NetEvaluator` (the input planes of
+  :mod:`zero9.nn.features` through the net of :mod:`zero9.nn.net`), or uniform priors.
 - **what it costs**: a numpy call costs about a microsecond whatever the size of
-  these small arrays, a Python list item a few dozen nanoseconds. So each kind of
-  work goes where it is cheap. ``N`` and ``W``, changed one child at a time, are
-  Python lists ``n`` and ``w``. PUCT for all children is one vector-matrix product
-  over the rows of ``QFU [3, n]``: ``q`` (``Q`` of the tried children, 0 for the
-  others), ``f`` (1 for a child never tried, else 0) and ``U0``, so that
-  ``(1, fpu, c) @ QFU`` is ``Q + c · U0`` with every untried child at the node's
-  first-play value ``fpu``, a number changed without touching the array. The
-  properties ``N``, ``W`` and ``Q`` assemble the arrays of the table above.
+  these small arrays, a Python list item a few dozen nanoseconds, so ``N`` and ``W``,
+  changed one child at a time, are Python lists ``n`` and ``w``, and PUCT for all
+  children is one vector-matrix product over the rows of ``QFU [3, n]``: ``q`` (``Q``
+  of the tried children, 0 for the others), ``f`` (1 for an untried child, else 0)
+  and ``U0``. ``(1, fpu, c) @ QFU`` is ``Q + c · U0`` with every untried child at the
+  first-play value ``fpu``, one number. Properties ``N``, ``W``, ``Q`` build the arrays.
 - **PUCT**: pick ``argmax Q + U`` with ``U = c_puct · P · sqrt(ΣN) / (1 + N)``.
 - **first-play urgency (FPU)**: a child never tried gets ``Q = value(node) −
   fpu_reduction · sqrt(Σ P of tried children)`` (Leela Zero): the more of the
   policy already explored, the less an untried move is worth guessing.
 - **simulation** (one *playout*): select a leaf by PUCT from the root, evaluate it
-  (net, or the rules for a terminal position — never the net), back the value up.
-  We split it in two halves, :meth:`Tree.select_leaf` and :meth:`Tree.expand_and_backup`,
-  so one evaluator call can serve many leaves (batching).
+  (net, or the rules for a terminal position — never the net), back the value up; in
+  two halves, :meth:`Tree.select_leaf` and :meth:`Tree.expand_and_backup`, so that one
+  evaluator call can serve many leaves (batching).
 - **virtual loss**: while a leaf is in flight, every edge on its path counts
   ``virtual_loss`` extra visits that each lost, so the next selection in the same
   batch goes elsewhere. Undone exactly at backup (``N``, ``W`` return to the true
   counts; tests check it never leaks).
-- **expansion**: a leaf's evaluation (priors and value) is kept when it comes back;
-  the arrays over its legal moves are built the first time a simulation goes
-  *through* it (:meth:`Node.expand`), so a leaf that is never visited again (a
-  third of them, typically) never pays for them. A child's position is only built
-  (``play``) when the child is first tried, so most of the tree's width is a few
-  numbers in an array.
+- **expansion**: a leaf's evaluation (priors and value) is kept; the arrays over its
+  legal moves are built when a simulation first goes *through* it (:meth:`Node.expand`),
+  so the third of leaves never visited again never pay for them. A child's position is
+  built (``play``) when the child is first tried: most of the tree's width is numbers.
+- **root noise** (self-play only): Dirichlet noise mixed into the root's priors
+  (:meth:`Tree.add_noise`), so that moves the net dislikes are still tried.
 - **tree reuse**: after a move the chosen child becomes the root (:meth:`Tree.advance`).
 - **visits** = ``ΣN`` at the root (reused visits count); **playouts** = simulations
   done in this search. A search's **budget** is a number of visits and/or playouts
@@ -127,11 +128,7 @@ class Node:
         return self.priors is not None or self.actions is not None
 
     def expand(self, fpu_value: float | None = None) -> None:
-        """Create the child arrays from the kept priors, renormalised over the legal moves.
-
-        Untried children start at the first-play value: the node's own value (nothing
-        tried, nothing to reduce), or ``fpu_value`` where the search fixes one.
-        """
+        """Create the child arrays from the kept priors, renormalised over the legal moves."""
         # A numpy call here costs more than its arithmetic: as few as possible, no temporaries.
         actions = legal_actions(self.position)
         n = len(actions)
@@ -155,10 +152,7 @@ class Node:
 
 @functools.cache
 def _untried_rows(n: int) -> np.ndarray:
-    """``QFU`` of a node with ``n`` children, none tried yet, before its priors go in.
-
-    Read-only and shared: each expansion copies it (one numpy call, fewer than filling new arrays).
-    """
+    """``QFU`` of ``n`` untried children before the priors go in; read-only, each expansion copies it."""
     rows = np.zeros((3, n))
     rows[1] = 1.0  # f: nothing tried yet
     rows.flags.writeable = False
@@ -257,9 +251,7 @@ class Tree:
     def expand_and_backup(self, leaf: Leaf, priors: np.ndarray | None = None, value: float = 0.0) -> None:
         """Finish a simulation: keep the leaf's evaluation (terminal: the rules' value), back it up.
 
-        The leaf's child arrays are built by the next simulation that goes through it
-        (:meth:`Node.expand`): many leaves are never visited again and never need them.
-        The root is expanded at once (noise, statistics).
+        Only the root is expanded at once (noise, statistics); other leaves when next gone through.
         """
         node = leaf.node
         if not node.terminal:
