@@ -90,8 +90,8 @@ def improved_policy(node: Node, N: np.ndarray | None = None) -> np.ndarray:
 class GumbelTree(Tree):
     """A search tree whose root runs sequential halving and whose inner nodes select deterministically.
 
-    Call :meth:`begin_search` with the simulation budget before each move's search.
-    The root is fresh every move (the halving schedule counts from zero).
+    Each move's search begins with :meth:`begin_search` and its budget (``run_simulations``
+    calls it); the root is fresh every move (the halving schedule counts from zero).
     """
 
     def __init__(self, position: Position, config: SearchConfig | None = None,
@@ -136,7 +136,7 @@ class GumbelTree(Tree):
         logits = np.log(np.maximum(root.P, 1e-30))
         return self.gumbel + logits + sigma(root, completed_q(root, N), N)
 
-    def choose_action(self, proportional: bool = False, lcb: bool = False) -> int:
+    def choose_action(self, proportional: bool = False) -> int:
         """Among the most visited root actions, the best by g + logits + σ(q̂)."""
         root = self.root
         if not root.expanded or root.total <= 0:
