@@ -66,6 +66,21 @@ def test_many_trees_many_leaves_leave_consistent_counts():
                         assert node.N[i] == 1 + child.total
 
 
+def test_each_tree_searches_to_its_own_budget_and_on_step_can_end_the_search():
+    game = make_game("go", 9)
+    trees = [Tree(pos, SearchConfig(), np.random.default_rng(j)) for j, pos in enumerate(starts(game))]
+    for tree, visits in zip(trees, (5, 40, 120, 17), strict=True):
+        tree.begin_search(visits=visits)
+    steps = []
+    search_trees(trees, ScoreEvaluator(game), leaves_per_tree=4, on_step=lambda: steps.append(1))
+    assert [tree.visits() for tree in trees] == [5, 40, 120, 17]
+    assert len(steps) >= 120 // 4  # the largest budget sets the number of evaluator calls
+    for tree in trees:
+        tree.begin_search(playouts=50)
+    done = search_trees(trees, ScoreEvaluator(game), leaves_per_tree=4, on_step=lambda: True)
+    assert done == 4 * len(trees)  # one step, then on_step ended the search
+
+
 def test_self_play_records():
     game = make_game("gomoku", 7, connect=4)
     config = SelfPlayConfig(

@@ -76,10 +76,7 @@ from zero9.settings import SearchConfig
 def legal_actions(position: Position) -> np.ndarray:
     """The legal moves as an intp array; a position may build it itself (Go: from its bitboard)."""
     build = getattr(position, "legal_actions", None)
-    if build is not None:
-        return build()
-    moves = position.legal_moves()
-    return np.fromiter(moves, np.intp, len(moves))  # (a little cheaper than np.array for a list)
+    return build() if build is not None else np.array(position.legal_moves(), np.intp)
 
 
 class Node:
@@ -160,13 +157,13 @@ def _untried_rows(n: int) -> np.ndarray:
 
 
 class Leaf:
-    """A path of ``tree``: ``nodes[0]`` the root, ``nodes[k+1]`` the child ``idx[k]`` of ``nodes[k]``."""
+    """A path of ``tree``: ``nodes[0]`` the root, ``nodes[k+1]`` the child ``idx[k]`` of ``nodes[k]``,
+    ``node`` the leaf itself."""
 
     __slots__ = ("tree", "nodes", "idx", "node")
 
     def __init__(self, tree: Tree, nodes: list[Node], idx: list[int]):
-        self.tree, self.nodes, self.idx = tree, nodes, idx
-        self.node = nodes[-1]  # the leaf itself
+        self.tree, self.nodes, self.idx, self.node = tree, nodes, idx, nodes[-1]
 
 
 class Tree:
