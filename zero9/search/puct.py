@@ -406,8 +406,9 @@ def evaluate_leaves(evaluator, leaves: list[Leaf]) -> None:
         raise ValueError(f"the evaluator returned {len(priors)} priors and {len(values)} values "
                          f"for {len(leaves)} positions")
     values = values.tolist() if isinstance(values, np.ndarray) else [float(v) for v in values]
-    for leaf, p, v in zip(leaves, priors, values, strict=False):  # (lengths checked above: a strict zip
-        leaf.tree.expand_and_backup(leaf, p, v)  # probes a numpy array past its end, a cost per call)
+    # (Lengths checked above, not by a strict zip: that probes a numpy array past its end, a cost per call.)
+    for leaf, p, v in zip(leaves, priors, values, strict=False):
+        leaf.tree.expand_and_backup(leaf, p, v)
 
 
 def run_simulations(tree: Tree, evaluator, playouts: int, batch_size: int = 1) -> int:
