@@ -188,10 +188,11 @@ class Tree:
 
     def leaves_wanted(self, k: int) -> int:
         """How many leaves to select next, at most ``k``, within the budget; 0 when the search is done."""
-        if self.root.terminal:
+        root = self.root
+        if root.terminal:
             return 0
-        if not self.root.expanded:
-            return 1  # the root's own evaluation comes first
+        if root.actions is None:  # not expanded: the root's own evaluation comes first
+            return 1
         if self.visit_limit is not None:
             k = min(k, self.visit_limit - self.visits())
         if self.playout_limit is not None:
@@ -314,10 +315,11 @@ class Tree:
             node.fpu = cfg.fpu_value
             return
         reduction = cfg.fpu_reduction
-        if node is self.root and cfg.fpu_root_reduction is not None:
-            reduction = cfg.fpu_root_reduction
-        elif node is self.root and cfg.noise:
-            reduction = 0.0  # noise already spreads the root visits
+        if node is self.root:
+            if cfg.fpu_root_reduction is not None:
+                reduction = cfg.fpu_root_reduction
+            elif cfg.noise:
+                reduction = 0.0  # noise already spreads the root visits
         node.fpu = max(node.value - reduction * math.sqrt(node.tried_prior), -1.0)
 
     # --- root: noise, reuse, the move -----------------------------------------------------
