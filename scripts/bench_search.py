@@ -12,7 +12,7 @@
    same position (the board's own speed); the ratio says how many board moves one
    simulation costs.
 2. ``X% of wall time inside the net``: self-play with a 10x64 net (random weights)
-   on this machine's CPU, G games x K leaves per call, through :func:`zero9.search.batched.play_games`.
+   on this machine's CPU, G games x K leaves per call, through :func:`zero9.learn.selfplay_game.play_games`.
 """
 
 from __future__ import annotations
@@ -28,8 +28,8 @@ import time
 import numpy as np
 
 from zero9.games import make_game
+from zero9.learn.selfplay_game import play_games
 from zero9.search import puct as search
-from zero9.search.batched import play_games
 from zero9.search.evaluator import NetEvaluator, UniformEvaluator
 from zero9.search.puct import Tree, run_simulations
 from zero9.settings import SearchConfig, SelfPlayConfig

@@ -1,4 +1,5 @@
-"""The multi-game driver (zero9.search.batched): exactness against the single tree, and self-play records."""
+"""The batched driver (zero9.search.batched): exactness against the single tree; self-play games on it
+(zero9.learn.selfplay_game): their records, resignation and bad options."""
 
 from __future__ import annotations
 
@@ -7,7 +8,8 @@ import pytest
 
 from tests.test_search import ScoreEvaluator, walk
 from zero9.games import BLACK, WHITE, make_game
-from zero9.search.batched import GameRecord, play_games, search_trees
+from zero9.learn.selfplay_game import GameRecord, play_games
+from zero9.search.batched import search_trees
 from zero9.search.evaluator import UniformEvaluator
 from zero9.search.puct import Tree, run_simulations
 from zero9.settings import SearchConfig, SelfPlayConfig
@@ -29,7 +31,9 @@ def test_k1_gives_exactly_the_single_tree_visit_counts(config):
         run_simulations(tree, evaluator, 150)
         singles.append(tree)
     trees = [Tree(pos, config, np.random.default_rng(j)) for j, pos in enumerate(starts(game))]
-    done = search_trees(trees, evaluator, playouts=150, leaves_per_tree=1)
+    for tree in trees:
+        tree.begin_search(playouts=150)
+    done = search_trees(trees, evaluator, leaves_per_tree=1)
     assert done == 150 * len(trees)
     for a, b in zip(singles, trees, strict=True):
         assert np.array_equal(a.root.actions, b.root.actions)
@@ -47,7 +51,9 @@ def test_many_trees_many_leaves_leave_consistent_counts():
             calls.append(len(positions))
             return super().evaluate(positions)
 
-    search_trees(trees, Counting(game), visits=200, leaves_per_tree=8)
+    for tree in trees:
+        tree.begin_search(visits=200)
+    search_trees(trees, Counting(game), leaves_per_tree=8)
     assert max(calls) > 8  # leaves of several trees share a call
     for tree in trees:
         assert tree.visits() == 200
@@ -58,6 +64,21 @@ def test_many_trees_many_leaves_leave_consistent_counts():
                 for i, child in node.children.items():
                     if child.evaluated and not child.terminal:
                         assert node.N[i] == 1 + child.total
+
+
+def test_each_tree_searches_to_its_own_budget_and_on_step_can_end_the_search():
+    game = make_game("go", 9)
+    trees = [Tree(pos, SearchConfig(), np.random.default_rng(j)) for j, pos in enumerate(starts(game))]
+    for tree, visits in zip(trees, (5, 40, 120, 17), strict=True):
+        tree.begin_search(visits=visits)
+    steps = []
+    search_trees(trees, ScoreEvaluator(game), leaves_per_tree=4, on_step=lambda: steps.append(1))
+    assert [tree.visits() for tree in trees] == [5, 40, 120, 17]
+    assert len(steps) >= 120 // 4  # the largest budget sets the number of evaluator calls
+    for tree in trees:
+        tree.begin_search(playouts=50)
+    done = search_trees(trees, ScoreEvaluator(game), leaves_per_tree=4, on_step=lambda: True)
+    assert done == 4 * len(trees)  # one step, then on_step ended the search
 
 
 def test_self_play_records():

@@ -9,11 +9,14 @@ import numpy as np
 import pytest
 import torch
 
+from tests.test_search import ScoreEvaluator
 from zero9.games import BLACK, make_game
 from zero9.nn import features
 from zero9.nn.net import ZeroNet
 from zero9.search.evaluator import NetEvaluator, UniformEvaluator, history_key
-from zero9.search.player import Decision, MoveStats, SearchPlayer
+from zero9.search.player import Decision, MoveStats, SearchPlayer, lcb_choice
+from zero9.search.puct import Tree, run_simulations
+from zero9.settings import SearchConfig
 
 
 @pytest.fixture
@@ -120,6 +123,15 @@ def test_set_option_and_bad_values(go9):
         SearchPlayer(go9, UniformEvaluator(go9), visits=0)
     with pytest.raises(ValueError, match="game is over"):
         player.choose(go9.play_moves(["pass", "pass"]))
+
+
+def test_lcb_choice_is_a_well_visited_legal_move(go9):
+    tree = Tree(go9.new_position(), SearchConfig(), np.random.default_rng(5))
+    run_simulations(tree, ScoreEvaluator(go9), 300)
+    move = lcb_choice(tree.root)
+    assert move in set(go9.new_position().legal_moves())
+    N = tree.root.N
+    assert N[np.flatnonzero(tree.root.actions == move)[0]] >= max(2.0, 0.1 * N.max())
 
 
 def test_root_parallel_votes_a_legal_move(go9):

@@ -185,11 +185,10 @@ def test_terminal_leaves_are_scored_by_the_rules_not_the_evaluator():
     run_simulations(tree, Liar(), 5)
 
 
-def test_lcb_and_proportional_choice(go9):
+def test_proportional_choice(go9):
     tree = Tree(go9.new_position(), SearchConfig(), np.random.default_rng(5))
     run_simulations(tree, ScoreEvaluator(go9), 300)
     legal = set(go9.new_position().legal_moves())
-    assert tree.choose_action(lcb=True) in legal
     picks = {tree.choose_action(proportional=True) for _ in range(50)}
     assert picks <= legal and len(picks) > 1
 

@@ -56,7 +56,7 @@ class NetConfig:
 
 @dataclass
 class SelfPlayConfig:
-    """Options of self-play (:func:`zero9.search.batched.play_games`)."""
+    """Options of self-play (:func:`zero9.learn.selfplay_game.play_games`)."""
 
     visits: int = 200
     parallel_games: int = 32  # G: games in flight per worker

@@ -48,8 +48,8 @@ import torch
 
 from zero9.games.sgf import save_sgf
 from zero9.learn.selfplay import SelfPlayStats, _add_game, _bar, config_summary, game_summary, write_record
+from zero9.learn.selfplay_game import play_games
 from zero9.nn.checkpoint import game_from_meta, load_net
-from zero9.search.batched import play_games
 from zero9.search.evaluator import NetEvaluator
 from zero9.util.files import atomic_write_bytes
 from zero9.util.interrupts import check_stop

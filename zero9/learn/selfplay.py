@@ -1,9 +1,9 @@
 """``zero9 selfplay``: play games with a net and write training chunks and SGFs.
 
-Vocabulary (search terms are :mod:`zero9.search.batched`'s: G games in flight, K leaves
+Vocabulary (search terms are :mod:`zero9.learn.selfplay_game`'s: G games in flight, K leaves
 per tree per net call, full/fast moves, opening moves, no-resign games):
 
-- **worker**: one process running :func:`zero9.search.batched.play_games` with its own
+- **worker**: one process running :func:`zero9.learn.selfplay_game.play_games` with its own
   copy of the net (``--workers W``, default one per core; each gets
   ``cores // W`` torch threads so they do not fight). ``W = 1`` plays in-process.
   On CUDA every worker holds its own model on the shared GPU; a single shared
@@ -46,12 +46,12 @@ from tqdm import tqdm
 
 from zero9.games import BLACK, EMPTY
 from zero9.games.sgf import save_sgf, write_sgf
+from zero9.learn.selfplay_game import GameRecord, play_games
 from zero9.nn import features
 from zero9.nn.checkpoint import game_from_meta, load_net
 from zero9.nn.chunks import ChunkData, ownership_target, write_lz_chunk, write_npz_shard
 from zero9.nn.inference import InferenceServer, RemoteNet
 from zero9.nn.net import resolve_device
-from zero9.search.batched import GameRecord, play_games
 from zero9.search.evaluator import NetEvaluator
 from zero9.settings import PCR_SHARE, SearchConfig, SelfPlayConfig
 from zero9.util.interrupts import StopRequested, check_stop, stop_signals

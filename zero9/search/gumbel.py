@@ -90,8 +90,8 @@ def improved_policy(node: Node, N: np.ndarray | None = None) -> np.ndarray:
 class GumbelTree(Tree):
     """A search tree whose root runs sequential halving and whose inner nodes select deterministically.
 
-    Call :meth:`begin_search` with the simulation budget before each move's search.
-    The root is fresh every move (the halving schedule counts from zero).
+    Each move's search begins with :meth:`begin_search` and its budget (``run_simulations``
+    calls it); the root is fresh every move (the halving schedule counts from zero).
     """
 
     def __init__(self, position: Position, config: SearchConfig | None = None,
@@ -104,9 +104,10 @@ class GumbelTree(Tree):
         self.gumbel: np.ndarray | None = None
         self.table: list[int] = []
 
-    def begin_search(self, budget: int) -> None:
-        """Start a move's search of ``budget`` simulations (fresh Gumbel noise once the root is ready)."""
-        self.budget = budget
+    def begin_search(self, visits: int | None = None, playouts: int | None = None) -> None:
+        """Start a move's search, budget and halving schedule (fresh Gumbel noise once the root is ready)."""
+        super().begin_search(visits, playouts)
+        self.budget = visits if visits is not None else playouts or 0  # (a fresh root: visits = playouts)
         self.gumbel = None
 
     def _prepare_root(self) -> None:
@@ -135,7 +136,7 @@ class GumbelTree(Tree):
         logits = np.log(np.maximum(root.P, 1e-30))
         return self.gumbel + logits + sigma(root, completed_q(root, N), N)
 
-    def choose_action(self, proportional: bool = False, lcb: bool = False) -> int:
+    def choose_action(self, proportional: bool = False) -> int:
         """Among the most visited root actions, the best by g + logits + σ(q̂)."""
         root = self.root
         if not root.expanded or root.total <= 0:

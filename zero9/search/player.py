@@ -49,7 +49,7 @@ from zero9.nn import features
 from zero9.nn.checkpoint import load_net
 from zero9.search.batched import search_trees
 from zero9.search.evaluator import NetEvaluator, UniformEvaluator, history_key
-from zero9.search.puct import Node, Tree, lower_confidence_bounds
+from zero9.search.puct import Node, Tree
 from zero9.settings import PlayConfig, SearchConfig
 
 
@@ -194,8 +194,9 @@ class SearchPlayer:
         deadline = time.monotonic() + seconds if seconds else None
         if visits is None and playouts is None and deadline is None and stop is self._stop:
             visits = PlayConfig.visits
-        search_trees(self.trees, self.evaluator, visits=visits, playouts=playouts,
-                     leaves_per_tree=self.batch_size, deadline=deadline, stop=stop, on_step=on_step)
+        for tree in self.trees:
+            tree.begin_search(visits, playouts)
+        search_trees(self.trees, self.evaluator, self.batch_size, deadline, stop, on_step)
 
     def choose(self, position: Position, time_s: float | None = None,
                on_stats: Callable[[list[MoveStats]], None] | None = None,
@@ -248,7 +249,9 @@ class SearchPlayer:
         if position.move_number < self.randomcnt:
             return int(actions[self.rng.choice(len(n), p=n / n.sum())])
         if self.root_parallel == 1:
-            return self.trees[0].choose_action(lcb=self.lcb)
+            tree = self.trees[0]
+            best = lcb_choice(tree.root) if self.lcb else None
+            return tree.choose_action() if best is None else best
         return int(actions[n.argmax()])
 
     def analyze(self, position: Position, on_stats: Callable[[list[MoveStats]], None], interval_s: float,
@@ -343,6 +346,28 @@ class SearchPlayer:
             return float(position.result_value(position.to_play))
         _, values = self.evaluator.evaluate([position])
         return float(values[0])
+
+
+def lower_confidence_bounds(node: Node, z: float = 1.96) -> np.ndarray:
+    """Per child: Q − z · std / sqrt(N) from the backed-up values' variance; −2 below 2 visits."""
+    lcb = np.full(len(node.n), -2.0)
+    for i, child in node.children.items():
+        n = node.n[i]
+        if n >= 2:
+            q = node.q.item(i)
+            var = max(child.sq_sum / n - q * q, 0.0) * n / (n - 1)
+            lcb[i] = q - z * math.sqrt(var / n)
+    return lcb
+
+
+def lcb_choice(root: Node) -> int | None:
+    """The root move with the best lower confidence bound among those with at least 2 visits and a
+    tenth of the most visited one's (Leela Zero's LCB pick); None when no move has that many."""
+    N = root.N
+    eligible = N >= max(2.0, 0.1 * N.max())
+    if not eligible.any():
+        return None
+    return int(root.actions[np.where(eligible, lower_confidence_bounds(root), -np.inf).argmax()])
 
 
 def _pv(node: Node | None, limit: int = 30) -> list[int]:

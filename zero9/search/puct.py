@@ -19,83 +19,64 @@ Vocabulary:
   node** (the one choosing among the children). A node's own ``value`` (its raw net
   evaluation, or the rules' result if terminal) is also from its side to move's
   view, so it is negated on the way up.
+- **evaluator**: ``evaluate(positions) -> (priors [B, A], values [B])``, one call per
+  batch of leaves: :class:`zero9.search.evaluator.NetEvaluator` (the input planes of
+  :mod:`zero9.nn.features` through the net of :mod:`zero9.nn.net`), or uniform priors.
 - **what it costs**: a numpy call costs about a microsecond whatever the size of
-  these small arrays, a Python list item a few dozen nanoseconds. So each kind of
-  work goes where it is cheap. ``N`` and ``W``, changed one child at a time, are
-  Python lists ``n`` and ``w``. PUCT for all children is one vector-matrix product
-  over the rows of ``QFU [3, n]``: ``q`` (``Q`` of the tried children, 0 for the
-  others), ``f`` (1 for a child never tried, else 0) and ``U0``, so that
-  ``(1, fpu, c) @ QFU`` is ``Q + c · U0`` with every untried child at the node's
-  first-play value ``fpu``, a number changed without touching the array. The
-  properties ``N``, ``W`` and ``Q`` assemble the arrays of the table above.
+  these small arrays, a Python list item a few dozen nanoseconds, so ``N`` and ``W``,
+  changed one child at a time, are Python lists ``n`` and ``w``, and PUCT for all
+  children is one vector-matrix product over the rows of ``QFU [3, n]``: ``q`` (``Q``
+  of the tried children, 0 for the others), ``f`` (1 for an untried child, else 0)
+  and ``U0``. ``(1, fpu, c) @ QFU`` is ``Q + c · U0`` with every untried child at the
+  first-play value ``fpu``, one number. Properties ``N``, ``W``, ``Q`` build the arrays.
 - **PUCT**: pick ``argmax Q + U`` with ``U = c_puct · P · sqrt(ΣN) / (1 + N)``.
 - **first-play urgency (FPU)**: a child never tried gets ``Q = value(node) −
   fpu_reduction · sqrt(Σ P of tried children)`` (Leela Zero): the more of the
   policy already explored, the less an untried move is worth guessing.
 - **simulation** (one *playout*): select a leaf by PUCT from the root, evaluate it
-  (net, or the rules for a terminal position — never the net), back the value up.
-  We split it in two halves, :meth:`Tree.select_leaf` and :meth:`Tree.expand_and_backup`,
-  so one evaluator call can serve many leaves (batching).
+  (net, or the rules for a terminal position — never the net), back the value up; in
+  two halves, :meth:`Tree.select_leaf` and :meth:`Tree.expand_and_backup`, so that one
+  evaluator call can serve many leaves (batching).
 - **virtual loss**: while a leaf is in flight, every edge on its path counts
   ``virtual_loss`` extra visits that each lost, so the next selection in the same
   batch goes elsewhere. Undone exactly at backup (``N``, ``W`` return to the true
   counts; tests check it never leaks).
-- **expansion**: a leaf's evaluation (priors and value) is kept when it comes back;
-  the arrays over its legal moves are built the first time a simulation goes
-  *through* it (:meth:`Node.expand`), so a leaf that is never visited again (a
-  third of them, typically) never pays for them. A child's position is only built
-  (``play``) when the child is first tried, so most of the tree's width is a few
-  numbers in an array.
+- **expansion**: a leaf's evaluation (priors and value) is kept; the arrays over its
+  legal moves are built when a simulation first goes *through* it (:meth:`Node.expand`),
+  so the third of leaves never visited again never pay for them. A child's position is
+  built (``play``) when the child is first tried: most of the tree's width is numbers.
+- **root noise** (self-play only): Dirichlet noise mixed into the root's priors
+  (:meth:`Tree.add_noise`), so that moves the net dislikes are still tried.
 - **tree reuse**: after a move the chosen child becomes the root (:meth:`Tree.advance`).
 - **visits** = ``ΣN`` at the root (reused visits count); **playouts** = simulations
-  done in this search.
+  done in this search. A search's **budget** is a number of visits and/or playouts
+  (:meth:`Tree.begin_search`); :meth:`Tree.leaves_wanted` says how many leaves the
+  next evaluator call may take without passing it.
+- **the move**: the most visited child; or, early in a self-play game, a child drawn
+  in proportion to its visits (temperature 1, Leela Zero's ``randomcnt``).
 
-Defaults (values on the [-1, 1] scale, twice Leela Zero's [0, 1] winrate scale):
-``c_puct = 3.0``, ``fpu_reduction = 0.5`` (Leela Zero's 0.25 winrate). Chosen by
-matches at equal visits (300 per move) on 7x7 four-in-a-row, where every leaf's
-value is one random rollout and the prior favours points next to stones (score of
-the setting against the reference, colours alternating; ±~9 is noise at 80 games):
-
-==========  =============================  ===============================
-c_puct      vs c=1.5, fpu=0.5 (60 games)    vs c=4.0, fpu=0.5 (80 games)
-==========  =============================  ===============================
-0.8         17–21 / 60 (fpu 0 .. 1)         —
-1.5         24–33 / 60                      —
-2.5         37–39 / 60                      —
-3.0         —                               33–39 / 80
-4.0         40–47 / 60                      35–40 / 80
-6.0 / 8.0   —                               36–48 / 80, 38–42 / 80
-==========  =============================  ===============================
-
-so ``c_puct`` from 3 to 8 is a plateau clearly above 1.5, and fpu_reduction from 0
-to 1 made no difference beyond noise; we take the low end of the plateau (nearest
-the values tuned for real nets: Leela Zero's 0.8 winrate-scale is 1.6 here) and
-Leela Zero's FPU. Rollout values are noisier than a trained net's, which favours
-exploration: re-run ``scripts/bench_search.py --tune`` with a trained net's
-evaluator before trusting these for strong play.
+Defaults (:class:`zero9.settings.SearchConfig`; values on the [-1, 1] scale, twice Leela
+Zero's [0, 1] winrate scale): ``c_puct = 3.0``, ``fpu_reduction = 0.5`` (Leela Zero's
+0.25 winrate), chosen by matches at equal visits; the table is in
+``docs/architecture.md`` (Search defaults).
 """
 
 from __future__ import annotations
 
-import contextlib
 import functools
-import gc
 import math
-from collections.abc import Iterator
 
 import numpy as np
 
 from zero9.games import Position
+from zero9.search.gcpause import gc_paused
 from zero9.settings import SearchConfig
 
 
 def legal_actions(position: Position) -> np.ndarray:
     """The legal moves as an intp array; a position may build it itself (Go: from its bitboard)."""
     build = getattr(position, "legal_actions", None)
-    if build is not None:
-        return build()
-    moves = position.legal_moves()
-    return np.fromiter(moves, np.intp, len(moves))  # (a little cheaper than np.array for a list)
+    return build() if build is not None else np.array(position.legal_moves(), np.intp)
 
 
 class Node:
@@ -115,7 +96,7 @@ class Node:
         self.children: dict[int, Node] = {}  # child index -> Node, created when first tried
         self.total = 0.0  # ΣN over children (virtual losses included)
         self.tried_prior = 0.0  # Σ P over children with N > 0, for FPU
-        self.sq_sum = 0.0  # Σ value² backed up through this node (variance for LCB)
+        self.sq_sum = 0.0  # Σ value² backed up through this node (its variance: the player's LCB)
         self.raw_prior = None  # the root's priors before noise, so re-noising starts clean
 
     @property
@@ -144,11 +125,7 @@ class Node:
         return self.priors is not None or self.actions is not None
 
     def expand(self, fpu_value: float | None = None) -> None:
-        """Create the child arrays from the kept priors, renormalised over the legal moves.
-
-        Untried children start at the first-play value: the node's own value (nothing
-        tried, nothing to reduce), or ``fpu_value`` where the search fixes one.
-        """
+        """Create the child arrays from the kept priors, renormalised over the legal moves."""
         # A numpy call here costs more than its arithmetic: as few as possible, no temporaries.
         actions = legal_actions(self.position)
         n = len(actions)
@@ -165,12 +142,6 @@ class Node:
         self.fpu = self.value if fpu_value is None else fpu_value  # nothing tried, nothing to reduce
         self.P, self.actions, self.priors = p, actions, None
 
-    def refresh_fpu(self, fpu_reduction: float, fpu_value: float | None = None) -> None:
-        """Untried children share one first-play value, ``fpu``: recompute it after a new child is tried."""
-        if fpu_value is None:
-            fpu_value = max(self.value - fpu_reduction * math.sqrt(self.tried_prior), -1.0)
-        self.fpu = fpu_value
-
     def q_value(self) -> float:
         """Mean value of the node from its side to move's view (its raw value before any visit)."""
         return sum(self.w) / self.total if self.expanded and self.total > 0 else self.value
@@ -178,10 +149,7 @@ class Node:
 
 @functools.cache
 def _untried_rows(n: int) -> np.ndarray:
-    """``QFU`` of a node with ``n`` children, none tried yet, before its priors go in.
-
-    Read-only and shared: each expansion copies it (one numpy call, fewer than filling new arrays).
-    """
+    """``QFU`` of ``n`` untried children before the priors go in; read-only, each expansion copies it."""
     rows = np.zeros((3, n))
     rows[1] = 1.0  # f: nothing tried yet
     rows.flags.writeable = False
@@ -189,13 +157,13 @@ def _untried_rows(n: int) -> np.ndarray:
 
 
 class Leaf:
-    """A selected path: ``nodes[0]`` is the root, ``nodes[k+1]`` the child ``idx[k]`` of ``nodes[k]``."""
+    """A path of ``tree``: ``nodes[0]`` the root, ``nodes[k+1]`` the child ``idx[k]`` of ``nodes[k]``,
+    ``node`` the leaf itself."""
 
-    __slots__ = ("nodes", "idx", "node")
+    __slots__ = ("tree", "nodes", "idx", "node")
 
-    def __init__(self, nodes: list[Node], idx: list[int]):
-        self.nodes, self.idx = nodes, idx
-        self.node = nodes[-1]  # the leaf itself
+    def __init__(self, tree: Tree, nodes: list[Node], idx: list[int]):
+        self.tree, self.nodes, self.idx, self.node = tree, nodes, idx, nodes[-1]
 
 
 class Tree:
@@ -207,8 +175,29 @@ class Tree:
         self.rng = rng or np.random.default_rng()
         self.root = Node(position)
         self._coef = np.ones(3)  # (1, fpu, c_puct · sqrt(ΣN)), see select_child
-        self.playouts = 0  # simulations backed up since the last reset_counters()
+        self.playouts = 0  # simulations backed up (since the tree was made)
         self.collisions = 0  # leaves selected twice in one batch (virtual loss undone, not counted)
+        self.begin_search()
+
+    # --- the budget of a search ---------------------------------------------------------
+
+    def begin_search(self, visits: int | None = None, playouts: int | None = None) -> None:
+        """Start a search that stops at ``visits`` root visits and/or ``playouts`` new ones (None: none)."""
+        self.visit_limit, self.playout_limit = visits, playouts
+        self.playouts_at_start = self.playouts
+
+    def leaves_wanted(self, k: int) -> int:
+        """How many leaves to select next, at most ``k``, within the budget; 0 when the search is done."""
+        root = self.root
+        if root.terminal:
+            return 0
+        if root.actions is None:  # not expanded: the root's own evaluation comes first
+            return 1
+        if self.visit_limit is not None:
+            k = min(k, self.visit_limit - self.visits())
+        if self.playout_limit is not None:
+            k = min(k, self.playout_limit - (self.playouts - self.playouts_at_start))
+        return max(k, 0)
 
     # --- the two halves of a simulation -------------------------------------------------
 
@@ -239,7 +228,7 @@ class Tree:
             nodes.append(child)
             idx.append(i)
             node = child
-        leaf = Leaf(nodes, idx)
+        leaf = Leaf(self, nodes, idx)
         if node.pending:
             self.collisions += 1
             self._revert_virtual_loss(leaf)
@@ -260,9 +249,7 @@ class Tree:
     def expand_and_backup(self, leaf: Leaf, priors: np.ndarray | None = None, value: float = 0.0) -> None:
         """Finish a simulation: keep the leaf's evaluation (terminal: the rules' value), back it up.
 
-        The leaf's child arrays are built by the next simulation that goes through it
-        (:meth:`Node.expand`): many leaves are never visited again and never need them.
-        The root is expanded at once (noise, statistics).
+        Only the root is expanded at once (noise, statistics); other leaves when next gone through.
         """
         node = leaf.node
         if not node.terminal:
@@ -319,16 +306,21 @@ class Tree:
         """Child ``i`` (prior ``p``) was just tried for the first time, or un-tried by a revert."""
         node.QFU[1, i] = 0.0 if tried else 1.0
         node.tried_prior += p if tried else -p
-        reduction = self._fpu(True) if node is self.root else self.config.fpu_reduction
-        node.refresh_fpu(reduction, self.config.fpu_value)
+        self._refresh_fpu(node)
 
-    def _fpu(self, is_root: bool) -> float:
+    def _refresh_fpu(self, node: Node) -> None:
+        """Untried children share one first-play value, ``node.fpu``: recompute it after a child is tried."""
         cfg = self.config
-        if not is_root:
-            return cfg.fpu_reduction
-        if cfg.fpu_root_reduction is not None:
-            return cfg.fpu_root_reduction
-        return 0.0 if cfg.noise else cfg.fpu_reduction  # noise already spreads the root visits
+        if cfg.fpu_value is not None:
+            node.fpu = cfg.fpu_value
+            return
+        reduction = cfg.fpu_reduction
+        if node is self.root:
+            if cfg.fpu_root_reduction is not None:
+                reduction = cfg.fpu_root_reduction
+            elif cfg.noise:
+                reduction = 0.0  # noise already spreads the root visits
+        node.fpu = max(node.value - reduction * math.sqrt(node.tried_prior), -1.0)
 
     # --- root: noise, reuse, the move -----------------------------------------------------
 
@@ -345,7 +337,7 @@ class Tree:
         N = root.N
         root.U0[:] = root.P / (1.0 + N)
         root.tried_prior = float(root.P[N > 0].sum())
-        root.refresh_fpu(self._fpu(True), self.config.fpu_value)
+        self._refresh_fpu(root)
 
     def advance(self, action: int) -> None:
         """Play ``action`` at the root: its subtree (if searched) becomes the new root."""
@@ -361,7 +353,7 @@ class Tree:
             child.expand(self.config.fpu_value)  # the root keeps its arrays (statistics, noise)
         if child.expanded:
             # The root's first-play value differs from an inner node's; re-noise a reused root.
-            child.refresh_fpu(self._fpu(True), self.config.fpu_value)
+            self._refresh_fpu(child)
             if self.config.noise:
                 self.add_noise()
 
@@ -376,33 +368,16 @@ class Tree:
             pi[root.actions] = root.N / root.total
         return pi
 
-    def choose_action(self, proportional: bool = False, lcb: bool = False) -> int:
-        """The move to play: most visits; or drawn in proportion to visits (``randomcnt``); or best LCB."""
+    def choose_action(self, proportional: bool = False) -> int:
+        """The move to play: most visits; or drawn in proportion to visits (temperature 1, ``randomcnt``)."""
         root = self.root
         if not root.expanded or root.total <= 0:
             raise ValueError("choose_action: the root has not been searched")
         N = root.N
         if proportional:
             return int(root.actions[self.rng.choice(len(N), p=N / N.sum())])
-        if lcb:
-            bounds = lower_confidence_bounds(root)
-            eligible = N >= max(2.0, 0.1 * N.max())
-            if eligible.any():
-                return int(root.actions[np.where(eligible, bounds, -np.inf).argmax()])
         # Most visits; ties broken by Q then prior (lexsort's last key is the primary one).
         return int(root.actions[np.lexsort((root.P, root.Q, N))[-1]])
-
-
-def lower_confidence_bounds(node: Node, z: float = 1.96) -> np.ndarray:
-    """Per child: Q − z · std / sqrt(N) from the backed-up values' variance; −2 below 2 visits."""
-    lcb = np.full(len(node.n), -2.0)
-    for i, child in node.children.items():
-        n = node.n[i]
-        if n >= 2:
-            q = node.q.item(i)
-            var = max(child.sq_sum / n - q * q, 0.0) * n / (n - 1)
-            lcb[i] = q - z * math.sqrt(var / n)
-    return lcb
 
 
 def collect_leaves(tree: Tree, k: int) -> list[Leaf]:
@@ -424,68 +399,28 @@ def collect_leaves(tree: Tree, k: int) -> list[Leaf]:
     return leaves
 
 
-def checked_values(priors, values, n: int) -> list[float]:
-    """The evaluator's values as Python floats, after checking that it answered for all ``n`` positions.
-
-    (Rather than ``zip(..., strict=True)``, which probes a numpy array past its end: an
-    exception raised and dropped inside numpy, a cost felt at one leaf per call.)
-    """
-    if len(priors) != n or len(values) != n:
+def evaluate_leaves(evaluator, leaves: list[Leaf]) -> None:
+    """One evaluator call for ``leaves`` (of one tree or of many), then expand and back up each."""
+    if not leaves:
+        return
+    priors, values = evaluator.evaluate([leaf.node.position for leaf in leaves])
+    if len(priors) != len(leaves) or len(values) != len(leaves):
         raise ValueError(f"the evaluator returned {len(priors)} priors and {len(values)} values "
-                         f"for {n} positions")
-    return values.tolist() if isinstance(values, np.ndarray) else [float(v) for v in values]
-
-
-_gc_aged = 0  # objects moved to the oldest generation unscanned since the last full collection
-_gc_live = 0  # objects the collector tracked after that collection
-
-
-@contextlib.contextmanager
-def gc_paused() -> Iterator[None]:
-    """Switch Python's cyclic garbage collector off while searching, and spare it the new tree.
-
-    A search allocates many small objects that live on (nodes, positions); every few
-    hundred allocations the collector would scan them all, though the tree holds no
-    reference cycles (children point down, positions point up): reference counting
-    frees it. Switched back on, the collector would still scan everything made during
-    the pause at the next allocation; ``gc.freeze()`` + ``gc.unfreeze()`` instead moves
-    it all, unscanned, to the oldest generation (the tree is often freed before anyone
-    looks). That generation is then collected by Python's own rule: once a quarter more
-    objects have joined it than it held after its last collection, so that cycles made
-    meanwhile (by other threads, say) are still found. (The trick is skipped when the
-    caller froze objects itself: unfreeze would undo that.) Measured by
-    ``scripts/bench_search.py`` (gc on / frozen / off).
-    """
-    global _gc_aged, _gc_live
-    was_enabled = gc.isenabled()
-    if was_enabled and _gc_aged > max(_gc_live // 4, 100_000):
-        gc.collect()  # (before the search rather than after: one tree fewer to scan, often)
-        _gc_aged, _gc_live = 0, len(gc.get_objects())
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            if not gc.get_freeze_count():
-                _gc_aged += gc.get_count()[0]  # what the pause left in the youngest generation
-                gc.freeze()
-                gc.unfreeze()
-            gc.enable()
+                         f"for {len(leaves)} positions")
+    values = values.tolist() if isinstance(values, np.ndarray) else [float(v) for v in values]
+    # (Lengths checked above, not by a strict zip: that probes a numpy array past its end, a cost per call.)
+    for leaf, p, v in zip(leaves, priors, values, strict=False):
+        leaf.tree.expand_and_backup(leaf, p, v)
 
 
 def run_simulations(tree: Tree, evaluator, playouts: int, batch_size: int = 1) -> int:
-    """The plain loop: ``playouts`` simulations on one tree, up to ``batch_size`` leaves per net call.
+    """The search loop of one tree: ``playouts`` simulations, up to ``batch_size`` leaves per evaluator call.
 
-    Returns the number of simulations backed up. Time limits, ``stop`` and many trees
-    at once: :func:`zero9.search.batched.search_trees`, the same loop over a list of trees.
+    Returns the simulations backed up. Many trees at once, time limits and ``stop``:
+    :func:`zero9.search.batched.search_trees`, the same loop over a list of trees.
     """
-    start = tree.playouts
+    tree.begin_search(playouts=playouts)
     with gc_paused():
-        while tree.playouts - start < playouts and not tree.root.terminal:
-            leaves = collect_leaves(tree, min(batch_size, playouts - (tree.playouts - start)))
-            if leaves:
-                priors, values = evaluator.evaluate([leaf.node.position for leaf in leaves])
-                values = checked_values(priors, values, len(leaves))  # (lengths checked: no strict zip)
-                for leaf, p, v in zip(leaves, priors, values, strict=False):
-                    tree.expand_and_backup(leaf, p, v)
-    return tree.playouts - start
+        while (k := tree.leaves_wanted(batch_size)) > 0:
+            evaluate_leaves(evaluator, collect_leaves(tree, k))
+    return tree.playouts - tree.playouts_at_start

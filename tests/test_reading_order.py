@@ -1,0 +1,69 @@
+"""docs/architecture.md's reading order: the files a student reads to see how self-play chooses a move.
+
+The section ``## Reading order`` opens the file; each item names a file in backticks
+with its line count, ``1. `zero9/search/puct.py` (426 lines): ...``, and a ``Total:``
+line sums them. This test keeps the section true: every file exists, opens with a
+docstring that defines its vocabulary, and has the line count listed (``wc -l``), and
+the total is at most 1,500 lines.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+DOC = ROOT / "docs" / "architecture.md"
+LIMIT = 1500
+ITEM = re.compile(r"^\d+\. `([^`]+)` \(([\d,]+) lines\)")
+TOTAL = re.compile(r"^Total: ([\d,]+) lines\.")
+
+
+def reading_order() -> tuple[list[tuple[str, int]], int | None]:
+    """The (path, listed lines) items of the section, and its listed total."""
+    sections = re.split(r"^## ", DOC.read_text(encoding="utf-8"), flags=re.M)
+    assert len(sections) > 1 and sections[1].startswith("Reading order\n"), \
+        "docs/architecture.md must open with a '## Reading order' section"
+    items, total = [], None
+    for line in sections[1].splitlines():
+        if m := ITEM.match(line):
+            items.append((m.group(1), int(m.group(2).replace(",", ""))))
+        elif m := TOTAL.match(line):
+            total = int(m.group(1).replace(",", ""))
+    return items, total
+
+
+def line_count(path: Path) -> int:
+    """What ``wc -l`` prints: the number of newline characters."""
+    return path.read_bytes().count(b"\n")
+
+
+def test_the_reading_order_is_current_and_at_most_1500_lines():
+    items, total = reading_order()
+    assert len(items) >= 5, f"the reading order lists {len(items)} files"
+    stale = []
+    for name, listed in items:
+        path = ROOT / name
+        assert path.is_file(), f"the reading order lists {name}, which does not exist"
+        if line_count(path) != listed:
+            stale.append(f"{name}: listed {listed}, has {line_count(path)}")
+    assert not stale, "docs/architecture.md's reading order has stale line counts: " + "; ".join(stale)
+    counted = sum(listed for _, listed in items)
+    assert total == counted, f"the reading order's Total line says {total}, its files add up to {counted}"
+    assert counted <= LIMIT, f"the reading order is {counted} lines, more than {LIMIT}"
+
+
+def test_each_file_opens_with_a_docstring_that_defines_its_vocabulary():
+    for name, _ in reading_order()[0]:
+        assert (ROOT / name).is_file(), f"the reading order lists {name}, which does not exist"
+        docstring = ast.get_docstring(ast.parse((ROOT / name).read_text(encoding="utf-8"))) or ""
+        assert "Vocabulary" in docstring, f"{name} has no module docstring defining its vocabulary"
+
+
+def test_the_reading_order_follows_one_move_through_the_layers():
+    # rules before inputs before the net before the search before self-play: each file only
+    # needs the ones above it.
+    layers = ["games", "nn", "search", "learn"]
+    order = [layers.index(name.split("/")[1]) for name, _ in reading_order()[0]]
+    assert order == sorted(order) and set(order) == set(range(len(layers)))
