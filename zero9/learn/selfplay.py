@@ -288,6 +288,13 @@ def _pool_main(worker: int, jobs, out_queue, stop, threads: int) -> None:
 
     if threads > 0:
         torch.set_num_threads(threads)
+    try:
+        _serve(worker, jobs, out_queue, stop)
+    except KeyboardInterrupt:
+        return  # Ctrl-C reaches every process of the group: the parent alone reports it, in one line
+
+
+def _serve(worker: int, jobs, out_queue, stop) -> None:
     parent = os.getppid()
     while True:
         try:
