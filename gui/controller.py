@@ -62,7 +62,8 @@ class UiState:
     net_field: TextField = field(default_factory=lambda: TextField(placeholder="(shipped net for the game)"))
     prompt: str | None = None  # 'save' or 'load' while the file box is open
     prompt_field: TextField = field(default_factory=TextField)
-    hover: int | None = None
+    pointer: tuple[int, int] | None = None  # the mouse in the window, None once it has left
+    hover: int | None = None  # the board point under the pointer, on the current layout
 
     def __post_init__(self) -> None:
         self.sync_fields()
@@ -112,12 +113,21 @@ class Controller:
         elif event.type == pygame.MOUSEWHEEL and not self.ui.setup_open:
             self.command("nav:prev" if event.y > 0 else "nav:next")
         elif event.type == pygame.MOUSEMOTION:
-            self.ui.hover = self.view.layout.point_at(event.pos)
+            self.ui.pointer = event.pos
+            self.locate_pointer()
+        elif event.type == pygame.WINDOWLEAVE or (event.type == pygame.ACTIVEEVENT
+                                                  and getattr(event, "state", 0) & 1 and not event.gain):
+            self.ui.pointer = self.ui.hover = None  # no ghost stone left behind where the mouse went out
         elif event.type == pygame.KEYDOWN:
             self.key(event)
         elif event.type == pygame.DROPFILE:
             self.ui.prompt = None
             self.model.load(event.file)
+
+    def locate_pointer(self) -> None:
+        """The hover point under the pointer on the current layout (another board size has other points)."""
+        pointer = self.ui.pointer
+        self.ui.hover = None if pointer is None else self.view.layout.point_at(pointer)
 
     def after_update(self) -> None:
         """Reopen the setup panel when the net of a new game was refused (the message says why)."""

@@ -2,8 +2,10 @@
 
 Vocabulary:
 
-- **level**: a named strength, which is only a number of search visits per move
-  (:data:`LEVELS`). The visits field in the window can set any other number.
+- **level**: a named strength of :mod:`zero9.arena.levels` (Beginner ... Max: visits per
+  move, and for the weaker ones a choice among the search's best few moves);
+  :data:`LEVELS` gives their visits. The visits field can set any other number (a
+  ``custom`` level: the search's best move at those visits).
 - **engine**: a ready :class:`zero9.search.player.SearchPlayer` with a label saying which
   net it uses, or the notice ``no net: uniform prior`` when none exists for the
   game and size (the search then runs on a :class:`UniformEvaluator`).
@@ -31,13 +33,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from zero9.arena.levels import LEVELS as AI_LEVELS
 from zero9.games import Game
 from zero9.nn.checkpoint import default_net_path, load_net
 from zero9.search.evaluator import NetEvaluator, UniformEvaluator
 from zero9.search.player import SearchPlayer
 
-LEVELS: dict[str, int] = {"beginner": 16, "casual": 64, "default": 200, "strong": 800}
-DEFAULT_LEVEL = "default"
+# The named levels of zero9.arena.levels (their measured strength: docs/levels.md), by visits.
+LEVELS: dict[str, int] = {name: level.visits for name, level in AI_LEVELS.items()}
+DEFAULT_LEVEL = "strong"
 UNIFORM_NOTICE = "no net: uniform prior"
 
 

@@ -39,6 +39,8 @@ import numpy as np
 
 from gui.engine import DEFAULT_LEVEL, LEVELS, Engine, Result, Worker, build_engine
 from gui.sgfio import Record, load_sgf, save_sgf
+from zero9.arena.levels import LEVELS as AI_LEVELS
+from zero9.arena.levels import Level, weakened_action
 from zero9.games import BLACK, COLOUR_NAMES, EMPTY, WHITE, Game, IllegalMove, Position, make_game, opponent
 
 OVERLAYS = ("winrate", "candidates", "policy", "variation")
@@ -116,6 +118,7 @@ class PlayModel:
         self.message, self.message_level = "", "info"
         self.engine: Engine | None = engine
         self.loading: Settings | None = None  # settings waiting for their engine
+        self.loading_then: tuple | None = None  # (game, history) to show once it is ready (a loaded SGF)
         self.engine_failed = False
         self.failed_settings: Settings | None = None  # a new game whose net was refused (setup reopens)
         self.think_started: float | None = None
@@ -123,6 +126,7 @@ class PlayModel:
         self._ai_request: Position | None = None
         self._hint_request: Position | None = None
         self.sgf_path: Path | None = None
+        self.rng = np.random.default_rng()  # the weaker levels' draw among the best moves
         if engine is None:
             self._load_engine(settings)
         else:
@@ -336,6 +340,7 @@ class PlayModel:
         self._cancel_jobs()
         if self.loading is not None and self.loading.engine_key() == settings.engine_key():
             self.loading = settings  # that engine is on its way: start with these settings when it is
+            self.loading_then = None
             return True
         if self.engine is None or settings.engine_key() != self.settings.engine_key() or self.engine_failed:
             self._load_engine(settings)
@@ -371,7 +376,9 @@ class PlayModel:
         settings = replace(
             self.settings, game=game.name, size=game.size, komi=d.get("komi", self.settings.komi)
         )
-        if settings.engine_key() != self.settings.engine_key() or self.engine is None:
+        if self.loading is not None and self.loading.engine_key() == settings.engine_key():
+            self.loading, self.loading_then = settings, (game, history)  # its net is on its way already
+        elif settings.engine_key() != self.settings.engine_key() or self.engine is None:
             self._load_engine(settings, then=(game, history))
         else:
             self._begin(settings, game, history)
@@ -472,11 +479,11 @@ class PlayModel:
         except (ValueError, TypeError) as e:
             self.say(f"cannot start that game: {e}", "error")
             return
-        self.loading = settings
+        self.loading, self.loading_then = settings, then
         self.engine_failed = False
         self.worker.submit(
             "engine",
-            (settings, game, then),
+            (settings, game),
             lambda progress: build_engine(game, settings.net, settings.visits),
         )
         self.say("loading the net…")
@@ -504,10 +511,12 @@ class PlayModel:
         handler(result)
 
     def _took_engine(self, result: Result) -> None:
-        settings, game, then = result.tag
+        settings, game = result.tag
         if self.loading is None or self.loading.engine_key() != settings.engine_key():
             return  # another game was asked for while this net loaded; its engine comes next
-        settings, self.loading = self.loading, None
+        settings, then, self.loading, self.loading_then = self.loading, self.loading_then, None, None
+        if then:
+            game = then[0]
         if result.error:
             self.engine_failed = self.engine is None
             self.failed_settings = settings
@@ -681,16 +690,27 @@ class PlayModel:
             return "analyze", pos
         return None
 
+    def _level(self) -> Level | None:
+        """The named level the AI plays at; None for a custom number of visits (the best move)."""
+        level = AI_LEVELS.get(self.settings.level)
+        return level if level is not None and level.visits == self.settings.visits else None
+
     def _job(self, kind: str, pos: Position) -> tuple:
         """(job, cancel) for the worker."""
         player = self.engine.player
         if kind in ("move", "hint"):
+            level = self._level() if kind == "move" else None
             if kind == "move":
                 self.think_started = time.monotonic()
             self.live_visits = 0
-            return (
-                lambda progress: player.choose(pos, on_stats=progress, stats_interval_s=PROGRESS_INTERVAL_S)
-            ), player.stop
+
+            def search(progress: Any) -> Any:
+                decision = player.choose(pos, on_stats=progress, stats_interval_s=PROGRESS_INTERVAL_S)
+                if level is None:
+                    return decision
+                return replace(decision, action=weakened_action(player, pos, decision, level, self.rng))
+
+            return search, player.stop
         if kind == "eval":
             return (lambda progress: _evaluate(player, pos)), None
         stop = threading.Event()

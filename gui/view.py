@@ -166,7 +166,7 @@ class View:
             },
         )
         levels = list(LEVELS)
-        for pair, caption in ((levels[:2], "Level"), (levels[2:], "")):
+        for pair, caption in ((levels[:3], "Level"), (levels[3:], "")):
             col.row(
                 *[(f"set:level:{n}", f"{n} {LEVELS[n]}") for n in pair],
                 label=caption or " ",

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from zero9.games import Game, Position
-from zero9.search.player import SearchPlayer
+from zero9.search.player import Decision, SearchPlayer
 
 
 @dataclass(frozen=True)
@@ -70,6 +70,20 @@ def choose_weakened(visits: np.ndarray, priors: np.ndarray, level: Level, rng: n
     return order[int(rng.choice(len(order), p=weights / weights.sum()))]
 
 
+def weakened_action(player: SearchPlayer, position: Position, decision: Decision, level: Level,
+                    rng: np.random.Generator) -> int:
+    """The move ``level`` plays after ``player`` searched ``position`` and decided ``decision``."""
+    if level.top_k == 1 or decision.resign:
+        return decision.action
+    visits = np.zeros(position.game.num_actions)
+    for s in decision.stats:
+        visits[s.action] = s.visits
+    legal = np.zeros(position.game.num_actions, dtype=bool)
+    legal[position.legal_moves()] = True
+    priors = np.where(legal, player.policy(position), 0.0)
+    return choose_weakened(visits, priors, level, rng)
+
+
 class LevelPlayer:
     """A SearchPlayer whose move is drawn by :func:`choose_weakened`; it never resigns."""
 
@@ -79,16 +93,7 @@ class LevelPlayer:
         self.rng = np.random.default_rng(seed)
 
     def genmove(self, position: Position) -> int:
-        decision = self.search.choose(position)
-        if self.level.top_k == 1:
-            return decision.action
-        visits = np.zeros(position.game.num_actions)
-        for s in decision.stats:
-            visits[s.action] = s.visits
-        legal = np.zeros(position.game.num_actions, dtype=bool)
-        legal[position.legal_moves()] = True
-        priors = np.where(legal, self.search.policy(position), 0.0)
-        return choose_weakened(visits, priors, self.level, self.rng)
+        return weakened_action(self.search, position, self.search.choose(position), self.level, self.rng)
 
     def reset(self) -> None:
         self.search.reset()
