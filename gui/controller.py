@@ -51,6 +51,8 @@ KEY_COMMANDS = {
     pygame.K_n: "new",
     pygame.K_s: "save",
     pygame.K_l: "load",
+    pygame.K_r: "review",
+    pygame.K_t: "teaching",
 }
 
 
@@ -173,6 +175,10 @@ class Controller:
             self.command(hit.name)
             return
         lay = self.view.layout
+        graph = self.view.graph_rect
+        if graph is not None and graph.collidepoint(pos) and not self.ui.setup_open:
+            self.model.navigate(self.view.graph_index(pos[0], len(self.model.history) - 1))
+            return
         if lay.slider_rect.inflate(0, 12).collidepoint(pos) and not self.ui.setup_open:
             self.model.navigate(lay.slider_index(pos[0], len(self.model.history) - 1))
             return
@@ -224,6 +230,8 @@ class Controller:
                 "hint": m.hint,
                 "ai_move": m.ai_move,
                 "swap": m.swap_sides,
+                "review": m.start_review,
+                "teaching": m.set_teaching,
             }.get(name)
             if action is None:
                 raise ValueError(f"unknown command {name!r}")
