@@ -53,11 +53,11 @@ def main(argv: list[str] | None = None) -> int:
         return 0 if args.command is None else 2
     name, rest = argv[0], argv[1:]
     module_name, text = COMMANDS[name]
-    module = importlib.import_module(module_name)
-    parser = argparse.ArgumentParser(prog=f"zero9 {name}", description=text)
-    module.add_arguments(parser)
-    args = parser.parse_args(rest)
     try:
+        module = importlib.import_module(module_name)  # seconds for torch: Ctrl-C may come here too
+        parser = argparse.ArgumentParser(prog=f"zero9 {name}", description=text)
+        module.add_arguments(parser)
+        args = parser.parse_args(rest)
         return int(module.run(args) or 0)
     except (ValueError, OSError) as error:  # bad input or a bad file: a clear line, no traceback
         print(f"zero9 {name}: error: {error}", file=sys.stderr)

@@ -30,6 +30,7 @@ import json
 import multiprocessing as mp
 import os
 import queue
+import signal
 import threading
 import time
 import traceback
@@ -288,13 +289,6 @@ def _pool_main(worker: int, jobs, out_queue, stop, threads: int) -> None:
 
     if threads > 0:
         torch.set_num_threads(threads)
-    try:
-        _serve(worker, jobs, out_queue, stop)
-    except KeyboardInterrupt:
-        return  # Ctrl-C reaches every process of the group: the parent alone reports it, in one line
-
-
-def _serve(worker: int, jobs, out_queue, stop) -> None:
     parent = os.getppid()
     while True:
         try:
@@ -335,8 +329,17 @@ class WorkerPool:
         self.job_queues = [self.ctx.Queue() for _ in range(workers)]
         self.procs = [self.ctx.Process(target=_pool_main, args=(w, q, self.out_queue, self.stop, threads),
                                        daemon=True) for w, q in enumerate(self.job_queues)]
-        for p in self.procs:
-            p.start()
+        # Ctrl-C reaches every process of the group: the workers ignore it (spawn passes the ignore on,
+        # so even one still importing torch prints nothing) and the parent, which reports it in one
+        # line, stops them through close().
+        in_main = threading.current_thread() is threading.main_thread()
+        previous = signal.signal(signal.SIGINT, signal.SIG_IGN) if in_main else None
+        try:
+            for p in self.procs:
+                p.start()
+        finally:
+            if in_main:
+                signal.signal(signal.SIGINT, previous)
 
     @property
     def size(self) -> int:
