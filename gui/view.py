@@ -695,8 +695,8 @@ class View:
             surface.blit(img, img.get_rect(midleft=(rect.left, rect.centery)))
         note = [
             f"Net: {ui.net_note}",
-            "Level = visits per move; more is stronger",
-            "but slower. Enter starts, Esc cancels.",
+            "Levels: more visits is stronger; the weaker",
+            "ones pick among the best few. Enter starts.",
         ]
         self._lines(surface, bands["setup_note"], [(line, 16, False, DIM_TEXT) for line in note])
         self._draw_message(surface, model, bands["message"])

@@ -26,15 +26,16 @@ sys.path.insert(0, str(ROOT))
 
 from zero9.arena.ratings import format_table, rate_folder  # noqa: E402
 
-# (player A, player B) on 9x9 Go, komi 7.5; the cheap pairs first.
+# (player A, player B) on 9x9 Go, komi 7.5; cheapest first, so --pairs N keeps a linked ladder.
 LADDER = [
     ("level:beginner", "random"),
     ("level:casual", "level:beginner"),
-    ("level:casual", "gnugo:1"),
     ("level:club", "level:casual"),
     ("level:club", "gnugo:1"),
     ("level:strong", "level:club"),
+    ("level:casual", "gnugo:1"),
     ("level:strong", "gnugo:10"),
+    ("level:max", "level:strong"),
 ]
 
 
