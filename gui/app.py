@@ -119,6 +119,8 @@ class App:
         for event in pygame.event.get():
             if event.type in (pygame.VIDEORESIZE, pygame.WINDOWSIZECHANGED) and hasattr(event, "w"):
                 self.size = (max(MIN_WIDTH, event.w), max(MIN_HEIGHT, event.h))
+                if self.size != (event.w, event.h):  # smaller than the panel needs: back to the minimum
+                    self.screen = pygame.display.set_mode(self.size, pygame.RESIZABLE)
                 self._relayout()
                 continue
             self.controller.handle(event)

@@ -32,6 +32,11 @@ from zero9.nn.checkpoint import default_net_path
 
 SIZE_RANGE = (5, 19)
 
+def games_folder() -> Path:
+    """Where Save SGF proposes to write: ~/zero9-games (made when the first game is saved)."""
+    return Path.home() / "zero9-games"
+
+
 KEY_COMMANDS = {
     pygame.K_w: "toggle:winrate",
     pygame.K_c: "toggle:candidates",
@@ -287,11 +292,13 @@ class Controller:
 
     def _open_prompt(self, kind: str) -> None:
         m = self.model
+        # not the folder the window was started from (a clone, a system folder): one games folder
+        # in the home directory, shown in the box to change before anything is written
         if kind == "save":
             stamp = time.strftime("%Y%m%d-%H%M%S")
-            default = m.sgf_path or Path.cwd() / f"zero9-{m.game.name}{m.game.size}-{stamp}.sgf"
+            default = m.sgf_path or games_folder() / f"zero9-{m.game.name}{m.game.size}-{stamp}.sgf"
         else:
-            default = m.sgf_path or Path.cwd()
+            default = m.sgf_path or games_folder()
         self.ui.prompt = kind
         self.ui.prompt_field.value = str(default)
         self.ui.prompt_field.start()

@@ -486,6 +486,37 @@ def test_teaching_game_stops_after_a_blunder_and_offers_undo(make_app, shots, tm
     assert m.teach_note is None
 
 
+
+def test_save_sgf_asks_where_and_proposes_a_games_folder_not_the_current_directory(make_app, go_engine,
+                                                                                  tmp_path, monkeypatch):
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.chdir(tmp_path)
+    app = make_app(Settings(visits=FAST), go_engine)
+    m = app.model
+    app.step()
+    click_vertex(app, "E5")
+    pump(app, lambda: len(m.history) == 3, what="the AI's reply")
+    press(app, pygame.K_s, "s")
+    assert app.ui.prompt == "save" and app.ui.prompt_field.editing
+    proposed = Path(app.ui.prompt_field.draft or app.ui.prompt_field.value)
+    assert proposed.parent == tmp_path / "home" / "zero9-games" and proposed.suffix == ".sgf"
+    assert not list(tmp_path.glob("*.sgf")), "nothing is written before the player confirms"
+    press(app, pygame.K_RETURN)
+    assert m.sgf_path == proposed and proposed.is_file() and load_sgf(proposed).actions == m.actions()
+    assert not list(tmp_path.glob("*.sgf")), "nothing in the current directory"
+
+
+def test_a_window_resized_below_the_minimum_grows_back_and_the_panel_fits(make_app, go_engine):
+    app = make_app(Settings(visits=FAST), go_engine)
+    app.step()
+    pygame.event.post(pygame.event.Event(pygame.VIDEORESIZE, w=640, h=480, size=(640, 480)))
+    app.step()
+    assert app.screen.get_size() == (820, 600)
+    widgets, bands, _ = app.view.widgets(app.model, app.ui)
+    bottom = max([w.rect.bottom for w in widgets] + [b.bottom for b in bands.values()])
+    right = max(w.rect.right for w in widgets)
+    assert bottom <= 600 and right <= 820, f"the panel is cut: bottom {bottom}, right {right}"
+
 REAL_X_SCRIPT = r"""
 import sys, time, pygame
 from gui.app import App
