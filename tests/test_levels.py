@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -9,6 +13,8 @@ from zero9.arena.levels import LEVELS, Level, choose_weakened, find_level
 from zero9.arena.match import play_match
 from zero9.arena.players import make_player
 from zero9.games import make_game
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_levels_are_named_weakest_first_and_found_in_any_case():
