@@ -1,10 +1,10 @@
 """Measure the named AI levels (zero9.arena.levels): ``zero9 match`` between neighbours, then Elo.
 
-Each pair of the ladder plays its number of games (``--games`` overrides; colours
-alternate) with ``zero9 match``, its SGFs kept under OUT/PAIR/; then ``zero9 ratings``'s fit (random = 0 Elo, 95 %
-intervals) rates every player over all the games, and the script prints the table as
-Markdown for docs/levels.md. A pair whose folder already holds its games is not played
-again, so an interrupted run resumes.
+Each pair of the ladder plays its number of games (``--games`` overrides them; colours
+alternate) with ``zero9 match``, its SGFs kept under OUT/PAIR/; then ``zero9 ratings``'s
+fit (random = 0 Elo, 95 % intervals) rates every player over all the games, and the
+script prints the table as Markdown for docs/levels.md. A pair whose folder already holds
+its games is not played again, so an interrupted run resumes.
 
     python3 scripts/level_table.py --out /tmp/levels --pairs 5 --jobs 4
 

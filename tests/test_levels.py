@@ -55,3 +55,15 @@ def test_a_level_plays_full_games_through_the_player_factory():
     assert result.wins + result.losses + result.draws == 2
     with pytest.raises(ValueError, match="no shipped net for go 7x7"):
         make_player("level:club", make_game("go", 7))
+
+
+def test_level_table_script_plays_the_ladder_and_prints_the_table(tmp_path):
+    """scripts/level_table.py on its first pair with 2 games: matches through zero9 match, then Elo."""
+    command = [sys.executable, str(ROOT / "scripts" / "level_table.py"), "--out", str(tmp_path),
+               "--pairs", "1", "--games", "2"]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=600, cwd=ROOT)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert len(list((tmp_path / "level_beginner-vs-random").glob("*.sgf"))) == 2
+    assert "2 games, 0 skipped" in done.stdout
+    rows = [line for line in done.stdout.splitlines() if line.startswith("| level:beginner |")]
+    assert rows and "| random | 0 |" in done.stdout, done.stdout
