@@ -48,9 +48,14 @@ best=$(python3 -c "import json,sys; print(json.load(open('$dir/status.json'))['b
 echo
 echo "plots:      $dir/plots/ (losses.png, elo.png, selfplay.png)"
 echo "ratings:    $dir/ratings/ratings.json"
+# the window needs the run's game and size, or it opens 9x9 Go and refuses the net
+play=()
+for i in "${!opts[@]}"; do
+  case "${opts[$i]}" in --game|--size|--komi) play+=("${opts[$i]}" "${opts[$((i + 1))]}") ;; esac
+done
 if [ -n "$best" ]; then
   echo "best net:   $dir/nets/$best.pt"
-  echo "play it:    zero9 play --net $dir/nets/$best.pt"
+  echo "play it:    zero9 play ${play[*]} --net $dir/nets/$best.pt"
 fi
 echo "continue:   ./minitrain.sh $preset $*"
 exit $status

@@ -119,7 +119,9 @@ class App:
         for event in pygame.event.get():
             if event.type in (pygame.VIDEORESIZE, pygame.WINDOWSIZECHANGED) and hasattr(event, "w"):
                 self.size = (max(MIN_WIDTH, event.w), max(MIN_HEIGHT, event.h))
-                self.view.layout = Layout(self.model.game.size, *self.size)
+                if self.size != (event.w, event.h):  # smaller than the panel needs: back to the minimum
+                    self.screen = pygame.display.set_mode(self.size, pygame.RESIZABLE)
+                self._relayout()
                 continue
             self.controller.handle(event)
         self.model.update()
@@ -128,10 +130,15 @@ class App:
             self.model.navigate(self._pending_move)
             self._pending_move = None
         if self.view.layout.size != self.model.game.size:
-            self.view.layout = Layout(self.model.game.size, *self.size)
+            self._relayout()
         self.view.draw(self.screen, self.model, self.ui)
         pygame.display.flip()
         return not self.controller.quit
+
+    def _relayout(self) -> None:
+        """A layout for the current board and window size; the hover point is found again on it."""
+        self.view.layout = Layout(self.model.game.size, *self.size)
+        self.controller.locate_pointer()
 
     def loop(self) -> int:
         try:

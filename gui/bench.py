@@ -28,7 +28,7 @@ os.environ.setdefault("PYGAME_HIDE_SUPPORT_PROMPT", "1")
 
 import torch
 
-from gui.engine import LEVELS, build_engine  # noqa: E402
+from gui.engine import DEFAULT_LEVEL, LEVELS, build_engine  # noqa: E402
 from gui.model import Settings  # noqa: E402
 from zero9.games import EMPTY, make_game  # noqa: E402
 
@@ -97,7 +97,7 @@ def bare_replies(level: str, positions: list, net: str | None) -> list[float]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--levels", default="beginner,casual,default", help="comma-separated level names")
+    parser.add_argument("--levels", default="beginner,casual,strong", help="comma-separated level names")
     parser.add_argument("--moves", type=int, default=6, help="AI replies timed per level")
     parser.add_argument("--net", help="net file (default: the shipped 9x9 Go net)")
     args = parser.parse_args(argv)
@@ -112,7 +112,7 @@ def main(argv: list[str] | None = None) -> int:
         med, ref = statistics.median(times), statistics.median(bare)
         row = f"{level:<9} {LEVELS[level]:>6} {med:>13.2f}s {max(times):>10.2f}s {ref:>11.2f}s"
         print(f"{row} {med / ref:>6.2f}")
-        if level == "default":
+        if level == DEFAULT_LEVEL:
             verdict = "meets" if med <= TARGET_S else "MISSES"
             print(f"  default level {verdict} the ~{TARGET_S:g} s target (median {med:.2f} s)")
     print(f"load average {os.getloadavg()[0]:.2f} at the end")

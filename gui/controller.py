@@ -32,6 +32,11 @@ from zero9.nn.checkpoint import default_net_path
 
 SIZE_RANGE = (5, 19)
 
+def games_folder() -> Path:
+    """Where Save SGF proposes to write: ~/zero9-games (made when the first game is saved)."""
+    return Path.home() / "zero9-games"
+
+
 KEY_COMMANDS = {
     pygame.K_w: "toggle:winrate",
     pygame.K_c: "toggle:candidates",
@@ -51,6 +56,8 @@ KEY_COMMANDS = {
     pygame.K_n: "new",
     pygame.K_s: "save",
     pygame.K_l: "load",
+    pygame.K_r: "review",
+    pygame.K_t: "teaching",
 }
 
 
@@ -62,7 +69,8 @@ class UiState:
     net_field: TextField = field(default_factory=lambda: TextField(placeholder="(shipped net for the game)"))
     prompt: str | None = None  # 'save' or 'load' while the file box is open
     prompt_field: TextField = field(default_factory=TextField)
-    hover: int | None = None
+    pointer: tuple[int, int] | None = None  # the mouse in the window, None once it has left
+    hover: int | None = None  # the board point under the pointer, on the current layout
 
     def __post_init__(self) -> None:
         self.sync_fields()
@@ -112,12 +120,21 @@ class Controller:
         elif event.type == pygame.MOUSEWHEEL and not self.ui.setup_open:
             self.command("nav:prev" if event.y > 0 else "nav:next")
         elif event.type == pygame.MOUSEMOTION:
-            self.ui.hover = self.view.layout.point_at(event.pos)
+            self.ui.pointer = event.pos
+            self.locate_pointer()
+        elif event.type == pygame.WINDOWLEAVE or (event.type == pygame.ACTIVEEVENT
+                                                  and getattr(event, "state", 0) & 1 and not event.gain):
+            self.ui.pointer = self.ui.hover = None  # no ghost stone left behind where the mouse went out
         elif event.type == pygame.KEYDOWN:
             self.key(event)
         elif event.type == pygame.DROPFILE:
             self.ui.prompt = None
             self.model.load(event.file)
+
+    def locate_pointer(self) -> None:
+        """The hover point under the pointer on the current layout (another board size has other points)."""
+        pointer = self.ui.pointer
+        self.ui.hover = None if pointer is None else self.view.layout.point_at(pointer)
 
     def after_update(self) -> None:
         """Reopen the setup panel when the net of a new game was refused (the message says why)."""
@@ -163,6 +180,10 @@ class Controller:
             self.command(hit.name)
             return
         lay = self.view.layout
+        graph = self.view.graph_rect
+        if graph is not None and graph.collidepoint(pos) and not self.ui.setup_open:
+            self.model.navigate(self.view.graph_index(pos[0], len(self.model.history) - 1))
+            return
         if lay.slider_rect.inflate(0, 12).collidepoint(pos) and not self.ui.setup_open:
             self.model.navigate(lay.slider_index(pos[0], len(self.model.history) - 1))
             return
@@ -214,6 +235,8 @@ class Controller:
                 "hint": m.hint,
                 "ai_move": m.ai_move,
                 "swap": m.swap_sides,
+                "review": m.start_review,
+                "teaching": m.set_teaching,
             }.get(name)
             if action is None:
                 raise ValueError(f"unknown command {name!r}")
@@ -269,11 +292,13 @@ class Controller:
 
     def _open_prompt(self, kind: str) -> None:
         m = self.model
+        # not the folder the window was started from (a clone, a system folder): one games folder
+        # in the home directory, shown in the box to change before anything is written
         if kind == "save":
             stamp = time.strftime("%Y%m%d-%H%M%S")
-            default = m.sgf_path or Path.cwd() / f"zero9-{m.game.name}{m.game.size}-{stamp}.sgf"
+            default = m.sgf_path or games_folder() / f"zero9-{m.game.name}{m.game.size}-{stamp}.sgf"
         else:
-            default = m.sgf_path or Path.cwd()
+            default = m.sgf_path or games_folder()
         self.ui.prompt = kind
         self.ui.prompt_field.value = str(default)
         self.ui.prompt_field.start()

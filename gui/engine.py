@@ -2,8 +2,10 @@
 
 Vocabulary:
 
-- **level**: a named strength, which is only a number of search visits per move
-  (:data:`LEVELS`). The visits field in the window can set any other number.
+- **level**: a named strength of :mod:`zero9.arena.levels` (Beginner ... Max: visits per
+  move, and for the weaker ones a choice among the search's best few moves);
+  :data:`LEVELS` gives their visits. The visits field can set any other number (a
+  ``custom`` level: the search's best move at those visits).
 - **engine**: a ready :class:`zero9.search.player.SearchPlayer` with a label saying which
   net it uses, or the notice ``no net: uniform prior`` when none exists for the
   game and size (the search then runs on a :class:`UniformEvaluator`).
@@ -31,18 +33,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from zero9.arena.levels import LEVELS as AI_LEVELS
 from zero9.games import Game
-from zero9.nn.checkpoint import default_net_path, load_net
-from zero9.search.evaluator import NetEvaluator, UniformEvaluator
-from zero9.search.player import SearchPlayer
+from zero9.nn.checkpoint import default_net_path
+from zero9.search.player import NetMismatch, NetSource
 
-LEVELS: dict[str, int] = {"beginner": 16, "casual": 64, "default": 200, "strong": 800}
-DEFAULT_LEVEL = "default"
+# The named levels of zero9.arena.levels (their measured strength: docs/levels.md), by visits.
+LEVELS: dict[str, int] = {name: level.visits for name, level in AI_LEVELS.items()}
+DEFAULT_LEVEL = "strong"
 UNIFORM_NOTICE = "no net: uniform prior"
-
-
-class NetMismatch(ValueError):
-    """A net file trained for another game or board size than the one chosen."""
 
 
 @dataclass
@@ -88,21 +87,18 @@ def build_engine(game: Game, net: str | None, visits: int) -> Engine:
 
     path = resolve_net_path(game, net)
     if path is None:
-        return Engine(SearchPlayer(game, UniformEvaluator(game), visits=visits), UNIFORM_NOTICE, True, None)
+        return Engine(NetSource(None).player(game, visits=visits), UNIFORM_NOTICE, True, None)
     if not path.is_file():
         raise ValueError(f"net file {path} does not exist")
 
     try:
-        loaded, meta = load_net(str(path), device="cpu")
-    except NetMismatch:
-        raise
+        source = NetSource(path, device="cpu")
     except Exception as e:  # a corrupt or foreign file: say which one, whatever the loader raised
         raise ValueError(f"cannot load net {path}: {e}") from e
-    check_fit(meta, loaded, game, path)
-    config = getattr(loaded, "config", {})
+    check_fit(source.meta, source.net, game, path)  # the window's own wording of a mismatch
+    config = getattr(source.net, "config", {})
     shape = f" ({config['blocks']}x{config['filters']})" if "blocks" in config and "filters" in config else ""
-    player = SearchPlayer(game, NetEvaluator(loaded), visits=visits)
-    return Engine(player, f"net {path.name}{shape}", False, path)
+    return Engine(source.player(game, visits=visits), f"net {path.name}{shape}", False, path)
 
 
 @dataclass

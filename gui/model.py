@@ -19,6 +19,15 @@ Vocabulary:
 - **overlays**: the teaching layers the view draws on top of the board, each on or
   off: ``winrate`` (bar and graph), ``candidates``, ``policy`` (heatmap) and
   ``variation`` (the principal variation as numbered ghost stones).
+- **review**: the whole game searched again move by move (:mod:`zero9.arena.review`):
+  per move the winrate lost and its class (inaccuracy, mistake, blunder), the better
+  move and its line. :attr:`PlayModel.review` holds it while the history still starts
+  with the line that was reviewed; the graph and the board show it.
+- **teaching game** (KaTrain's teaching mode): with ``teaching`` on, each of your moves
+  is checked (the position before and after it searched at ``teach_visits``) before the
+  AI answers; a move that loses at least ``teach_threshold`` stops the game with a
+  :class:`TeachNote`: what it cost, the better move and its line, and Undo to try again
+  (AI move plays on).
 - **message**: one line for the player, ``'info'`` or ``'error'``. Every refused
   input (an occupied point, ko, a click while the AI thinks) sets one.
 
@@ -39,11 +48,33 @@ import numpy as np
 
 from gui.engine import DEFAULT_LEVEL, LEVELS, Engine, Result, Worker, build_engine
 from gui.sgfio import Record, load_sgf, save_sgf
+from zero9.arena.levels import LEVELS as AI_LEVELS
+from zero9.arena.levels import Level, weakened_action
+from zero9.arena.review import Thresholds, black_winrates, review_positions
 from zero9.games import BLACK, COLOUR_NAMES, EMPTY, WHITE, Game, IllegalMove, Position, make_game, opponent
 
 OVERLAYS = ("winrate", "candidates", "policy", "variation")
 BACKGROUND_JOBS = ("eval", "analyze", "hint")
 PROGRESS_INTERVAL_S = 0.25
+REVIEW_VISITS = 64  # per position in the window's review: a 60-move game in about a minute on a laptop
+TEACH_VISITS = 64
+TEACH_THRESHOLD = 0.10  # a teaching game stops at a "mistake" or worse
+
+
+class Cancelled(ValueError):
+    """A review stopped by the player (or by a change of the game)."""
+
+
+@dataclass
+class TeachNote:
+    """What a teaching game says about your last move (see the module docstring)."""
+
+    index: int  # history index of the position after your move
+    move: int
+    best: int | None
+    pv: list[int]
+    loss: float
+    kind: str  # the class: inaccuracy, mistake, blunder
 
 
 @dataclass
@@ -116,6 +147,7 @@ class PlayModel:
         self.message, self.message_level = "", "info"
         self.engine: Engine | None = engine
         self.loading: Settings | None = None  # settings waiting for their engine
+        self.loading_then: tuple | None = None  # (game, history) to show once it is ready (a loaded SGF)
         self.engine_failed = False
         self.failed_settings: Settings | None = None  # a new game whose net was refused (setup reopens)
         self.think_started: float | None = None
@@ -123,6 +155,16 @@ class PlayModel:
         self._ai_request: Position | None = None
         self._hint_request: Position | None = None
         self.sgf_path: Path | None = None
+        self.rng = np.random.default_rng()  # the weaker levels' draw among the best moves
+        self.review: list[dict] | None = None  # per move (index i-1 is the move to history[i])
+        self.review_line: list[Position] = []  # the positions reviewed
+        self.review_progress = 0
+        self.review_visits = REVIEW_VISITS
+        self._review_request: list[Position] | None = None
+        self.teaching = False
+        self.teach_visits, self.teach_threshold = TEACH_VISITS, TEACH_THRESHOLD
+        self.teach_note: TeachNote | None = None
+        self._teach_checked: Position | None = None  # the last position whose move was checked
         if engine is None:
             self._load_engine(settings)
         else:
@@ -169,14 +211,31 @@ class PlayModel:
             "hint": f"finding a hint…{visits}",
             "analyze": f"analysing…{visits}",
             "eval": "evaluating…",
+            "review": f"reviewing… {self.review_progress}/{len(self._review_request or [])} positions",
+            "teach": "checking your move…",
             "engine": "loading the net…",
         }.get(kind, "")
 
     def analysis_at(self, index: int | None = None) -> Analysis:
         return self.analysis.get(self.cursor if index is None else index) or Analysis()
 
+    def reviewed(self) -> list[dict] | None:
+        """The review's moves while the history still starts with the reviewed line, else None."""
+        line = self.review_line
+        if self.review is None or len(line) > len(self.history):
+            return None
+        return self.review if all(a is b for a, b in zip(line, self.history, strict=False)) else None
+
+    def review_at(self, index: int) -> dict | None:
+        """The review of the move that leads to ``history[index]`` (None for the start or unreviewed)."""
+        moves = self.reviewed()
+        return moves[index - 1] if moves and 1 <= index <= len(moves) else None
+
     def black_winrates(self) -> list[float | None]:
         """Black's win rate after each move of the history (None where the AI has not looked)."""
+        moves = self.reviewed()
+        if moves:
+            return black_winrates(moves) + [None] * (len(self.history) - len(moves) - 1)
         out: list[float | None] = []
         for i, pos in enumerate(self.history):
             wr = self.analysis_at(i).winrate
@@ -243,6 +302,7 @@ class PlayModel:
             self.say("wait: the net is loading", "error")
             return False
         self._cancel_jobs()
+        self.teach_note = None
         history = list(self.history)
         if self.ended is not None and self.ended.to_play == self.settings.human:
             self.ended = None  # your resignation is the move taken back
@@ -266,6 +326,8 @@ class PlayModel:
         if running is None:
             self.say("the AI is not thinking")
             return
+        if running[0] == "review":
+            self._review_request = None  # its result, if any comes, is dropped
         if running[0] == "analyze":
             idx = self._index_of(running[1])
             if idx is not None:
@@ -304,6 +366,27 @@ class PlayModel:
         self.say(f"you now play {COLOUR_NAMES[self.settings.human]}")
         self._schedule()
 
+    def start_review(self) -> None:
+        """Review the game from the start to its last move (a background job with progress)."""
+        if self.thinking or self.loading is not None:
+            self.say("wait: the AI is busy", "error")
+            return
+        if len(self.history) < 2:
+            self.say("nothing to review yet: play some moves or load an SGF", "error")
+            return
+        self._review_request = list(self.history)
+        self.review_progress = 0
+        self.say(f"reviewing {len(self.history) - 1} moves at {self.review_visits} visits each…")
+        self._schedule()
+
+    def set_teaching(self, on: bool | None = None) -> None:
+        """Teaching game on or off (toggles when ``on`` is None)."""
+        self.teaching = not self.teaching if on is None else on
+        self.teach_note = None
+        self._teach_checked = self.history[-1]  # moves already played are not judged
+        self.say(f"teaching game {'on: each of your moves is checked' if self.teaching else 'off'}")
+        self._schedule()
+
     def toggle(self, overlay: str) -> None:
         if overlay not in self.overlays:
             raise ValueError(f"unknown overlay {overlay!r}: expected one of {', '.join(OVERLAYS)}")
@@ -319,10 +402,14 @@ class PlayModel:
         if index != self.cursor:
             self.cursor = index
             self._hint_request = None
-            self.say(
-                f"move {index} of {len(self.history) - 1}"
-                + ("" if self.at_end else ": click to play from here, or press AI move")
-            )
+            reviewed = self.review_at(index + 1)
+            if reviewed is not None and reviewed["class"] != "good":
+                self.say(describe_reviewed(reviewed), "error" if reviewed["class"] == "blunder" else "info")
+            else:
+                self.say(
+                    f"move {index} of {len(self.history) - 1}"
+                    + ("" if self.at_end else ": click to play from here, or press AI move")
+                )
             self._schedule()
 
     def new_game(self, settings: Settings | None = None) -> bool:
@@ -336,6 +423,7 @@ class PlayModel:
         self._cancel_jobs()
         if self.loading is not None and self.loading.engine_key() == settings.engine_key():
             self.loading = settings  # that engine is on its way: start with these settings when it is
+            self.loading_then = None
             return True
         if self.engine is None or settings.engine_key() != self.settings.engine_key() or self.engine_failed:
             self._load_engine(settings)
@@ -371,7 +459,9 @@ class PlayModel:
         settings = replace(
             self.settings, game=game.name, size=game.size, komi=d.get("komi", self.settings.komi)
         )
-        if settings.engine_key() != self.settings.engine_key() or self.engine is None:
+        if self.loading is not None and self.loading.engine_key() == settings.engine_key():
+            self.loading, self.loading_then = settings, (game, history)  # its net is on its way already
+        elif settings.engine_key() != self.settings.engine_key() or self.engine is None:
             self._load_engine(settings, then=(game, history))
         else:
             self._begin(settings, game, history)
@@ -461,7 +551,7 @@ class PlayModel:
         return None
 
     def _cancel_jobs(self) -> None:
-        self._ai_request = self._hint_request = None
+        self._ai_request = self._hint_request = self._review_request = None
         self.worker.drop_pending()
         self.worker.cancel_running()
         self.think_started = None
@@ -472,11 +562,11 @@ class PlayModel:
         except (ValueError, TypeError) as e:
             self.say(f"cannot start that game: {e}", "error")
             return
-        self.loading = settings
+        self.loading, self.loading_then = settings, then
         self.engine_failed = False
         self.worker.submit(
             "engine",
-            (settings, game, then),
+            (settings, game),
             lambda progress: build_engine(game, settings.net, settings.visits),
         )
         self.say("loading the net…")
@@ -504,10 +594,12 @@ class PlayModel:
         handler(result)
 
     def _took_engine(self, result: Result) -> None:
-        settings, game, then = result.tag
+        settings, game = result.tag
         if self.loading is None or self.loading.engine_key() != settings.engine_key():
             return  # another game was asked for while this net loaded; its engine comes next
-        settings, self.loading = self.loading, None
+        settings, then, self.loading, self.loading_then = self.loading, self.loading_then, None, None
+        if then:
+            game = then[0]
         if result.error:
             self.engine_failed = self.engine is None
             self.failed_settings = settings
@@ -649,11 +741,21 @@ class PlayModel:
                 return
         self.worker.submit(kind, pos, *self._job(kind, pos))
 
+    def _needs_teach_check(self, end: Position) -> bool:
+        """A teaching game judges your move before the AI answers it."""
+        return (self.teaching and self.ended is None and end is not self._teach_checked
+                and end.parent is not None and end.parent.to_play == self.settings.human
+                and self.teach_note is None)
+
     def _still_useful(self, running: tuple) -> bool:
         return running[1] is self.position
 
     def _wanted(self) -> tuple[str, Position] | None:
         end = self.history[-1]
+        if self._review_request is not None:
+            return "review", self._review_request[-1]
+        if self._needs_teach_check(end):
+            return "teach", end
         if self._ai_request is not None:
             if self._ai_request is end and self.ended is None:
                 return "move", end
@@ -681,18 +783,89 @@ class PlayModel:
             return "analyze", pos
         return None
 
+    def _judge_job(self, kind: str, player: Any, pos: Position) -> tuple:
+        """(job, cancel) that reviews the requested line, or checks your last move (teaching)."""
+        stop = threading.Event()
+        if kind == "teach":
+            line = [pos.parent, pos]
+            visits = self.teach_visits
+        else:
+            line, visits = self._review_request, self.review_visits
+        thresholds = Thresholds()
+
+        def judge(progress: Any) -> list[dict]:
+            def step(done: int) -> None:
+                if stop.is_set():
+                    raise Cancelled("review stopped")
+                progress(done)
+
+            return _with_visits(player, visits, lambda: review_positions(player, line, thresholds, step))
+
+        return judge, stop.set
+
+    def _took_review(self, result: Result) -> None:
+        if result.progress:
+            self.review_progress = int(result.value)
+            return
+        line, self._review_request = self._review_request, None
+        if line is None or line[-1] is not result.tag:
+            return  # cancelled or replaced
+        if result.error:
+            self.say(f"review failed: {result.error}", "error")
+            return
+        self.review, self.review_line = result.value, line
+        counts = {c: sum(m["class"] == c for m in self.review) for c in ("blunder", "mistake", "inaccuracy")}
+        self.say(f"review done: {counts['blunder']} blunders, {counts['mistake']} mistakes, "
+                 f"{counts['inaccuracy']} inaccuracies; click the graph to jump to a move")
+        self.overlays["winrate"] = True
+
+    def _took_teach(self, result: Result) -> None:
+        if result.progress:
+            return
+        pos = result.tag
+        if pos is not self.history[-1] or result.error:
+            if result.error:
+                self.say(f"could not check your move: {result.error}", "error")
+            return
+        self._teach_checked = pos
+        move = result.value[0]
+        if move["winrate_loss"] < self.teach_threshold:
+            return  # a fine move: the AI answers it
+        game = self.game
+        self.teach_note = TeachNote(
+            len(self.history) - 1, pos.last_move,
+            None if move["best_move"] is None else game.vertex_to_action(move["best_move"]),
+            [game.vertex_to_action(v) for v in move["pv"]], move["winrate_loss"], move["class"])
+        self.auto = False  # the AI waits: Undo to try again, AI move to play on
+        better = f"; {move['best_move']} was better" if move["best_move"] else ""
+        self.say(f"{move['move']} loses {100 * move['winrate_loss']:.0f}% ({move['class']}){better}. "
+                 "Undo to try again, or AI move to play on", "error")
+
+    def _level(self) -> Level | None:
+        """The named level the AI plays at; None for a custom number of visits (the best move)."""
+        level = AI_LEVELS.get(self.settings.level)
+        return level if level is not None and level.visits == self.settings.visits else None
+
     def _job(self, kind: str, pos: Position) -> tuple:
         """(job, cancel) for the worker."""
         player = self.engine.player
         if kind in ("move", "hint"):
+            level = self._level() if kind == "move" else None
             if kind == "move":
                 self.think_started = time.monotonic()
             self.live_visits = 0
-            return (
-                lambda progress: player.choose(pos, on_stats=progress, stats_interval_s=PROGRESS_INTERVAL_S)
-            ), player.stop
+
+            def search(progress: Any) -> Any:
+                decision = player.choose(pos, on_stats=progress, stats_interval_s=PROGRESS_INTERVAL_S)
+                if level is None:
+                    return decision
+                return replace(decision, action=weakened_action(player, pos, decision, level, self.rng))
+
+            return search, player.stop
         if kind == "eval":
             return (lambda progress: _evaluate(player, pos)), None
+        if kind in ("review", "teach"):
+            return self._judge_job(kind, player, pos)
         stop = threading.Event()
         target = self.settings.visits
 
@@ -701,6 +874,25 @@ class PlayModel:
             return player.root_stats()
 
         return analyze, stop.set
+
+
+def describe_reviewed(move: dict) -> str:
+    """One line about a reviewed move: 'move 6 (W A9): blunder, lost 46%; better F5 (F5 B5 A5)'."""
+    text = f"move {move['move_number']} ({move['color']} {move['move']}): {move['class']}, " \
+           f"lost {100 * move['winrate_loss']:.0f}%"
+    if move["best_move"] and move["best_move"] != move["move"]:
+        text += f"; better {move['best_move']} ({' '.join(move['pv'][:6])})"
+    return text
+
+
+def _with_visits(player: Any, visits: int, work: Any) -> Any:
+    """Run ``work()`` with the player's visits set to ``visits`` (and put back after)."""
+    kept = player.visits
+    player.visits = visits
+    try:
+        return work()
+    finally:
+        player.visits = kept
 
 
 def _evaluate(player: Any, pos: Position) -> tuple[np.ndarray, float]:

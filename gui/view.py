@@ -13,7 +13,11 @@ Vocabulary:
   the **hint** (a green ring on the AI's move for you), and at the end of a Go game
   the **count** (small squares on each empty point of Tromp-Taylor territory).
 - **win-rate graph**: Black's win rate after each move, over the whole game; the
-  vertical line is the move shown on the board.
+  vertical line is the move shown on the board. After a review, the moves it flags are
+  dots in their class's colour (:data:`CLASS_COLOURS`) and a click jumps to a move.
+- **review marks**: on the board, a ring in the class's colour around each flagged
+  stone; when the next move from the position shown was flagged, the better move and
+  its line as numbered ghost stones (the same for a teaching game's last move).
 """
 
 from __future__ import annotations
@@ -37,6 +41,7 @@ BACKGROUND, PANEL_TEXT, DIM_TEXT = (44, 47, 54), (232, 232, 228), (160, 164, 172
 ERROR, WARN = (255, 120, 100), (255, 190, 90)  # message levels
 BUTTON, BUTTON_ACTIVE, BUTTON_DISABLED = (72, 78, 90), (64, 140, 200), (58, 60, 66)
 BEST, HINT = (80, 210, 255), (40, 200, 90)  # the search's best move, the hint's move
+CLASS_COLOURS = {"inaccuracy": (240, 200, 60), "mistake": (245, 140, 40), "blunder": (235, 45, 45)}
 MAX_CANDIDATES = 10
 MAX_PV = 12
 
@@ -71,6 +76,12 @@ class View:
         self.layout = layout
         self._fonts: dict[tuple[int, bool], pygame.font.Font] = {}
         self._wood: pygame.Surface | None = None
+        self.graph_rect: pygame.Rect | None = None  # the win-rate graph: a click there jumps to a move
+
+    def graph_index(self, x: int, length: int) -> int:
+        """The move index under ``x`` on the win-rate graph of a game of ``length`` moves."""
+        r = self.graph_rect
+        return max(0, min(length, round((x - r.left - 4) / max(1, r.width - 8) * max(1, length))))
 
     def font(self, size: int, bold: bool = False) -> pygame.font.Font:
         key = (max(8, size), bold)
@@ -85,11 +96,12 @@ class View:
     def widgets(self, model: Any, ui: Any) -> tuple[list[Widget], dict[str, pygame.Rect], list]:
         """The panel's widgets, the named drawing bands (status, graph...) and the row captions."""
         col = Column(self.layout.panel, self.layout.panel.top)
+        self.graph_rect = None
         if ui.setup_open:
             return self._setup_widgets(col, model, ui)
         bands = {"title": col.space(58), "status": col.space(44)}
         bands["winbar"] = col.space(24)
-        bands["graph"] = col.space(max(70, min(130, self.layout.height - 600)))
+        bands["graph"] = self.graph_rect = col.space(max(70, min(130, self.layout.height - 600)))
         bands["message"] = col.space(40)
         idle = not model.thinking and model.loading is None
         go = model.game.name == "go"
@@ -120,11 +132,21 @@ class View:
             "variation": ("Variation", "V"),
         }
         toggles = list(names)
-        for pair in (toggles[:2], toggles[2:]):
-            col.row(
-                *[(f"toggle:{n}", names[n][0]) for n in pair],
-                flags={f"toggle:{n}": {"active": model.overlays[n], "hint": names[n][1]} for n in pair},
-            )
+        reviewing = model.worker.running is not None and model.worker.running[0] == "review"
+        col.row(
+            *[(f"toggle:{n}", names[n][0]) for n in toggles[:3]],
+            flags={f"toggle:{n}": {"active": model.overlays[n], "hint": names[n][1]} for n in toggles[:3]},
+        )
+        col.row(
+            ("toggle:variation", names["variation"][0]),
+            ("teaching", "Teach"),
+            ("review", "Review"),
+            flags={
+                "toggle:variation": {"active": model.overlays["variation"], "hint": "V"},
+                "teaching": {"active": model.teaching, "hint": "T"},
+                "review": {"enabled": idle and len(model.history) > 1, "hint": "R", "active": reviewing},
+            },
+        )
         nav = idle and len(model.history) > 1
         col.row(
             ("nav:first", "|<"),
@@ -166,7 +188,7 @@ class View:
             },
         )
         levels = list(LEVELS)
-        for pair, caption in ((levels[:2], "Level"), (levels[2:], "")):
+        for pair, caption in ((levels[:3], "Level"), (levels[3:], "")):
             col.row(
                 *[(f"set:level:{n}", f"{n} {LEVELS[n]}") for n in pair],
                 label=caption or " ",
@@ -283,6 +305,7 @@ class View:
             mark = (230, 60, 50) if board[pos.last_move] == WHITE else (255, 90, 70)
             pygame.gfxdraw.filled_circle(surface, cx, cy, max(3, round(cell * 0.13)), mark)
             pygame.gfxdraw.aacircle(surface, cx, cy, max(3, round(cell * 0.13)), mark)
+        self._draw_review_marks(surface, model, board)
         if not pos.is_terminal():
             if model.overlays["candidates"] and a.candidates:
                 # with the variation on, its stone 1 stands for the best candidate
@@ -291,7 +314,10 @@ class View:
                     surface, a.candidates[1:] if skip_best else a.candidates, 1 if skip_best else 0
                 )
             if model.overlays["variation"] and a.candidates:
-                self._draw_variation(surface, a.candidates[0], pos.to_play, board)
+                # the line's later stones leave the candidates' circles readable (their win rates)
+                circled = {c.action for c in a.candidates[1:]} if model.overlays["candidates"] else set()
+                pv = getattr(a.candidates[0], "pv", None) or []
+                self._draw_variation(surface, pv, pos.to_play, board, skip=circled)
             if a.hint is not None and a.hint < n * n:
                 self._draw_hint(surface, a.hint)
             self._draw_hover(surface, model, ui, board)
@@ -402,18 +428,54 @@ class View:
                     surface, f"{100 * prob:.0f}", (cx, cy), round(lay.cell * 0.32), (255, 255, 255)
                 )
 
-    def _draw_variation(self, surface: pygame.Surface, best: Any, to_play: int, board: Any) -> None:
-        pv = list(getattr(best, "pv", []) or [])[:MAX_PV]
+    def _draw_variation(self, surface: pygame.Surface, pv: list[int], to_play: int, board: Any,
+                        skip: set[int] = frozenset()) -> None:
+        """The line as numbered ghost stones; after the first, none on the ``skip`` points."""
+        pv = list(pv)[:MAX_PV]
         lay = self.layout
         seen: set[int] = set()
         colour = to_play
         for number, action in enumerate(pv, start=1):
-            if action < lay.size**2 and action not in seen and board[action] == EMPTY:
+            hidden = number > 1 and action in skip
+            if action < lay.size**2 and action not in seen and board[action] == EMPTY and not hidden:
                 seen.add(action)
                 self.draw_stone(surface, lay.center(action), colour, alpha=150)
                 text = (240, 240, 240) if colour == BLACK else (20, 20, 20)
                 self._text_centered(surface, str(number), lay.center(action), round(lay.cell * 0.42), text)
             colour = 3 - colour
+
+    def _draw_review_marks(self, surface: pygame.Surface, model: Any, board: Any) -> None:
+        """Rings on the flagged stones; the better move and its line where the next move was flagged."""
+        n = self.layout.size
+        for index, line in ((i, model.review_at(i)) for i in range(1, model.cursor + 1)):
+            if line is None or line["class"] == "good":
+                continue
+            point = model.history[index].last_move
+            if point is not None and point < n * n and board[point] != EMPTY:
+                self._ring(surface, point, CLASS_COLOURS[line["class"]])
+        following = model.review_at(model.cursor + 1)
+        note = model.teach_note
+        if following is not None and following["class"] != "good" and following["best_move"]:
+            pv = [model.game.vertex_to_action(v) for v in following["pv"]]
+            self._draw_line_of_play(surface, pv, model.position.to_play, board)
+        elif note is not None and note.index == model.cursor and note.best is not None:
+            self._ring(surface, note.move, CLASS_COLOURS[note.kind])
+            before = model.history[note.index - 1]
+            self._draw_line_of_play(surface, note.pv, before.to_play, before.board_array())
+
+    def _draw_line_of_play(self, surface: pygame.Surface, pv: list[int], to_play: int, board: Any) -> None:
+        """The better move (a green ring) and the line after it as numbered ghost stones."""
+        if not pv:
+            return
+        self._draw_variation(surface, pv, to_play, board)
+        if pv[0] < self.layout.size**2:
+            self._ring(surface, pv[0], HINT, outside=2)
+
+    def _ring(self, surface: pygame.Surface, point: int, colour: tuple, outside: int = 1) -> None:
+        """A ring 3 pixels wide around the stone on ``point``, ``outside`` pixels beyond its edge."""
+        cx, cy = self.layout.center(point)
+        for k in range(3):
+            pygame.gfxdraw.aacircle(surface, cx, cy, round(self.layout.stone_radius) + outside - k, colour)
 
     def _draw_hint(self, surface: pygame.Surface, point: int) -> None:
         cx, cy = self.layout.center(point)
@@ -552,12 +614,13 @@ class View:
         pygame.draw.rect(surface, (25, 25, 28), left, border_radius=4)
         mover = "you" if pos.to_play == model.settings.human else "AI"
         text = f"{COLOUR_NAMES[pos.to_play]} ({mover}) to move wins {100 * wr:.1f}%"
-        img = self.font(17, True).render(text, True, (120, 200, 255))
-        bg = pygame.Surface((img.get_width() + 8, img.get_height() + 2), pygame.SRCALPHA)
-        bg.fill((30, 30, 36, 170))
-        box = bg.get_rect(center=rect.center)
-        surface.blit(bg, box)
-        surface.blit(img, img.get_rect(center=rect.center))
+        # the label sits inside the wider part, so it never crosses the split between black and white
+        right = pygame.Rect(left.right, rect.top, rect.width - left.width, rect.height)
+        part = left if left.width >= right.width else right
+        ink = (235, 235, 235) if part is left else (25, 25, 28)
+        font = self.font(17, True)
+        img = font.render(_fit(font, text, part.width - 8), True, ink)
+        surface.blit(img, img.get_rect(center=part.center))
 
     def _draw_graph(self, surface: pygame.Surface, model: Any, rect: pygame.Rect) -> None:
         pygame.draw.rect(surface, (30, 32, 38), rect, border_radius=4)
@@ -582,6 +645,11 @@ class View:
             pygame.draw.aalines(surface, (120, 190, 255), False, points)
         for p in points:
             pygame.gfxdraw.filled_circle(surface, p[0], p[1], 2, (160, 210, 255))
+        for m in model.reviewed() or []:
+            if m["class"] != "good" and rates[m["move_number"]] is not None:
+                x, y = xy(m["move_number"], rates[m["move_number"]])
+                pygame.gfxdraw.filled_circle(surface, x, y, 4, CLASS_COLOURS[m["class"]])
+                pygame.gfxdraw.aacircle(surface, x, y, 4, (20, 20, 20))
         cx = xy(model.cursor, 0.5)[0]
         pygame.draw.line(surface, (230, 200, 90), (cx, rect.top + 2), (cx, rect.bottom - 2))
         label = self.font(15).render("Black's win rate by move", True, DIM_TEXT)
@@ -627,8 +695,8 @@ class View:
             surface.blit(img, img.get_rect(midleft=(rect.left, rect.centery)))
         note = [
             f"Net: {ui.net_note}",
-            "Level = visits per move; more is stronger",
-            "but slower. Enter starts, Esc cancels.",
+            "Levels: more visits is stronger; the weaker",
+            "ones pick among the best few. Enter starts.",
         ]
         self._lines(surface, bands["setup_note"], [(line, 16, False, DIM_TEXT) for line in note])
         self._draw_message(surface, model, bands["message"])

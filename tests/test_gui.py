@@ -23,7 +23,7 @@ import pygame  # noqa: E402
 
 from gui import app as app_module  # noqa: E402
 from gui.app import App  # noqa: E402
-from gui.engine import UNIFORM_NOTICE, build_engine  # noqa: E402
+from gui.engine import LEVELS, UNIFORM_NOTICE, build_engine  # noqa: E402
 from gui.layout import Layout  # noqa: E402
 from gui.model import Settings  # noqa: E402
 from gui.sgfio import Record, load_sgf, save_sgf  # noqa: E402
@@ -328,7 +328,7 @@ def test_setup_panel_refuses_a_net_for_another_size(make_app, go_engine):
     click_widget(app, "field:net")
     type_text(app, str(shipped))
     click_widget(app, "set:level:casual")  # clicking elsewhere commits the field
-    assert app.ui.draft.net == str(shipped) and app.ui.draft.visits == 64
+    assert app.ui.draft.net == str(shipped) and app.ui.draft.visits == LEVELS["casual"]
     click_widget(app, "start")
     pump(app, lambda: m.loading is None and app.ui.setup_open, what="the refusal")
     assert "is for a 9x9 board, not 7x7" in m.message and m.message_level == "error"
@@ -343,7 +343,7 @@ def test_setup_panel_refuses_a_net_for_another_size(make_app, go_engine):
     app.ui.visits_field.draft = ""
     type_text(app, "0")
     press(app, pygame.K_RETURN)
-    assert "visits must be" in m.message and app.ui.draft.visits == 64
+    assert "visits must be" in m.message and app.ui.draft.visits == LEVELS["casual"]
     click_widget(app, "set:human:white")
     click_widget(app, "start")
     pump(
@@ -351,7 +351,7 @@ def test_setup_panel_refuses_a_net_for_another_size(make_app, go_engine):
         lambda: not app.ui.setup_open and m.loading is None and len(m.history) == 2,
         what="the AI's opening",
     )
-    assert m.settings.human == WHITE and m.settings.visits == 64 and count(app, BLACK) == 1
+    assert m.settings.human == WHITE and m.settings.visits == LEVELS["casual"] and count(app, BLACK) == 1
 
 
 def test_command_line_refuses_bad_input(tmp_path, capsys):
@@ -369,8 +369,153 @@ def test_command_line_refuses_bad_input(tmp_path, capsys):
     assert app_module.run(parser.parse_args(["--net", str(junk)])) == 2
     assert "junk.pt" in capsys.readouterr().err
     s = app_module.settings_from_args(parser.parse_args(["--game", "gomoku", "--level", "casual"]))
-    assert (s.game, s.size, s.visits) == ("gomoku", 15, 64)
+    assert (s.game, s.size, s.visits) == ("gomoku", 15, LEVELS["casual"])
 
+
+# ---- a newcomer's fixes, review and the teaching game ----------------------------------------------
+
+
+def move_pointer(app: App, pos: tuple[int, int]) -> None:
+    pygame.event.post(pygame.event.Event(pygame.MOUSEMOTION, pos=pos, rel=(0, 0), buttons=(0, 0, 0)))
+    app.step()
+
+
+def pixel(app: App, vertex: str) -> tuple[int, int, int]:
+    return tuple(app.screen.get_at(app.view.layout.center(app.model.game.vertex_to_action(vertex))))[:3]
+
+
+def test_loading_a_smaller_board_with_the_pointer_on_the_board(make_app, go_engine, tmp_path):
+    """The pointer over J9 of a 9x9 board, then a 7x7 game is loaded: no IndexError, hover found again."""
+    small = make_game("go", 7, komi=7.5)
+    path = save_sgf(tmp_path / "seven.sgf", Record(small.to_dict(), [24, 25], "", "a", "b"))
+    app = make_app(Settings(visits=FAST), go_engine)
+    m = app.model
+    app.step()
+    j9 = app.view.layout.center(m.game.vertex_to_action("J9"))
+    move_pointer(app, j9)
+    assert app.ui.hover == 80
+    assert m.load(path)
+    pump(app, lambda: m.loading is None and m.game.size == 7, what="the 7x7 game")
+    app.step()  # draws the 7x7 board with the pointer still where J9 was
+    assert app.ui.hover == app.view.layout.point_at(j9) and (app.ui.hover is None or app.ui.hover < 49)
+    assert len(m.history) == 3
+
+
+def test_no_ghost_stone_once_the_pointer_leaves(make_app, go_engine):
+    app = make_app(Settings(visits=FAST), go_engine)
+    app.step()
+    empty = pixel(app, "C3")
+    move_pointer(app, app.view.layout.center(app.model.game.vertex_to_action("C3")))
+    assert app.ui.hover is not None and pixel(app, "C3") != empty, "the ghost stone is drawn"
+    pygame.event.post(pygame.event.Event(pygame.WINDOWLEAVE))
+    app.step()
+    assert app.ui.hover is None and pixel(app, "C3") == empty
+
+
+def test_sgf_given_at_start_is_shown_once_the_net_has_loaded(make_app, tmp_path):
+    """``zero9 play --sgf FILE``: the App starts the net loading and the SGF at once."""
+    go = make_game("go", 9, komi=7.5)
+    moves = [40, 30, 50, 31]
+    path = save_sgf(tmp_path / "g.sgf", Record(go.to_dict(), moves, "", "Human", "zero9"))
+    app = make_app(Settings(visits=FAST), None, sgf=str(path))
+    m = app.model
+    pump(app, lambda: m.loading is None and m.engine is not None, what="the net")
+    app.step()
+    assert [p.last_move for p in m.history[1:]] == moves, "the loaded game, not an empty board"
+    assert count(app, BLACK) == 2 and "loaded 4 moves" in m.message
+
+
+PLANTED = Path(__file__).resolve().parent / "data" / "gomoku9-planted-blunder.sgf"
+
+
+def click_graph_at(app: App, index: int) -> None:
+    app.view.widgets(app.model, app.ui)
+    r = app.view.graph_rect
+    length = len(app.model.history) - 1
+    click_at(app, (round(r.left + 4 + (r.width - 8) * index / length), r.centery))
+
+
+def test_review_in_the_window_marks_the_blunder_and_shows_the_better_line(make_app, shots):
+    """Review game on the planted Gomoku blunder: the graph marks move 6, a click on it shows F5/B5."""
+    app = make_app(Settings(game="gomoku", size=9, human=BLACK, visits=FAST), None, sgf=str(PLANTED))
+    m = app.model
+    m.review_visits = 48
+    pump(app, lambda: m.loading is None and len(m.history) == 10, what="the planted game")
+    click_widget(app, "review")
+    assert "reviewing 9 moves" in m.message
+    pump(app, lambda: m.reviewed() is not None, timeout=120, what="the review")
+    assert "review done: 1 blunders" in m.message, m.message
+    blunder = m.review_at(6)
+    assert blunder["class"] == "blunder" and blunder["move"] == "A9" and blunder["best_move"] in ("B5", "F5")
+    rates = m.black_winrates()
+    assert len(rates) == 10 and rates[6] > 0.9 > rates[5]
+    click_graph_at(app, 5)  # the position before the blunder
+    assert m.cursor == 5 and "blunder" in m.message and f"better {blunder['best_move']}" in m.message
+    app.step()
+    best = m.game.vertex_to_action(blunder["best_move"])
+    assert m.position.board_array()[best] == 0 and app.screen.get_at(app.view.layout.center(best))[:3] != \
+        tuple(app.screen.get_at(app.view.layout.center(m.game.vertex_to_action("H2"))))[:3], \
+        "the better move is drawn on its empty point"
+    app.screenshot(shots / "review-window.png")
+
+
+def test_teaching_game_stops_after_a_blunder_and_offers_undo(make_app, shots, tmp_path):
+    """You play White in the planted game and ignore Black's open three: the teacher stops you."""
+    gomoku = make_game("gomoku", 9)
+    opening = [gomoku.vertex_to_action(v) for v in "E5 E4 D5 D4 C5".split()]
+    path = save_sgf(tmp_path / "open-three.sgf", Record(gomoku.to_dict(), opening, "", "zero9", "student"))
+    app = make_app(Settings(game="gomoku", size=9, human=WHITE, visits=FAST), None, sgf=str(path))
+    m = app.model
+    pump(app, lambda: m.loading is None and len(m.history) == 6, what="the opening")
+    m.teach_visits = 48
+    press(app, pygame.K_t, "t")
+    assert m.teaching and "teaching game on" in m.message
+    click_vertex(app, "A9")
+    pump(app, lambda: m.teach_note is not None, timeout=120, what="the teacher's verdict")
+    note = m.teach_note
+    assert note.kind == "blunder" and m.game.action_to_vertex(note.best) in ("B5", "F5")
+    assert "A9 loses" in m.message and "Undo to try again" in m.message
+    for _ in range(20):  # the AI waits for the student
+        app.step()
+    assert len(m.history) == 7 and not m.thinking
+    app.screenshot(shots / "teaching-blunder.png")
+    press(app, pygame.K_u, "u")
+    assert len(m.history) == 6 and m.teach_note is None
+    click_vertex(app, m.game.action_to_vertex(note.best))
+    pump(app, lambda: len(m.history) == 8, timeout=120, what="the AI's answer to the block")
+    assert m.teach_note is None
+
+
+
+def test_save_sgf_asks_where_and_proposes_a_games_folder_not_the_current_directory(make_app, go_engine,
+                                                                                  tmp_path, monkeypatch):
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.chdir(tmp_path)
+    app = make_app(Settings(visits=FAST), go_engine)
+    m = app.model
+    app.step()
+    click_vertex(app, "E5")
+    pump(app, lambda: len(m.history) == 3, what="the AI's reply")
+    press(app, pygame.K_s, "s")
+    assert app.ui.prompt == "save" and app.ui.prompt_field.editing
+    proposed = Path(app.ui.prompt_field.draft or app.ui.prompt_field.value)
+    assert proposed.parent == tmp_path / "home" / "zero9-games" and proposed.suffix == ".sgf"
+    assert not list(tmp_path.glob("*.sgf")), "nothing is written before the player confirms"
+    press(app, pygame.K_RETURN)
+    assert m.sgf_path == proposed and proposed.is_file() and load_sgf(proposed).actions == m.actions()
+    assert not list(tmp_path.glob("*.sgf")), "nothing in the current directory"
+
+
+def test_a_window_resized_below_the_minimum_grows_back_and_the_panel_fits(make_app, go_engine):
+    app = make_app(Settings(visits=FAST), go_engine)
+    app.step()
+    pygame.event.post(pygame.event.Event(pygame.VIDEORESIZE, w=640, h=480, size=(640, 480)))
+    app.step()
+    assert app.screen.get_size() == (820, 600)
+    widgets, bands, _ = app.view.widgets(app.model, app.ui)
+    bottom = max([w.rect.bottom for w in widgets] + [b.bottom for b in bands.values()])
+    right = max(w.rect.right for w in widgets)
+    assert bottom <= 600 and right <= 820, f"the panel is cut: bottom {bottom}, right {right}"
 
 REAL_X_SCRIPT = r"""
 import sys, time, pygame

@@ -26,6 +26,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "supervised": ("zero9.learn.supervised", "SGF games -> training chunks (Leela Zero's dump_supervised)"),
     "autotrain": ("zero9.learn.autotrain", "the resumable loop: self-play, train, gate, promote, rate"),
     "match": ("zero9.arena.match", "play a match between nets or external engines"),
+    "review": ("zero9.arena.review", "review a game: each move's winrate loss, mistakes, the better moves"),
     "ratings": ("zero9.arena.ratings", "maximum-likelihood Elo ratings over the games in a folder"),
     "plot": ("zero9.learn.plot", "plot a run directory's losses, Elo and self-play speed"),
     "convert": ("zero9.nn.convert", "convert between Leela Zero text weights and zero9 checkpoints"),
@@ -78,11 +79,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"zero9 {name}: error: {busy}", file=sys.stderr)
         return 2
     module_name, text = COMMANDS[name]
-    module = importlib.import_module(module_name)
-    parser = argparse.ArgumentParser(prog=f"zero9 {name}", description=text)
-    module.add_arguments(parser)
-    args = parser.parse_args(rest)
     try:
+        module = importlib.import_module(module_name)  # seconds for torch: Ctrl-C may come here too
+        parser = argparse.ArgumentParser(prog=f"zero9 {name}", description=text)
+        module.add_arguments(parser)
+        args = parser.parse_args(rest)
         return int(module.run(args) or 0)
     except (ValueError, OSError) as error:  # bad input or a bad file: a clear line, no traceback
         print(f"zero9 {name}: error: {error}", file=sys.stderr)

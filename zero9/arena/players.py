@@ -13,6 +13,7 @@ Vocabulary:
   ``gtp:COMMAND LINE``        any GTP engine
   ``pbrain:COMMAND LINE``     any Gomocup (piskvork) brain
   ``gomokubench:LEVEL``       the alpha-beta AI of PyPI's ``gomokubench`` (easy, standard, hard)
+  ``level:NAME``              a named AI level on the shipped net (:mod:`zero9.arena.levels`)
   ==========================  =============================================================
 
   The autotrain loop passes dicts instead: ``{"kind": "net", "path": ..., "visits": ...}``
@@ -40,8 +41,10 @@ from typing import Any
 import numpy as np
 
 from zero9.arena.gtpclient import GTPClient, GTPEngineError, GTPError, find_gnugo, gnugo_command
+from zero9.arena.levels import LevelPlayer, find_level
 from zero9.games import BLACK, WHITE, Game, Position, actions_played
 from zero9.games.gomoku import point_from_xy, xy_from_point
+from zero9.nn.checkpoint import default_net_path
 from zero9.search.mcts_pure import _random_move, rollout_player
 from zero9.search.player import NetSource
 from zero9.settings import PlayConfig
@@ -369,10 +372,12 @@ def make_player(spec: str | dict, game: Game, visits: int = PlayConfig.visits, s
         return PbrainAgent(name, _argv(arg, spec), move_timeout)
     if kind == "gomokubench":
         return GomokubenchAgent(arg or "standard", seed)
+    if kind == "level":
+        return _level_agent(name, find_level(arg), game, seed, device)
     path, _, v = spec.partition("@")
     if not Path(path).is_file():
         raise ValueError(f"bad player {spec!r}: not a net file, nor random, uniform:V, mcts:N, gnugo:L, "
-                         f"gtp:COMMAND, pbrain:COMMAND or gomokubench:LEVEL")
+                         f"gtp:COMMAND, pbrain:COMMAND, gomokubench:LEVEL or level:NAME")
     return _net_agent(name, path, _count(v, spec) if v else visits, seed, device)
 
 
@@ -392,3 +397,11 @@ def _argv(text: str, spec: str) -> list[str]:
 def _net_agent(name: str, path: str, visits: int, seed: int | None, device: str) -> SearchAgent:
     source = NetSource(path, device=device)
     return SearchAgent(name, lambda g: source.player(g, visits=visits, seed=seed))
+
+
+def _level_agent(name: str, level, game: Game, seed: int | None, device: str) -> SearchAgent:
+    path = default_net_path(game.name, game.size)
+    if path is None:
+        raise ValueError(f"{name}: no shipped net for {game.name} {game.size}x{game.size} to weaken")
+    source = NetSource(path, device=device)
+    return SearchAgent(name, lambda g: LevelPlayer(g, source.evaluator(g), level, seed=seed))

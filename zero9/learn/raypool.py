@@ -297,6 +297,7 @@ class _Session:
     asked: int = 0  # calls sent (start included): each returns one game
     seq: int = 0  # games received
     over: bool = False  # quota received, or the actor was lost
+    lost: bool = False  # the actor died: its unreceived games went back to the leftover
     counters: dict = field(default_factory=dict)
 
 
@@ -478,10 +479,14 @@ class RayPool:
                     except Exception as e:
                         if not self._is_lost(e):
                             raise RuntimeError(f"Ray self-play worker {session.worker} failed: {e}") from e
-                        if not session.over:  # its other queued calls fail the same way: count it once
-                            session.over = True
+                        if not session.lost:  # its other queued calls fail the same way: count it once
+                            session.lost = session.over = True
                             leftover += session.quota - session.seq
                             self._lose(session.slot, e)
+                        continue
+                    if session.lost:
+                        # A game the actor finished before it died, read after its death was: the
+                        # leftover already holds it, so keeping it too would play it twice.
                         continue
                     if result is None:  # the session ran out early (not expected): replay the rest
                         session.over, leftover = True, leftover + session.quota - session.seq

@@ -369,8 +369,17 @@ class WorkerPool:
                                        args=(w, q, self.out_queue, self.stop, threads, os.getpid(), client),
                                        daemon=True) for (w, q), client in zip(enumerate(self.job_queues),
                                                                               clients, strict=True)]
-        for p in self.procs:
-            p.start()
+        # Ctrl-C reaches every process of the group: the workers ignore it (spawn passes the ignore on,
+        # so even one still importing torch prints nothing) and the parent, which reports it in one
+        # line, stops them through close().
+        in_main = threading.current_thread() is threading.main_thread()
+        previous = signal.signal(signal.SIGINT, signal.SIG_IGN) if in_main else None
+        try:
+            for p in self.procs:
+                p.start()
+        finally:
+            if in_main:
+                signal.signal(signal.SIGINT, previous)
 
     @property
     def size(self) -> int:
