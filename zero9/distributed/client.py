@@ -74,10 +74,12 @@ def multipart(fields: dict[str, str], files: dict[str, bytes]) -> tuple[bytes, s
     boundary = uuid.uuid4().hex
     parts = []
     for name, value in fields.items():
-        parts.append(f'--{boundary}\r\nContent-Disposition: form-data; name="{name}"\r\n\r\n{value}\r\n'.encode())
+        head = f'--{boundary}\r\nContent-Disposition: form-data; name="{name}"\r\n\r\n'
+        parts.append(head.encode() + value.encode() + b"\r\n")
     for name, data in files.items():
-        parts.append(f'--{boundary}\r\nContent-Disposition: form-data; name="{name}"; filename="{name}.gz"\r\n'
-                     f"Content-Type: application/gzip\r\n\r\n".encode() + data + b"\r\n")
+        head = (f'--{boundary}\r\nContent-Disposition: form-data; name="{name}"; filename="{name}.gz"\r\n'
+                "Content-Type: application/gzip\r\n\r\n")
+        parts.append(head.encode() + data + b"\r\n")
     parts.append(f"--{boundary}--\r\n".encode())
     return b"".join(parts), f"multipart/form-data; boundary={boundary}"
 
@@ -242,13 +244,19 @@ def play_match_task(task: dict, black_path: Path, white_path: Path, device: str)
     resigned = "+r" in result.lower()
     moves = moves_from_position(final)
     winner = BLACK if result.upper().startswith("B") else WHITE
-    sgf = write_sgf(game, moves, result, properties={"PB": task["black_hash"][:8], "PW": task["white_hash"][:8]})
+    players = {"PB": task["black_hash"][:8], "PW": task["white_hash"][:8]}
+    sgf = write_sgf(game, moves, result, properties=players)
     winner_hash, loser_hash = ((task["black_hash"], task["white_hash"]) if winner == BLACK
                                else (task["white_hash"], task["black_hash"]))
     fields = {"winnerhash": winner_hash, "loserhash": loser_hash, "clientversion": str(CLIENT_VERSION),
               "winnercolor": COLOUR_NAMES[winner], "movescount": str(len(moves) + int(resigned)),
               "score": result, "options_hash": task["options_hash"], "random_seed": task["random_seed"]}
     return Upload("submit-match", fields, {"sgf": gzip.compress(sgf.encode())}, sgf)
+
+
+def _work(task: dict) -> tuple[str, str]:
+    """What must be equal for self-play tasks to share one batch: the net and the options."""
+    return task["hash"], task["options_hash"]
 
 
 def _lz_game(net_path: Path):
@@ -271,6 +279,7 @@ class Client:
         self.outbox = Outbox(self.url, cache)
         self.backoff = BACKOFF_MIN
         self.played = 0
+        self.leftover: dict | None = None  # a task fetched while filling a batch, for the next turn
 
     def get_task(self) -> dict:
         """A task, retrying with backoff while the server is down; ValueError if this client is too old."""
@@ -294,7 +303,7 @@ class Client:
 
     def turn(self, budget: int) -> list[Upload]:
         """Get work (up to ``budget`` self-play games for one net, or one match game) and play it."""
-        first = self.get_task()
+        first, self.leftover = self.leftover or self.get_task(), None
         if first["cmd"] == "wait":
             time.sleep(60 * float(first.get("minutes") or 1))
             return []
@@ -304,8 +313,9 @@ class Client:
         tasks = [first]
         while len(tasks) < min(self.games, budget):
             task = self.get_task()
-            if task["cmd"] != "selfplay" or task["hash"] != first["hash"] or task["options"] != first["options"]:
-                break  # another kind of work: it waits until its own turn (its seed simply expires)
+            if task["cmd"] != "selfplay" or _work(task) != _work(first):
+                self.leftover = task  # another kind of work: the next turn's
+                break
             tasks.append(task)
         return play_selfplay(tasks, self.net(first), self.device, self.leaves)
 
@@ -335,7 +345,8 @@ class Client:
                                 pending=self.outbox.count())
                 if single and uploads:
                     break
-            while self.outbox.count() and (timeout_min is None or time.monotonic() - start < 60 * timeout_min):
+            deadline = None if timeout_min is None else start + 60 * timeout_min
+            while self.outbox.count() and (deadline is None or time.monotonic() < deadline):
                 self.outbox.send_all(wait=True)  # leave nothing unsent when the server is back in time
         except KeyboardInterrupt:
             tqdm.write(f"interrupted: {self.outbox.count()} finished games wait in {self.outbox.pending} "
@@ -356,7 +367,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--leaves", type=int, default=8, help="leaves per game per net call")
     parser.add_argument("--cache", default=str(Path.home() / ".cache" / "zero9" / "client"),
                         help="folder for downloaded nets and pending uploads")
-    parser.add_argument("-k", "--keep-sgf", default=None, metavar="DIR", help="also save every game's SGF here")
+    parser.add_argument("-k", "--keep-sgf", default=None, metavar="DIR",
+                        help="also save every game's SGF here")
     parser.add_argument("--single", action="store_true", help="do one task, then exit")
     parser.add_argument("--max-games", type=int, default=None, help="exit after this many games")
     parser.add_argument("--timeout", type=float, default=None, metavar="MIN",
