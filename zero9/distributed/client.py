@@ -62,7 +62,7 @@ class ServerError(Exception):
     """The server could not be reached, or answered 429 / 5xx: try again later."""
 
 
-class Refused(Exception):
+class Refused(ValueError):
     """The server refused an upload for good (a 4xx other than 429); ``reason`` is its answer."""
 
 

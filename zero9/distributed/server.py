@@ -58,7 +58,6 @@ Pages: ``GET /status.json`` (counts, clients in the last hour, the best net and 
 Elo graph as an SVG picture).
 """
 
-from __future__ import annotations
 
 import argparse
 import gzip
