@@ -95,6 +95,7 @@ HASH_HEX = frozenset("0123456789abcdef")
 FILE_DIRS = ("networks", "chunks", "sgf", "matches")
 TASK_MAX_AGE = 3 * 3600.0  # a task older than this is no longer accepted
 MATCH_TASK_MINUTES = 30  # a match task not answered within this is handed out again
+DRAIN_FACTOR = 4  # an oversized body is read (and dropped) up to this many limits, then cut
 MATCH_STATES = {"H1": "PASS", "H0": "fail"}  # SPRT decisions as the status page shows them
 
 
@@ -592,15 +593,18 @@ def create_app(server: Server):
         return await call_next(request)
 
     async def read_form(request: Request) -> tuple[dict[str, str], dict[str, bytes]]:
-        """The multipart body, read within the size limit; file names from the client are ignored."""
-        declared = request.headers.get("content-length")
-        if declared is not None and (not declared.isdigit() or int(declared) > server.limits.body):
-            raise Rejected(f"the request body is over {server.limits.body} bytes", 413)
-        body = bytearray()
+        """The multipart body, read within the size limit. A client's file names are never used
+        (stored files are named by time and content hash); one that holds a path is refused."""
+        body, received = bytearray(), 0
         async for part in request.stream():
-            body += part
-            if len(body) > server.limits.body:
-                raise Rejected(f"the request body is over {server.limits.body} bytes", 413)
+            received += len(part)
+            if received <= server.limits.body:
+                body += part
+            elif received > DRAIN_FACTOR * server.limits.body:
+                break  # far too much: hang up. Below this the rest is read and dropped, so that
+                # the client hears the 413 rather than a connection reset.
+        if received > server.limits.body:
+            raise Rejected(f"the request body is over {server.limits.body} bytes", 413)
         request._body = bytes(body)  # Starlette parses the form from this cached body
         try:
             form = await request.form(max_files=4, max_fields=20)
@@ -611,6 +615,8 @@ def create_app(server: Server):
             if isinstance(value, str):
                 fields[key] = value
             else:
+                if any(mark in (value.filename or "") for mark in ("/", "\\", "..", "\0")):
+                    raise Rejected(f"file name {value.filename[:40]!r} holds a path")  # a probe: refuse it
                 files[key] = await value.read()
         return fields, files
 
