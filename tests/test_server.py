@@ -118,7 +118,8 @@ def bad_uploads(server, good: Upload) -> dict[str, tuple[Upload, dict]]:
         "illegal game": variant(files={"sgf": gzip.compress(illegal.encode())}),
         "result disagrees": variant(fields={"winnercolor": flipped}),
         "wrong move count": variant(fields={"movescount": "3"}),
-        "chunk disagrees": variant(files={"trainingdata": gzip.compress(chunk.replace(b"\n1\n", b"\n0\n", 1))}),
+        "chunk disagrees": variant(files={"trainingdata": gzip.compress(chunk.replace(b"\n1\n", b"\n0\n", 1))
+                                          }),
         "unknown seed": variant(fields={"random_seed": "12345"}),
         "wrong options hash": variant(fields={"options_hash": "abcdef"}),
         "oversized body": variant(files={"sgf": b"\0" * (5 << 20)}),
@@ -155,7 +156,7 @@ def test_bad_upload_battery(server, game_upload):
 
 
 def test_kill9_during_uploads_loses_nothing(tmp_path, game_upload):
-    """Uploads from 8 threads; kill -9 mid-way; after a restart every 200 is there, whole, and nothing else."""
+    """Uploads from 8 threads, kill -9 mid-way, restart: every 200 is there, whole, and nothing else is."""
     run_dir = tmp_path / "run"
     server = LocalServer(run_dir, *TINY).start()
     template = Upload("submit", dict(game_upload.fields), dict(game_upload.files))

@@ -103,7 +103,8 @@ MATCH_STATES = {"H1": "PASS", "H0": "fail"}  # SPRT decisions as the status page
 class Limits:
     """Sizes (bytes) and rates the server enforces."""
 
-    body: int = 4 << 20  # a whole request
+    body: int = 4 << 20  # a whole request (a game upload)
+    network_body: int = 128 << 20  # a whole network upload (only read after the API key matched)
     sgf: int = 1 << 20  # an SGF, inflated
     chunk: int = 16 << 20  # a training chunk, inflated
     network: int = 256 << 20  # a weights file, inflated
@@ -592,19 +593,19 @@ def create_app(server: Server):
             return refuse(request, Rejected("too many requests; slow down", 429))
         return await call_next(request)
 
-    async def read_form(request: Request) -> tuple[dict[str, str], dict[str, bytes]]:
+    async def read_form(request: Request, limit: int) -> tuple[dict[str, str], dict[str, bytes]]:
         """The multipart body, read within the size limit. A client's file names are never used
         (stored files are named by time and content hash); one that holds a path is refused."""
         body, received = bytearray(), 0
         async for part in request.stream():
             received += len(part)
-            if received <= server.limits.body:
+            if received <= limit:
                 body += part
-            elif received > DRAIN_FACTOR * server.limits.body:
+            elif received > DRAIN_FACTOR * limit:
                 break  # far too much: hang up. Below this the rest is read and dropped, so that
                 # the client hears the 413 rather than a connection reset.
-        if received > server.limits.body:
-            raise Rejected(f"the request body is over {server.limits.body} bytes", 413)
+        if received > limit:
+            raise Rejected(f"the request body is over {limit} bytes", 413)
         request._body = bytes(body)  # Starlette parses the form from this cached body
         try:
             form = await request.form(max_files=4, max_fields=20)
@@ -648,7 +649,7 @@ def create_app(server: Server):
     @app.post("/submit")
     async def submit(request: Request):
         try:
-            fields, files = await read_form(request)
+            fields, files = await read_form(request, server.limits.body)
             sgf_gz, chunk_gz = needs(files, "sgf", "trainingdata")
             result = await run_sync(server.submit_game, fields, sgf_gz, chunk_gz, client_of(request))
         except Rejected as r:
@@ -658,7 +659,7 @@ def create_app(server: Server):
     @app.post("/submit-match")
     async def submit_match(request: Request):
         try:
-            fields, files = await read_form(request)
+            fields, files = await read_form(request, server.limits.body)
             (sgf_gz,) = needs(files, "sgf")
             result = await run_sync(server.submit_match, fields, sgf_gz, client_of(request))
         except Rejected as r:
@@ -670,7 +671,7 @@ def create_app(server: Server):
         try:
             if not secrets.compare_digest(request.headers.get("x-api-key", ""), server.api_key):
                 raise Rejected("wrong or missing API key (header X-Api-Key)", 403)
-            fields, files = await read_form(request)
+            fields, files = await read_form(request, server.limits.network_body)
             (weights,) = needs(files, "weights")
             steps = fields.get("training_steps", "0")
             net_hash = await run_sync(server.add_network, weights, int(steps) if steps.isdigit() else 0)
