@@ -486,7 +486,8 @@ class Server:
             "games": games, "match_games": match_games, "networks": networks, "games_last_hour": games_hour,
             "clients_last_hour": clients, "best_network": best,
             "best_elo": round(ratings.get(best, (0.0,))[0], 1) if best else None,
-            "game": self.game.to_dict(), "options": self.selfplay_options, "matches": matches,
+            "game": self.game.to_dict(), "options": self.selfplay_options, "elo1": self.elo1,
+            "matches": matches,
             "network_list": [{"number": n.number, "hash": n.hash, "blocks": n.blocks, "filters": n.filters,
                               "training_steps": n.training_steps, "created": n.created,
                               "best": n.best_since is not None,
@@ -536,6 +537,12 @@ def elo_graph_svg(networks: list[dict], width: int = 640, height: int = 320) -> 
             f'<polyline points="{line}" fill="none" stroke="#225" stroke-width="2"/>{dots}</svg>')
 
 
+def game_title(game: dict) -> str:
+    """``{'game': 'go', 'size': 9, 'komi': 7.5}`` as ``9x9 Go (komi 7.5)``."""
+    komi = f" (komi {game['komi']:g})" if "komi" in game else ""
+    return f"{game['size']}x{game['size']} {game['game'].capitalize()}{komi}"
+
+
 def status_page(status: dict) -> str:
     """The HTML status page (Leela Zero's front page, small)."""
     e = html.escape
@@ -553,14 +560,14 @@ def status_page(status: dict) -> str:
     return f"""<!doctype html>
 <html><head><meta charset="utf-8"><title>zero9 server</title>
 <style>body{{font-family:sans-serif;margin:2em}} td,th{{padding:2px 8px}}</style></head>
-<body><h1>zero9: training one {e(str(status['game']))} net together</h1>
+<body><h1>zero9: training one {e(game_title(status['game']))} net together</h1>
 <p>Best network: <b id="best-network">{e(best)}</b> (Elo {status['best_elo']})</p>
 <p>{status['games']} self-play games ({status['games_last_hour']} in the last hour),
 {status['match_games']} match games, {status['networks']} networks,
 {status['clients_last_hour']} clients in the last hour.</p>
 <h2>Elo (the start net = 0)</h2>
 {elo_graph_svg(status['network_list'])}
-<h2>Matches (SPRT elo0=0, elo1=35)</h2>
+<h2>Matches (SPRT elo0=0, elo1={status['elo1']:g})</h2>
 <table id="matches"><tr><th>#</th><th>candidate</th><th>best</th><th>W-L</th><th>LLR (bounds)</th>
 <th>state</th></tr>{match_rows}</table>
 <h2>Recent networks</h2>
