@@ -107,7 +107,8 @@ def test_server_flow_on_postgresql(tmp_path, postgres):
             upload = play_match_task(task, black, white, "cpu")
             post(server.url, "submit-match", upload.fields, upload.files)
         status = server.status()
-        assert status["matches"][0]["decision"] == "H1" and status["best_network"] != game.fields["networkhash"]
+        assert status["matches"][0]["decision"] == "H1"
+        assert status["best_network"] != game.fields["networkhash"]
         server.kill()
         server = LocalServer(run_dir, *args, port=server.port).start()
         after = server.status()

@@ -60,10 +60,13 @@ Elo graph as an SVG picture).
 
 
 import argparse
+import dataclasses
 import gzip
 import hashlib
 import html
+import json
 import logging
+import os
 import secrets
 import threading
 import time
@@ -80,7 +83,7 @@ from zero9.distributed.validation import (
     replay_sgf,
     winner_colour,
 )
-from zero9.games import Game, add_game_arguments, game_from_args
+from zero9.games import Game, add_game_arguments, game_from_args, make_game
 from zero9.nn.checkpoint import load_net
 from zero9.nn.net import make_net
 from zero9.nn.weights import lz_text, parse_lz_weights
@@ -96,6 +99,8 @@ FILE_DIRS = ("networks", "chunks", "sgf", "matches")
 TASK_MAX_AGE = 3 * 3600.0  # a task older than this is no longer accepted
 MATCH_TASK_MINUTES = 30  # a match task not answered within this is handed out again
 DRAIN_FACTOR = 4  # an oversized body is read (and dropped) up to this many limits, then cut
+SETTINGS_ENV = "ZERO9_SERVER_SETTINGS"  # how the worker processes of --workers N get their settings
+LOG_FORMAT = "%(asctime)s %(process)d %(name)s %(levelname)s %(message)s"
 MATCH_STATES = {"H1": "PASS", "H0": "fail"}  # SPRT decisions as the status page shows them
 
 
@@ -170,7 +175,7 @@ class Server:
 
     def __init__(self, run_dir: str | Path, game: Game, options: TaskOptions, db_url: str | None = None,
                  limits: Limits | None = None, match_games: int = 400, match_in_flight: int = 20,
-                 api_key: str | None = None, elo1: float = SPRT_ELO1):
+                 api_key: str | None = None, elo1: float = SPRT_ELO1, sweep: bool = True):
         self.root = Path(run_dir)
         self.root.mkdir(parents=True, exist_ok=True)
         self.game, self.options, self.limits = game, options, limits or Limits()
@@ -186,7 +191,7 @@ class Server:
         self._ratings_cache: tuple[int, dict] = (-1, {})
         for name in FILE_DIRS:
             (self.root / name).mkdir(exist_ok=True)
-        swept = self.sweep()
+        swept = self.sweep() if sweep else 0  # only the process that starts the workers sweeps
         if swept:
             log.warning("removed %d leftover files (temporary, or written by an upload that never "
                         "committed)", swept)
@@ -436,8 +441,11 @@ class Server:
             if decision is None:
                 return None
             stamp = db.now()
-            c.execute(db.matches.update().where(db.matches.c.id == match_id)
-                      .values(decision=decision, decided=stamp))
+            decided = c.execute(db.matches.update()
+                                .where(db.matches.c.id == match_id, db.matches.c.decision.is_(None))
+                                .values(decision=decision, decided=stamp)).rowcount
+            if not decided:  # another worker process decided it first
+                return decision
             if decision == "H1":
                 c.execute(db.networks.update().where(db.networks.c.hash == match.candidate)
                           .values(best_since=stamp))
@@ -735,21 +743,47 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     g.add_argument("--rate-limit", type=float, default=limits.requests_per_minute,
                    help="requests per minute per client address (0: none)")
     g.add_argument("--max-body", type=int, default=limits.body, help="largest request body in bytes")
+    parser.add_argument("--workers", type=int, default=1,
+                        help="web server processes (one per core serves the most uploads)")
 
 
-def run(args: argparse.Namespace) -> int:
-    import uvicorn
-
+def server_settings(args: argparse.Namespace) -> dict:
+    """The :class:`Server` arguments the command line names, as JSON (worker processes get them so)."""
     game = game_from_args(args)
     if game.name != "go":
         raise ValueError("the Leela Zero protocol carries Go games (its training chunks are Go-only)")
     options = TaskOptions(args.visits, args.playouts, args.resign_pct, args.randomcnt, args.noise)
     limits = Limits(body=args.max_body, requests_per_minute=args.rate_limit)
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
-    server = Server(args.run_dir, game, options, args.db, limits, args.match_games, args.match_in_flight,
-                    elo1=args.elo1)
+    return {"run_dir": args.run_dir, "game": game.to_dict(), "options": dataclasses.asdict(options),
+            "db_url": args.db, "limits": dataclasses.asdict(limits), "match_games": args.match_games,
+            "match_in_flight": args.match_in_flight, "elo1": args.elo1}
+
+
+def server_from_settings(settings: dict, sweep: bool) -> Server:
+    return Server(**dict(settings, game=make_game(**settings["game"]), sweep=sweep,
+                         options=TaskOptions(**settings["options"]), limits=Limits(**settings["limits"])))
+
+
+def app_from_environment():
+    """uvicorn's app factory in each worker process (``--workers N``): settings from the environment."""
+    logging.basicConfig(level=logging.INFO, format=LOG_FORMAT)
+    return create_app(server_from_settings(json.loads(os.environ[SETTINGS_ENV]), sweep=False))
+
+
+def run(args: argparse.Namespace) -> int:
+    import uvicorn
+
+    settings = server_settings(args)
+    logging.basicConfig(level=logging.INFO, format=LOG_FORMAT)
+    server = server_from_settings(settings, sweep=True)
     best = server.ensure_start_net(args.net, args.blocks, args.filters)
     print(f"zero9 server: best network {best[:8]}; http://{args.host}:{args.port}/ ; "
           f"trainer API key in {Path(args.run_dir) / 'api_key'}", flush=True)
-    uvicorn.run(create_app(server), host=args.host, port=args.port, log_level="warning")
+    if args.workers == 1:
+        uvicorn.run(create_app(server), host=args.host, port=args.port, log_level="warning")
+        return 0
+    server.engine.dispose()
+    os.environ[SETTINGS_ENV] = json.dumps(settings)
+    uvicorn.run("zero9.distributed.server:app_from_environment", factory=True, workers=args.workers,
+                host=args.host, port=args.port, log_level="warning")
     return 0
