@@ -2,10 +2,22 @@
 # The test command of the README: installs what the tests need, then runs the whole suite.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-# GNU Go (the rules oracle and a match opponent) and Xvfb (the window on a real X server)
-if { ! command -v gnugo >/dev/null && [ ! -x /usr/games/gnugo ]; } || ! command -v Xvfb >/dev/null; then
+# GNU Go (the rules oracle and a match opponent), Xvfb (the window on a real X server), and for
+# zero9 server's tests: PostgreSQL, Chromium + chromedriver (the status page), Leela Zero (its autogtp)
+# and curl (what autogtp talks to the server with).
+missing=""
+{ command -v gnugo >/dev/null || [ -x /usr/games/gnugo ]; } || missing="$missing gnugo"
+command -v Xvfb >/dev/null || missing="$missing xvfb"
+ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || missing="$missing postgresql"
+command -v chromium >/dev/null || missing="$missing chromium"
+command -v chromedriver >/dev/null || missing="$missing chromium-driver"
+[ -x /usr/lib/leelaz/bin/autogtp ] || command -v autogtp >/dev/null || missing="$missing leela-zero"
+command -v curl >/dev/null || missing="$missing curl"
+if [ -n "$missing" ]; then
   SUDO=""; [ "$(id -u)" = 0 ] || SUDO="sudo"
-  $SUDO apt-get update -qq && $SUDO apt-get install -y -qq gnugo xvfb >/dev/null
+  # another apt (unattended upgrades on a fresh machine) may hold the lock: wait for it
+  $SUDO apt-get update -qq -o DPkg::Lock::Timeout=600
+  $SUDO DEBIAN_FRONTEND=noninteractive apt-get install -y -qq -o DPkg::Lock::Timeout=600 $missing >/dev/null
 fi
 python3 -m pip install -q -c constraints.txt -e '.[test]'
 python3 -m ruff check .
