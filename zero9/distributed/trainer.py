@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import gzip
+import hashlib
 import os
 import time
 from pathlib import Path
@@ -84,11 +85,14 @@ class Trainer:
                                 global_step=result.global_step, submitted=False)
         return new_meta["hash"]
 
-    def submit(self) -> None:
-        """Post the trainer's newest net to the server (idempotent: a known net counts as sent)."""
+    def submit(self) -> str:
+        """Post the trainer's newest net to the server (idempotent: a known net counts as sent).
+
+        Returns its Leela Zero hash (sha256 of the text), the name the server knows it by."""
         status = self.state.status()
         ckpt = load_checkpoint(self.state.net_path(status["trainer"]), "cpu")
-        weights = gzip.compress(lz_text(ckpt.net, drop_ownership=True).encode("ascii"), mtime=0)
+        text = lz_text(ckpt.net, drop_ownership=True).encode("ascii")
+        weights = gzip.compress(text, mtime=0)
         fields = {"training_steps": str(status.get("global_step", 0))}
         body, content_type = multipart(fields, {"weights": weights})
         headers = {"Content-Type": content_type, "X-Api-Key": self.api_key}
@@ -98,6 +102,7 @@ class Trainer:
             if "already known" not in str(e):
                 raise
         self.state.write_status(submitted=True)
+        return hashlib.sha256(text).hexdigest()
 
     def run(self, rounds: int | None, min_games: int, timeout_min: float | None) -> int:
         start = time.monotonic()
@@ -114,10 +119,10 @@ class Trainer:
                 time.sleep(POLL_SECONDS)
                 continue
             generation = int(self.state.status().get("generation", 0))
-            net_hash = self.round(generation)
+            self.round(generation)
             while True:
                 try:
-                    self.submit()
+                    net_hash = self.submit()
                     break
                 except ServerError as e:
                     print(f"submit failed ({e}); retrying in {POLL_SECONDS:.0f}s", flush=True)
