@@ -661,25 +661,22 @@ def create_app(server: Server):
             return PlainTextResponse("no network yet\n", status_code=404)
         return FileResponse(path, media_type="application/gzip", filename=path.name)
 
-    @app.post("/submit")
-    async def submit(request: Request):
+    async def game_upload(request: Request, handler, *file_names: str):
+        """Read a game upload's form, hand its fields and files to ``handler`` in the thread pool."""
         try:
             fields, files = await read_form(request, server.limits.body)
-            sgf_gz, chunk_gz = needs(files, "sgf", "trainingdata")
-            result = await run_sync(server.submit_game, fields, sgf_gz, chunk_gz, client_of(request))
+            result = await run_sync(handler, fields, *needs(files, *file_names), client_of(request))
         except Rejected as r:
             return refuse(request, r)
         return JSONResponse(result)
 
+    @app.post("/submit")
+    async def submit(request: Request):
+        return await game_upload(request, server.submit_game, "sgf", "trainingdata")
+
     @app.post("/submit-match")
     async def submit_match(request: Request):
-        try:
-            fields, files = await read_form(request, server.limits.body)
-            (sgf_gz,) = needs(files, "sgf")
-            result = await run_sync(server.submit_match, fields, sgf_gz, client_of(request))
-        except Rejected as r:
-            return refuse(request, r)
-        return JSONResponse(result)
+        return await game_upload(request, server.submit_match, "sgf")
 
     @app.post("/submit-network")
     async def submit_network(request: Request):
