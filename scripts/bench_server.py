@@ -1,0 +1,184 @@
+"""Load on one zero9 server: N simulated clients doing get-task + submit of a real game, for D seconds.
+
+    python3 scripts/bench_server.py [--clients 200] [--duration 60] [--out FILE.json]
+
+What it does, all on 127.0.0.1:
+
+1. starts ``zero9 server`` (SQLite, a tiny random net, ``--rate-limit 0`` because every
+   simulated client shares one address) in a temporary run directory;
+2. plays one real self-play game with zero9's client code: the upload every simulated
+   client sends (a fresh ``random_seed`` from its own ``get-task`` each time, so each is a new,
+   valid game to the server, checked in full: gzip, SGF replay, chunk agreement, files written
+   and fsync'd, one transaction);
+3. the **reference**, measured in the same run: the same uploads through the server's
+   ``submit_game`` called in-process, one at a time, no HTTP (what the validation and storage
+   cost alone);
+4. the **load**: ``--clients`` asyncio clients, each on its own keep-alive connection, loop
+   get-task -> submit until ``--duration`` seconds pass (bounded: each loop also stops after
+   ``--max-requests`` requests);
+5. afterwards every upload that got a 200 is looked up in the database and on disk.
+
+It prints uploads/s, requests/s, p50/p99 latency of each request kind, errors, the ratio of
+the served upload rate to the in-process reference, and whether every accepted upload is
+stored.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import sqlite3
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from zero9.distributed.client import Upload, fetch_network, http, multipart, play_selfplay  # noqa: E402
+from zero9.distributed.local import LocalServer  # noqa: E402
+from zero9.distributed.server import Server, TaskOptions  # noqa: E402
+from zero9.games import make_game  # noqa: E402
+
+SERVER_ARGS = ("--blocks", "1", "--filters", "8", "--visits", "8", "--rate-limit", "0")
+
+
+async def request(reader, writer, method: str, path: str, body: bytes = b"", content_type: str = ""
+                  ) -> tuple[int, bytes]:
+    """One HTTP/1.1 request on a keep-alive connection: (status, body)."""
+    head = f"{method} {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: {len(body)}\r\n"
+    if content_type:
+        head += f"Content-Type: {content_type}\r\n"
+    writer.write(head.encode() + b"\r\n" + body)
+    await writer.drain()
+    status_line = await reader.readline()
+    length = 0
+    while True:
+        line = await reader.readline()
+        if line in (b"\r\n", b""):
+            break
+        name, _, value = line.decode().partition(":")
+        if name.lower() == "content-length":
+            length = int(value)
+    return int(status_line.split()[1]), await reader.readexactly(length)
+
+
+async def simulated_client(port: int, upload: Upload, deadline: float, max_requests: int, stats: dict
+                           ) -> None:
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    try:
+        sent = 0
+        while time.monotonic() < deadline and sent < max_requests:
+            t0 = time.perf_counter()
+            status, body = await request(reader, writer, "GET", "/get-task/18")
+            stats["get-task"].append(time.perf_counter() - t0)
+            sent += 1
+            if status != 200:
+                stats["errors"].append(f"get-task {status} {body[:80]!r}")
+                continue
+            task = json.loads(body)
+            fields = dict(upload.fields, random_seed=task["random_seed"], networkhash=task["hash"])
+            data, content_type = multipart(fields, upload.files)
+            t0 = time.perf_counter()
+            status, body = await request(reader, writer, "POST", "/submit", data, content_type)
+            stats["submit"].append(time.perf_counter() - t0)
+            sent += 1
+            if status == 200:
+                stats["accepted"].append(task["random_seed"])
+            else:
+                stats["errors"].append(f"submit {status} {body[:80]!r}")
+    finally:
+        writer.close()
+
+
+async def load(port: int, upload: Upload, clients: int, duration: float, max_requests: int) -> dict:
+    stats: dict = {"get-task": [], "submit": [], "accepted": [], "errors": []}
+    deadline = time.monotonic() + duration
+    results = await asyncio.gather(*(simulated_client(port, upload, deadline, max_requests, stats)
+                                     for _ in range(clients)), return_exceptions=True)
+    stats["errors"] += [f"client failed: {r!r}" for r in results if isinstance(r, BaseException)]
+    return stats
+
+
+def reference_rate(upload: Upload, folder: Path, uploads: int) -> float:
+    """Uploads/s of the server's own submit_game, in-process, one at a time (validation + storage)."""
+    server = Server(folder, make_game("go", 9), TaskOptions(visits=8))
+    best = server.ensure_start_net(None, 1, 8)
+    tasks = [server.get_task("reference") for _ in range(uploads)]
+    t0 = time.perf_counter()
+    for task in tasks:
+        fields = dict(upload.fields, random_seed=task["random_seed"], networkhash=best)
+        server.submit_game(fields, upload.files["sgf"], upload.files["trainingdata"], "reference")
+    return uploads / (time.perf_counter() - t0)
+
+
+def percentile_ms(values: list[float], q: float) -> float:
+    return float(np.percentile(values, q) * 1000) if values else float("nan")
+
+
+def check_stored(run_dir: Path, accepted: list[str]) -> tuple[int, int]:
+    """(accepted uploads missing from the database, rows whose files are missing)."""
+    with sqlite3.connect(run_dir / "server.db") as db:
+        rows = {str(seed): (sgf, chunk) for seed, sgf, chunk in
+                db.execute("select seed, sgf_file, chunk_file from games")}
+    missing_rows = sum(1 for seed in accepted if seed not in rows)
+    missing_files = sum(1 for seed in accepted if seed in rows
+                        and not all((run_dir / name).is_file() for name in rows[seed]))
+    return missing_rows, missing_files
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--clients", type=int, default=200)
+    parser.add_argument("--duration", type=float, default=60.0, help="seconds of load")
+    parser.add_argument("--max-requests", type=int, default=100_000, help="per simulated client, at most")
+    parser.add_argument("--reference-uploads", type=int, default=200)
+    parser.add_argument("--workers", type=int, default=os.cpu_count() or 1, help="server processes")
+    parser.add_argument("--out", default=None, help="also write the figures here as JSON")
+    args = parser.parse_args()
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+    with tempfile.TemporaryDirectory(prefix="zero9-bench-server-") as tmp:
+        tmp_path = Path(tmp)
+        with LocalServer(tmp_path / "run", *SERVER_ARGS, "--workers", str(args.workers)) as server:
+            task = json.loads(http(f"{server.url}/get-task/18"))
+            net = fetch_network(server.url, tmp_path / "cache", task["hash"], task["hash_gzip_hash"])
+            upload = play_selfplay([task], net, "cpu", leaves=4)[0]
+            moves = int(upload.fields["movescount"])
+            size = sum(len(v) for v in upload.files.values())
+            print(f"the upload: a real {moves}-move 9x9 game, {size} bytes gzip'd (sgf + training data)")
+            reference = reference_rate(upload, tmp_path / "reference", args.reference_uploads)
+            print(f"reference: {reference:.1f} uploads/s through submit_game in-process, one at a time")
+            t0 = time.monotonic()
+            stats = asyncio.run(load(server.port, upload, args.clients, args.duration, args.max_requests))
+            elapsed = time.monotonic() - t0
+            missing_rows, missing_files = check_stored(server.run_dir, stats["accepted"])
+            log_size = server.log.stat().st_size
+        figures = {
+            "clients": args.clients, "server_workers": args.workers, "seconds": round(elapsed, 1),
+            "uploads_accepted": len(stats["accepted"]),
+            "uploads_per_s": round(len(stats["accepted"]) / elapsed, 1),
+            "requests_per_s": round((len(stats["get-task"]) + len(stats["submit"])) / elapsed, 1),
+            "submit_p50_ms": round(percentile_ms(stats["submit"], 50), 1),
+            "submit_p99_ms": round(percentile_ms(stats["submit"], 99), 1),
+            "get_task_p50_ms": round(percentile_ms(stats["get-task"], 50), 1),
+            "get_task_p99_ms": round(percentile_ms(stats["get-task"], 99), 1),
+            "errors": len(stats["errors"]), "reference_uploads_per_s": round(reference, 1),
+            "ratio_to_reference": round(len(stats["accepted"]) / elapsed / reference, 2),
+            "accepted_missing_from_db": missing_rows, "accepted_missing_files": missing_files,
+            "cpu_cores": os.cpu_count(), "game_moves": moves, "server_log_bytes": log_size,
+        }
+    for error in stats["errors"][:5]:
+        print("error:", error)
+    print(json.dumps(figures, indent=2))
+    if args.out:
+        Path(args.out).write_text(json.dumps(figures, indent=2) + "\n")
+    return 0 if not stats["errors"] and not missing_rows and not missing_files else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,157 @@
+"""The server's database: what was handed out, what came back, and which net is best.
+
+Vocabulary (one table each, SQLAlchemy Core so the same code runs on SQLite and PostgreSQL):
+
+- **network**: a Leela Zero weights file the server serves, keyed by ``hash`` (sha256 of the
+  uncompressed text, as Leela Zero) with ``gzip_hash`` (sha256 of the ``.gz`` file). ``number``
+  counts networks in order of arrival (0 = the start net); ``best_since`` is set when it became
+  the best net; the best net is the one with the newest ``best_since``.
+- **task**: one unit of work handed out by ``get-task``, keyed by its ``seed`` (the
+  ``random_seed`` the client plays with). An upload is only accepted for a task that exists,
+  with the same nets and options hash, and at most once (``games.seed`` / ``match_games.seed``
+  are unique).
+- **game**: an accepted self-play upload: its files (``sgf_file``, ``chunk_file``, relative to
+  the run directory, named by content hash), the net, moves and winner.
+- **match**: a candidate net against the best net of the moment, gated by SPRT; ``decision``
+  is ``'H1'`` (promoted), ``'H0'`` (rejected) or NULL while it runs.
+- **match game**: an accepted match upload, with the winning and losing net.
+
+Every accepted upload is one transaction (:func:`transaction`); its files are written (atomically)
+before it commits, so after a crash a row always has its files, and a file without a row is an
+orphan that :func:`referenced_files` lets the server sweep on start.
+
+SQLite runs in WAL mode (readers never wait for the writer) with a busy timeout, so the
+web server's threads can share it; ``synchronous=NORMAL`` keeps every committed transaction
+through a crash of the process (only a power cut can lose the newest ones).
+"""
+
+from __future__ import annotations
+
+import time
+from contextlib import contextmanager
+
+from sqlalchemy import (
+    BigInteger,
+    Column,
+    Float,
+    ForeignKey,
+    Integer,
+    MetaData,
+    String,
+    Table,
+    UniqueConstraint,
+    create_engine,
+    distinct,
+    event,
+    func,
+    select,
+)
+from sqlalchemy.engine import Connection, Engine
+from sqlalchemy.exc import IntegrityError
+
+__all__ = ["IntegrityError", "distinct", "func", "select"]  # what the server uses through this module
+
+metadata = MetaData()
+
+networks = Table(
+    "networks", metadata,
+    Column("hash", String(64), primary_key=True),
+    Column("gzip_hash", String(64), nullable=False),
+    Column("number", Integer, nullable=False, unique=True),
+    Column("blocks", Integer, nullable=False),
+    Column("filters", Integer, nullable=False),
+    Column("training_steps", BigInteger, nullable=False, default=0),
+    Column("created", Float, nullable=False),
+    Column("best_since", Float, nullable=True),
+)
+
+tasks = Table(
+    "tasks", metadata,
+    Column("seed", BigInteger, primary_key=True),
+    Column("kind", String(16), nullable=False),  # 'selfplay' or 'match'
+    Column("net", String(64), nullable=False),  # self-play net, or the match's black net
+    Column("other_net", String(64), nullable=True),  # the match's white net
+    Column("match_id", Integer, nullable=True),
+    Column("options_hash", String(16), nullable=False),
+    Column("client", String(64), nullable=False),
+    Column("issued", Float, nullable=False, index=True),
+)
+
+games = Table(
+    "games", metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("seed", BigInteger, nullable=False, unique=True),
+    Column("net", String(64), ForeignKey("networks.hash"), nullable=False, index=True),
+    Column("client", String(64), nullable=False),
+    Column("client_version", String(16), nullable=False),
+    Column("moves", Integer, nullable=False),
+    Column("winner", String(8), nullable=False),
+    Column("positions", Integer, nullable=False),
+    Column("sgf_file", String(200), nullable=False),
+    Column("chunk_file", String(200), nullable=False),
+    Column("submitted", Float, nullable=False, index=True),
+)
+
+matches = Table(
+    "matches", metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("candidate", String(64), ForeignKey("networks.hash"), nullable=False),
+    Column("best", String(64), ForeignKey("networks.hash"), nullable=False),
+    Column("created", Float, nullable=False),
+    Column("decision", String(4), nullable=True),  # 'H1', 'H0' or NULL while undecided
+    Column("decided", Float, nullable=True),
+    UniqueConstraint("candidate", "best"),
+)
+
+match_games = Table(
+    "match_games", metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("match_id", Integer, ForeignKey("matches.id"), nullable=False, index=True),
+    Column("seed", BigInteger, nullable=False, unique=True),
+    Column("winner_net", String(64), nullable=False),
+    Column("loser_net", String(64), nullable=False),
+    Column("winner_colour", String(8), nullable=False),
+    Column("moves", Integer, nullable=False),
+    Column("score", String(32), nullable=False),
+    Column("client", String(64), nullable=False),
+    Column("sgf_file", String(200), nullable=False),
+    Column("submitted", Float, nullable=False),
+)
+
+
+def connect(url: str) -> Engine:
+    """An engine for ``url`` with the tables created; SQLite gets WAL and a busy timeout."""
+    if url.startswith("sqlite"):
+        engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": 30},
+                               pool_size=16, max_overflow=16)
+
+        @event.listens_for(engine, "connect")
+        def _sqlite_pragmas(dbapi_connection, _record) -> None:
+            cursor = dbapi_connection.cursor()
+            cursor.execute("PRAGMA journal_mode=WAL")
+            cursor.execute("PRAGMA synchronous=NORMAL")
+            cursor.execute("PRAGMA foreign_keys=ON")
+            cursor.close()
+    else:
+        engine = create_engine(url, pool_size=16, max_overflow=16, pool_pre_ping=True)
+    metadata.create_all(engine)
+    return engine
+
+
+@contextmanager
+def transaction(engine: Engine):
+    """One transaction: committed when the block ends, rolled back when it raises."""
+    with engine.begin() as connection:
+        yield connection
+
+
+def referenced_files(connection: Connection) -> set[str]:
+    """Every file (relative to the run directory) some row points to."""
+    found = {row.sgf_file for row in connection.execute(select(games.c.sgf_file))}
+    found |= {row.chunk_file for row in connection.execute(select(games.c.chunk_file))}
+    found |= {row.sgf_file for row in connection.execute(select(match_games.c.sgf_file))}
+    return found
+
+
+def now() -> float:
+    return time.time()

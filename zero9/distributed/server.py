@@ -1,0 +1,786 @@
+"""``zero9 server``: many machines train one net, the way Leela Zero's server did it.
+
+The task cycle
+--------------
+A client (``zero9 client``, or Leela Zero's own ``autogtp``) loops:
+
+1. ``GET /get-task/<client_version>[/<engine_version>]`` -> a JSON task. Every value is a
+   string, as autogtp reads them:
+
+   - ``{"cmd": "selfplay", "hash", "hash_gzip_hash", "options", "options_hash", "random_seed",
+     "required_client_version", "minimum_autogtp_version", "minimum_leelaz_version"}``: play one
+     self-play game with the net ``hash`` and exactly these ``options`` (``visits``,
+     ``playouts``, ``resignation_percent``, ``randomcnt``, ``noise``) and seed;
+   - ``{"cmd": "match", "black_hash", "white_hash", ...}``: one gating game, the candidate
+     and the best net taking turns with Black;
+   - ``{"cmd": "wait", "minutes"}``: nothing to do now (the run directory holds a ``pause``
+     file).
+
+   A client older than ``required_client_version`` is told so in the task and must stop.
+2. ``GET /networks/<hash>.gz`` -> the net (``hash`` = sha256 of the uncompressed Leela Zero
+   text, ``hash_gzip_hash`` = sha256 of the ``.gz``; the client checks both).
+   ``GET /best-network`` -> the best net's ``.gz``.
+3. ``POST /submit`` (multipart: ``networkhash``, ``clientversion``, ``options_hash``,
+   ``movescount``, ``winnercolor``, ``random_seed``, gzip'd files ``sgf`` and ``trainingdata``)
+   or ``POST /submit-match`` (``winnerhash``, ``loserhash``, ``winnercolor``, ``movescount``,
+   ``score``, ``options_hash``, ``random_seed``, ``clientversion``, ``sgf``). The upload is
+   checked (:mod:`zero9.distributed.validation`): its task must be one this server handed out
+   (same seed, nets and options) and not already answered, the gzip must inflate within a limit,
+   the SGF must replay legally and agree with the fields and the training data. A refused
+   upload gets a 4xx with the reason and leaves nothing behind.
+
+The trainer (``zero9 trainer``) posts candidates to ``POST /submit-network`` with the run's
+API key (the file ``api_key`` in the run directory).
+
+Gating
+------
+A new candidate gets a **match** against the best net. While a match is undecided, clients are
+handed its games (at most ``--match-in-flight`` outstanding); after each result SPRT(elo0=0,
+elo1=35, alpha=beta=0.05) is updated (:func:`zero9.arena.elo.sprt`). ``H1`` promotes the
+candidate: every later self-play task uses it. ``H0``, or ``--match-games`` games without a
+decision, rejects it. Ratings are maximum-likelihood over every match game
+(:func:`zero9.arena.elo.bayeselo`), the start net pinned at 0 Elo (random play when the
+server started from a random net, as Leela Zero's graph).
+
+Storage
+-------
+Files live in the run directory, named by arrival time and content hash, written atomically
+(:mod:`zero9.util.files`): ``networks/<hash>.gz``, ``chunks/<time>-<sha>-<N>p.gz`` (Leela Zero
+v1 chunks; the ``-Np`` tail lets the trainer's window rule count positions without opening
+them), ``sgf/<time>-<sha>.sgf.gz`` and ``matches/<time>-<sha>.sgf.gz``. Rows live in the
+database (:mod:`zero9.distributed.db`): SQLite in WAL mode at ``server.db`` by default,
+PostgreSQL with ``--db postgresql://...``. An upload's files are written before its
+transaction commits; on start the server deletes temporary files and files no row names, so
+after ``kill -9`` at any moment nothing accepted is lost and nothing half-done remains.
+
+Pages: ``GET /status.json`` (counts, clients in the last hour, the best net and its Elo) and
+``GET /`` (best net, games per hour, the match table with SPRT state, recent nets, and the
+Elo graph as an SVG picture).
+"""
+
+
+import argparse
+import dataclasses
+import gzip
+import hashlib
+import html
+import json
+import logging
+import os
+import secrets
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from zero9.arena.elo import bayeselo, sprt
+from zero9.distributed import db
+from zero9.distributed.validation import (
+    COLOUR_NAMES,
+    Rejected,
+    check_chunk,
+    gunzip_limited,
+    replay_sgf,
+    winner_colour,
+)
+from zero9.games import Game, add_game_arguments, game_from_args, make_game
+from zero9.nn.checkpoint import load_net
+from zero9.nn.net import make_net
+from zero9.nn.weights import lz_text, parse_lz_weights
+from zero9.util.files import TMP_PREFIX, atomic_write_bytes, unlink_quietly
+
+log = logging.getLogger("zero9.server")
+
+PROTOCOL_VERSION = 18  # autogtp v18 (Debian's leela-zero) speaks it; so does zero9 client
+MINIMUM_LEELAZ_VERSION = "0.12"
+SPRT_ELO0, SPRT_ELO1, SPRT_ALPHA, SPRT_BETA = 0.0, 35.0, 0.05, 0.05
+HASH_HEX = frozenset("0123456789abcdef")
+FILE_DIRS = ("networks", "chunks", "sgf", "matches")
+TASK_MAX_AGE = 3 * 3600.0  # a task older than this is no longer accepted
+MATCH_TASK_MINUTES = 30  # a match task not answered within this is handed out again
+DRAIN_FACTOR = 4  # an oversized body is read (and dropped) up to this many limits, then cut
+SETTINGS_ENV = "ZERO9_SERVER_SETTINGS"  # how the worker processes of --workers N get their settings
+LOG_FORMAT = "%(asctime)s %(process)d %(name)s %(levelname)s %(message)s"
+MATCH_STATES = {"H1": "PASS", "H0": "fail"}  # SPRT decisions as the status page shows them
+
+
+@dataclass
+class Limits:
+    """Sizes (bytes) and rates the server enforces."""
+
+    body: int = 4 << 20  # a whole request (a game upload)
+    network_body: int = 128 << 20  # a whole network upload (only read after the API key matched)
+    sgf: int = 1 << 20  # an SGF, inflated
+    chunk: int = 16 << 20  # a training chunk, inflated
+    network: int = 256 << 20  # a weights file, inflated
+    requests_per_minute: float = 600.0  # per client address; 0: no limit
+
+
+@dataclass
+class TaskOptions:
+    """What every self-play and match game is played with (``get-task``'s ``options``)."""
+
+    visits: int = 100
+    playouts: int = 0
+    resign_pct: int = 5
+    randomcnt: int = 30
+    noise: bool = True
+
+    def as_task(self) -> dict[str, str]:
+        return {"visits": str(self.visits), "playouts": str(self.playouts),
+                "resignation_percent": str(self.resign_pct), "randomcnt": str(self.randomcnt),
+                "noise": "true" if self.noise else "false"}
+
+    def match_task(self) -> dict[str, str]:
+        """Gating games: no noise, no random opening moves (as Leela Zero's matches)."""
+        return dict(self.as_task(), noise="false", randomcnt="0")
+
+
+def options_hash(options: dict[str, str]) -> str:
+    text = ",".join(f"{k}={options[k]}" for k in sorted(options))
+    return hashlib.sha256(text.encode()).hexdigest()[:6]
+
+
+def sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def is_hash(text: str) -> bool:
+    return len(text) == 64 and set(text) <= HASH_HEX
+
+
+class RateLimiter:
+    """A token bucket per client address: ``per_minute`` requests, bursts of a tenth of that."""
+
+    def __init__(self, per_minute: float):
+        self.rate = per_minute / 60.0
+        self.capacity = max(10.0, per_minute / 10.0)
+        self.buckets: dict[str, tuple[float, float]] = {}
+        self.lock = threading.Lock()
+
+    def allow(self, client: str) -> bool:
+        if self.rate <= 0:
+            return True
+        now = time.monotonic()
+        with self.lock:
+            tokens, last = self.buckets.get(client, (self.capacity, now))
+            tokens = min(self.capacity, tokens + (now - last) * self.rate)
+            allowed = tokens >= 1
+            self.buckets[client] = (tokens - 1 if allowed else tokens, now)
+        return allowed
+
+
+class Server:
+    """The server's state and rules, apart from HTTP (the app in :func:`create_app` calls these)."""
+
+    def __init__(self, run_dir: str | Path, game: Game, options: TaskOptions, db_url: str | None = None,
+                 limits: Limits | None = None, match_games: int = 400, match_in_flight: int = 20,
+                 api_key: str | None = None, elo1: float = SPRT_ELO1, sweep: bool = True):
+        self.root = Path(run_dir)
+        self.root.mkdir(parents=True, exist_ok=True)
+        self.game, self.options, self.limits = game, options, limits or Limits()
+        self.match_games, self.match_in_flight, self.elo1 = match_games, match_in_flight, elo1
+        self.selfplay_options = options.as_task()
+        self.selfplay_hash = options_hash(self.selfplay_options)
+        self.match_options = options.match_task()
+        self.match_hash = options_hash(self.match_options)
+        self.engine = db.connect(db_url or f"sqlite:///{self.root / 'server.db'}")
+        self.api_key = api_key or self._load_api_key()
+        self.limiter = RateLimiter(self.limits.requests_per_minute)
+        self.decision_lock = threading.Lock()  # one SPRT update at a time
+        self._ratings_cache: tuple[int, dict] = (-1, {})
+        for name in FILE_DIRS:
+            (self.root / name).mkdir(exist_ok=True)
+        swept = self.sweep() if sweep else 0  # only the process that starts the workers sweeps
+        if swept:
+            log.warning("removed %d leftover files (temporary, or written by an upload that never "
+                        "committed)", swept)
+
+    # --- start-up -----------------------------------------------------------------------------
+
+    def _load_api_key(self) -> str:
+        path = self.root / "api_key"
+        if not path.exists():
+            atomic_write_bytes(path, (secrets.token_hex(16) + "\n").encode())
+            path.chmod(0o600)
+        return path.read_text().strip()
+
+    def sweep(self) -> int:
+        """Delete temporary files and files no row names (a crash between writing and committing)."""
+        with self.engine.connect() as connection:
+            keep = db.referenced_files(connection)
+            keep |= {f"networks/{row.hash}.gz" for row in connection.execute(db.select(db.networks.c.hash))}
+        removed = 0
+        for name in FILE_DIRS:
+            for path in (self.root / name).iterdir():
+                if path.name.startswith(TMP_PREFIX) or f"{name}/{path.name}" not in keep:
+                    unlink_quietly(path)
+                    removed += 1
+        return removed
+
+    def ensure_start_net(self, net_path: str | None, blocks: int, filters: int) -> str:
+        """The best net's hash; on an empty server first add ``net_path`` or a random net."""
+        best = self.best_network()
+        if best is not None:
+            return best
+        if net_path:
+            net, _ = load_net(net_path, device="cpu", expected_size=self.game.size)
+        else:
+            net = make_net(self.game, blocks, filters)
+        data = gzip.compress(lz_text(net, drop_ownership=True).encode("ascii"), compresslevel=6, mtime=0)
+        return self.add_network(data, training_steps=0, best=True)
+
+    # --- networks -----------------------------------------------------------------------------
+
+    def best_network(self) -> str | None:
+        with self.engine.connect() as c:
+            row = c.execute(db.select(db.networks.c.hash).where(db.networks.c.best_since.is_not(None))
+                            .order_by(db.networks.c.best_since.desc(), db.networks.c.number.desc())
+                            .limit(1)).first()
+        return row.hash if row else None
+
+    def network_file(self, net_hash: str) -> Path | None:
+        if not is_hash(net_hash):
+            return None
+        path = self.root / "networks" / f"{net_hash}.gz"
+        with self.engine.connect() as c:
+            known = c.execute(db.select(db.networks.c.hash).where(db.networks.c.hash == net_hash)).first()
+        return path if known and path.exists() else None
+
+    def add_network(self, gz: bytes, training_steps: int = 0, best: bool = False) -> str:
+        """Check and store a gzip'd Leela Zero weights file; returns its hash. A candidate gets a match."""
+        text = gunzip_limited(gz, self.limits.network, "the network")
+        try:
+            net = parse_lz_weights(text.decode("ascii"), "the uploaded network", self.game.size)
+        except (ValueError, UnicodeDecodeError) as e:
+            raise Rejected(f"bad network: {e}") from None
+        if net.num_actions != self.game.num_actions:
+            raise Rejected(f"the network has {net.num_actions} moves, {self.game.name} needs "
+                           f"{self.game.num_actions}")
+        net_hash = sha256(text)
+        path = self.root / "networks" / f"{net_hash}.gz"
+        with self.engine.connect() as c:
+            if c.execute(db.select(db.networks.c.hash).where(db.networks.c.hash == net_hash)).first():
+                raise Rejected(f"network {net_hash[:8]} is already known", 409)
+        atomic_write_bytes(path, gz)
+        try:
+            with db.transaction(self.engine) as c:
+                number = c.execute(db.select(db.func.count()).select_from(db.networks)).scalar_one()
+                stamp = db.now()
+                c.execute(db.networks.insert().values(
+                    hash=net_hash, gzip_hash=sha256(gz), number=number, blocks=net.config["blocks"],
+                    filters=net.config["filters"], training_steps=training_steps, created=stamp,
+                    best_since=stamp if best else None))
+                if not best:
+                    current = self._best_in(c)
+                    c.execute(db.matches.insert().values(candidate=net_hash, best=current, created=stamp))
+        except Exception:
+            unlink_quietly(path)
+            raise
+        log.info("network %s added (%s)", net_hash[:8], "best" if best else "candidate")
+        return net_hash
+
+    @staticmethod
+    def _best_in(c) -> str:
+        return c.execute(db.select(db.networks.c.hash).where(db.networks.c.best_since.is_not(None))
+                         .order_by(db.networks.c.best_since.desc(), db.networks.c.number.desc())
+                         .limit(1)).scalar_one()
+
+    # --- tasks --------------------------------------------------------------------------------
+
+    def get_task(self, client: str) -> dict[str, str]:
+        common = {"required_client_version": str(PROTOCOL_VERSION),
+                  "minimum_autogtp_version": str(PROTOCOL_VERSION),
+                  "minimum_leelaz_version": MINIMUM_LEELAZ_VERSION}
+        if (self.root / "pause").exists():
+            return {"cmd": "wait", "minutes": "1", **common}
+        seed = secrets.randbits(62) + 1  # nonzero: autogtp treats "0" as no seed
+        match = self._match_wanting_games()
+        with db.transaction(self.engine) as c:
+            if match is not None:
+                issued = c.execute(db.select(db.func.count()).select_from(db.tasks)
+                                   .where(db.tasks.c.match_id == match.id)).scalar_one()
+                black, white = ((match.candidate, match.best) if issued % 2 == 0
+                                else (match.best, match.candidate))
+                c.execute(db.tasks.insert().values(seed=seed, kind="match", net=black, other_net=white,
+                                                   match_id=match.id, options_hash=self.match_hash,
+                                                   client=client, issued=db.now()))
+                gz = self._gzip_hashes(c, black, white)
+                return {"cmd": "match", "black_hash": black, "white_hash": white,
+                        "black_hash_gzip_hash": gz[black], "white_hash_gzip_hash": gz[white],
+                        "options": self.match_options, "options_hash": self.match_hash,
+                        "random_seed": str(seed), **common}
+            best = self._best_in(c)
+            c.execute(db.tasks.insert().values(seed=seed, kind="selfplay", net=best,
+                                               options_hash=self.selfplay_hash, client=client,
+                                               issued=db.now()))
+            gz = self._gzip_hashes(c, best)
+        return {"cmd": "selfplay", "hash": best, "hash_gzip_hash": gz[best],
+                "options": self.selfplay_options, "options_hash": self.selfplay_hash,
+                "random_seed": str(seed), **common}
+
+    @staticmethod
+    def _gzip_hashes(c, *hashes: str) -> dict[str, str]:
+        rows = c.execute(db.select(db.networks.c.hash, db.networks.c.gzip_hash)
+                         .where(db.networks.c.hash.in_(hashes)))
+        return {row.hash: row.gzip_hash for row in rows}
+
+    def _match_wanting_games(self):
+        """The oldest undecided match with fewer than ``match_in_flight`` unanswered recent tasks."""
+        since = db.now() - MATCH_TASK_MINUTES * 60
+        with self.engine.connect() as c:
+            match = c.execute(db.select(db.matches).where(db.matches.c.decision.is_(None))
+                              .order_by(db.matches.c.id).limit(1)).first()
+            if match is None:
+                return None
+            handed = c.execute(db.select(db.func.count()).select_from(db.tasks).where(
+                db.tasks.c.match_id == match.id, db.tasks.c.issued > since)).scalar_one()
+            answered = c.execute(db.select(db.func.count()).select_from(db.match_games).where(
+                db.match_games.c.match_id == match.id, db.match_games.c.submitted > since)).scalar_one()
+        return match if handed - answered < self.match_in_flight else None
+
+    def _task_for(self, seed_text: str, kind: str, option_hash: str):
+        """The handed-out task an upload answers, or Rejected."""
+        if not seed_text.isdigit() or len(seed_text) > 20:
+            raise Rejected(f"random_seed {seed_text[:24]!r} is not a number")
+        with self.engine.connect() as c:
+            task = c.execute(db.select(db.tasks).where(db.tasks.c.seed == int(seed_text))).first()
+        if task is None or task.kind != kind:
+            raise Rejected(f"random_seed {seed_text} names no {kind} task this server handed out")
+        if task.options_hash != option_hash:
+            raise Rejected(f"options_hash {option_hash[:16]!r} is not the task's {task.options_hash}")
+        if db.now() - task.issued > TASK_MAX_AGE:
+            raise Rejected(f"the task of random_seed {seed_text} has expired")
+        return task
+
+    # --- uploads ------------------------------------------------------------------------------
+
+    def submit_game(self, form: dict[str, str], sgf_gz: bytes, chunk_gz: bytes, client: str) -> dict:
+        """Check and store one self-play game (see the module docstring); Rejected when refused."""
+        task = self._task_for(form.get("random_seed", ""), "selfplay", form.get("options_hash", ""))
+        if form.get("networkhash") != task.net:
+            raise Rejected(f"networkhash {form.get('networkhash', '')[:16]!r} is not the task's net")
+        self._not_answered(db.games, task.seed)
+        winner = winner_colour(form.get("winnercolor", ""))
+        replayed = replay_sgf(self.game, gunzip_limited(sgf_gz, self.limits.sgf, "the sgf file"),
+                              _count(form, "movescount"), winner)
+        chunk_text = gunzip_limited(chunk_gz, self.limits.chunk, "the trainingdata file")
+        try:
+            chunk = check_chunk(chunk_text.decode("ascii"), replayed)
+        except UnicodeDecodeError:
+            raise Rejected("the trainingdata file is not ASCII text") from None
+        stamp = time.time_ns()
+        sgf_file = f"sgf/{stamp:019d}-{sha256(sgf_gz)[:16]}.sgf.gz"
+        chunk_file = f"chunks/{stamp:019d}-{sha256(chunk_gz)[:16]}-{len(chunk)}p.gz"
+        row = dict(seed=task.seed, net=task.net, client=client,
+                   client_version=form.get("clientversion", "")[:16],
+                   moves=len(replayed.positions), winner=COLOUR_NAMES[winner], positions=len(chunk),
+                   sgf_file=sgf_file, chunk_file=chunk_file, submitted=db.now())
+        self._store({sgf_file: sgf_gz, chunk_file: chunk_gz}, db.games.insert().values(**row))
+        return {"accepted": True, "positions": len(chunk)}
+
+    def submit_match(self, form: dict[str, str], sgf_gz: bytes, client: str) -> dict:
+        """Check and store one match game, then update its match's SPRT."""
+        task = self._task_for(form.get("random_seed", ""), "match", form.get("options_hash", ""))
+        self._not_answered(db.match_games, task.seed)
+        winner = winner_colour(form.get("winnercolor", ""))
+        winner_net, loser_net = (task.net, task.other_net) if winner == 1 else (task.other_net, task.net)
+        if (form.get("winnerhash"), form.get("loserhash")) != (winner_net, loser_net):
+            raise Rejected("winnerhash / loserhash do not match the task's nets and winnercolor")
+        replay_sgf(self.game, gunzip_limited(sgf_gz, self.limits.sgf, "the sgf file"),
+                   _count(form, "movescount"), winner)
+        sgf_file = f"matches/{time.time_ns():019d}-{sha256(sgf_gz)[:16]}.sgf.gz"
+        row = dict(match_id=task.match_id, seed=task.seed, winner_net=winner_net, loser_net=loser_net,
+                   winner_colour=COLOUR_NAMES[winner], moves=_count(form, "movescount"),
+                   score=form.get("score", "")[:32], client=client, sgf_file=sgf_file, submitted=db.now())
+        self._store({sgf_file: sgf_gz}, db.match_games.insert().values(**row))
+        decision = self.update_match(task.match_id)
+        return {"accepted": True, "decision": decision}
+
+    def _not_answered(self, table, seed: int) -> None:
+        with self.engine.connect() as c:
+            if c.execute(db.select(table.c.id).where(table.c.seed == seed)).first():
+                raise Rejected(f"random_seed {seed} was already answered", 409)
+
+    def _store(self, files: dict[str, bytes], insert) -> None:
+        """Write ``files`` atomically, then commit ``insert``; a failed commit removes the files."""
+        for name, data in files.items():
+            atomic_write_bytes(self.root / name, data)
+        try:
+            with db.transaction(self.engine) as c:
+                c.execute(insert)
+        except db.IntegrityError:
+            for name in files:
+                unlink_quietly(self.root / name)
+            raise Rejected("this task was already answered", 409) from None
+        except BaseException:
+            for name in files:
+                unlink_quietly(self.root / name)
+            raise
+
+    # --- gating -------------------------------------------------------------------------------
+
+    def match_score(self, c, match) -> tuple[int, int]:
+        games = db.match_games.c
+        wins = c.execute(db.select(db.func.count()).select_from(db.match_games).where(
+            games.match_id == match.id, games.winner_net == match.candidate)).scalar_one()
+        total = c.execute(db.select(db.func.count()).select_from(db.match_games).where(
+            db.match_games.c.match_id == match.id)).scalar_one()
+        return wins, total - wins
+
+    def update_match(self, match_id: int) -> str | None:
+        """Run SPRT on a match; on a decision, record it and promote a passing candidate."""
+        with self.decision_lock, db.transaction(self.engine) as c:
+            match = c.execute(db.select(db.matches).where(db.matches.c.id == match_id)).first()
+            if match.decision is not None:
+                return match.decision
+            wins, losses = self.match_score(c, match)
+            decision = sprt(wins, losses, 0, SPRT_ELO0, self.elo1, SPRT_ALPHA, SPRT_BETA)[3]
+            if decision is None and wins + losses >= self.match_games:
+                decision = "H0"  # Leela Zero: no pass within the game budget is a fail
+            if decision is None:
+                return None
+            stamp = db.now()
+            decided = c.execute(db.matches.update()
+                                .where(db.matches.c.id == match_id, db.matches.c.decision.is_(None))
+                                .values(decision=decision, decided=stamp)).rowcount
+            if not decided:  # another worker process decided it first
+                return decision
+            if decision == "H1":
+                c.execute(db.networks.update().where(db.networks.c.hash == match.candidate)
+                          .values(best_since=stamp))
+        log.info("match %d: %s %s after %d-%d", match_id, match.candidate[:8],
+                 "promoted" if decision == "H1" else "rejected", wins, losses)
+        return decision
+
+    # --- status -------------------------------------------------------------------------------
+
+    def ratings(self) -> dict[str, tuple[float, float, float]]:
+        """Elo with 95% intervals of every net in a match game, the start net at 0."""
+        with self.engine.connect() as c:
+            rows = c.execute(db.select(db.match_games.c.winner_net, db.match_games.c.loser_net)).all()
+            anchor = c.execute(db.select(db.networks.c.hash).where(db.networks.c.number == 0)).scalar()
+        if self._ratings_cache[0] == len(rows):
+            return self._ratings_cache[1]
+        ratings = bayeselo([(w, l, 1.0) for w, l in rows], anchor=anchor or "") if rows else {}
+        if anchor:
+            ratings.setdefault(anchor, (0.0, 0.0, 0.0))
+        self._ratings_cache = (len(rows), ratings)
+        return ratings
+
+    def status(self) -> dict:
+        hour_ago = db.now() - 3600
+        with self.engine.connect() as c:
+            def count(table, *where) -> int:
+                return c.execute(db.select(db.func.count()).select_from(table).where(*where)).scalar_one()
+
+            games, match_games = count(db.games), count(db.match_games)
+            networks = count(db.networks)
+            games_hour = count(db.games, db.games.c.submitted > hour_ago)
+            clients = c.execute(db.select(db.func.count(db.distinct(db.tasks.c.client)))
+                                .where(db.tasks.c.issued > hour_ago)).scalar_one()
+            nets = c.execute(db.select(db.networks).order_by(db.networks.c.number)).all()
+            match_rows = c.execute(db.select(db.matches).order_by(db.matches.c.id.desc()).limit(20)).all()
+            matches = []
+            for m in match_rows:
+                wins, losses = self.match_score(c, m)
+                llr, lower, upper, _ = sprt(wins, losses, 0, SPRT_ELO0, self.elo1, SPRT_ALPHA, SPRT_BETA)
+                matches.append({"id": m.id, "candidate": m.candidate, "best": m.best, "wins": wins,
+                                "losses": losses, "llr": round(llr, 3), "lower": round(lower, 3),
+                                "upper": round(upper, 3), "decision": m.decision})
+        best = self.best_network()
+        ratings = self.ratings()
+        return {
+            "games": games, "match_games": match_games, "networks": networks, "games_last_hour": games_hour,
+            "clients_last_hour": clients, "best_network": best,
+            "best_elo": round(ratings.get(best, (0.0,))[0], 1) if best else None,
+            "game": self.game.to_dict(), "options": self.selfplay_options, "elo1": self.elo1,
+            "matches": matches,
+            "network_list": [{"number": n.number, "hash": n.hash, "blocks": n.blocks, "filters": n.filters,
+                              "training_steps": n.training_steps, "created": n.created,
+                              "best": n.best_since is not None,
+                              "elo": [round(x, 1) for x in ratings[n.hash]] if n.hash in ratings else None}
+                             for n in nets],
+        }
+
+
+def _count(form: dict[str, str], key: str) -> int:
+    text = form.get(key, "")
+    if not text.isdigit() or len(text) > 6:
+        raise Rejected(f"{key} {text[:20]!r} is not a move count")
+    return int(text)
+
+
+# --- the status page -------------------------------------------------------------------------------
+
+
+def elo_graph_svg(networks: list[dict], width: int = 640, height: int = 320) -> str:
+    """The Elo of each rated net against its number, as an inline SVG line with error bars."""
+    points = [(n["number"], n["elo"]) for n in networks if n["elo"] is not None]
+    pad = 40
+    if not points:
+        return (f'<svg id="elo-graph" width="{width}" height="{height}" role="img">'
+                f'<text x="{pad}" y="{height // 2}">no rated networks yet</text></svg>')
+    xs = [x for x, _ in points]
+    ys = [v for _, e in points for v in e]
+    x0, x1 = min(xs), max(max(xs), min(xs) + 1)
+    y0, y1 = min(ys + [0.0]), max(ys + [1.0])
+
+    def sx(x: float) -> float:
+        return pad + (x - x0) / (x1 - x0) * (width - 2 * pad)
+
+    def sy(y: float) -> float:
+        return height - pad - (y - y0) / (y1 - y0) * (height - 2 * pad)
+
+    line = " ".join(f"{sx(x):.1f},{sy(e[0]):.1f}" for x, e in points)
+    bars = "".join(f'<line x1="{sx(x):.1f}" y1="{sy(e[1]):.1f}" x2="{sx(x):.1f}" y2="{sy(e[2]):.1f}" '
+                   f'stroke="#99b"/>' for x, e in points)
+    dots = "".join(f'<circle cx="{sx(x):.1f}" cy="{sy(e[0]):.1f}" r="3" fill="#225"/>' for x, e in points)
+    axes = (f'<line x1="{pad}" y1="{height - pad}" x2="{width - pad}" y2="{height - pad}" stroke="black"/>'
+            f'<line x1="{pad}" y1="{pad}" x2="{pad}" y2="{height - pad}" stroke="black"/>'
+            f'<text x="{width // 2 - 30}" y="{height - 8}">network number</text>'
+            f'<text x="4" y="{pad - 10}">Elo ({y0:.0f} to {y1:.0f})</text>')
+    return (f'<svg id="elo-graph" width="{width}" height="{height}" role="img" '
+            f'aria-label="Elo of each network">{axes}{bars}'
+            f'<polyline points="{line}" fill="none" stroke="#225" stroke-width="2"/>{dots}</svg>')
+
+
+def game_title(game: dict) -> str:
+    """``{'game': 'go', 'size': 9, 'komi': 7.5}`` as ``9x9 Go (komi 7.5)``."""
+    komi = f" (komi {game['komi']:g})" if "komi" in game else ""
+    return f"{game['size']}x{game['size']} {game['game'].capitalize()}{komi}"
+
+
+def status_page(status: dict) -> str:
+    """The HTML status page (Leela Zero's front page, small)."""
+    e = html.escape
+    best = status["best_network"] or "none"
+    match_rows = "".join(
+        f"<tr><td>{m['id']}</td><td>{e(m['candidate'][:8])}</td><td>{e(m['best'][:8])}</td>"
+        f"<td>{m['wins']}-{m['losses']}</td><td>{m['llr']:.2f} ({m['lower']:.2f} .. {m['upper']:.2f})</td>"
+        f"<td>{MATCH_STATES.get(m['decision'], 'running')}</td></tr>"
+        for m in status["matches"])
+    net_rows = "".join(
+        f"<tr><td>{n['number']}</td><td>{e(n['hash'][:8])}</td><td>{n['blocks']}x{n['filters']}</td>"
+        f"<td>{n['training_steps']}</td><td>{'' if n['elo'] is None else n['elo'][0]}</td>"
+        f"<td>{'best' if n['hash'] == status['best_network'] else ''}</td></tr>"
+        for n in reversed(status["network_list"][-20:]))
+    return f"""<!doctype html>
+<html><head><meta charset="utf-8"><title>zero9 server</title>
+<style>body{{font-family:sans-serif;margin:2em}} td,th{{padding:2px 8px}}</style></head>
+<body><h1>zero9: training one {e(game_title(status['game']))} net together</h1>
+<p>Best network: <b id="best-network">{e(best)}</b> (Elo {status['best_elo']})</p>
+<p>{status['games']} self-play games ({status['games_last_hour']} in the last hour),
+{status['match_games']} match games, {status['networks']} networks,
+{status['clients_last_hour']} clients in the last hour.</p>
+<h2>Elo (the start net = 0)</h2>
+{elo_graph_svg(status['network_list'])}
+<h2>Matches (SPRT elo0=0, elo1={status['elo1']:g})</h2>
+<table id="matches"><tr><th>#</th><th>candidate</th><th>best</th><th>W-L</th><th>LLR (bounds)</th>
+<th>state</th></tr>{match_rows}</table>
+<h2>Recent networks</h2>
+<table id="networks"><tr><th>#</th><th>hash</th><th>size</th><th>steps</th><th>Elo</th><th></th></tr>
+{net_rows}</table></body></html>
+"""
+
+
+# --- the web application ---------------------------------------------------------------------------
+
+
+def create_app(server: Server):
+    """The FastAPI app of ``server`` (the web stack is imported only here: it is optional)."""
+    from fastapi import FastAPI, Request
+    from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, PlainTextResponse
+
+    app = FastAPI(title="zero9 server", docs_url=None, redoc_url=None)
+
+    def client_of(request: Request) -> str:
+        return request.client.host if request.client else "unknown"
+
+    def refuse(request: Request, rejected: Rejected) -> PlainTextResponse:
+        log.warning("refused %s %s from %s: %s", request.method, request.url.path, client_of(request),
+                    rejected.reason)
+        return PlainTextResponse(rejected.reason + "\n", status_code=rejected.status)
+
+    @app.middleware("http")
+    async def rate_limit(request: Request, call_next):
+        if not server.limiter.allow(client_of(request)):
+            return refuse(request, Rejected("too many requests; slow down", 429))
+        return await call_next(request)
+
+    async def read_form(request: Request, limit: int) -> tuple[dict[str, str], dict[str, bytes]]:
+        """The multipart body, read within the size limit. A client's file names are never used
+        (stored files are named by time and content hash); one that holds a path is refused."""
+        body, received = bytearray(), 0
+        async for part in request.stream():
+            received += len(part)
+            if received <= limit:
+                body += part
+            elif received > DRAIN_FACTOR * limit:
+                break  # far too much: hang up. Below this the rest is read and dropped, so that
+                # the client hears the 413 rather than a connection reset.
+        if received > limit:
+            raise Rejected(f"the request body is over {limit} bytes", 413)
+        request._body = bytes(body)  # Starlette parses the form from this cached body
+        try:
+            form = await request.form(max_files=4, max_fields=20)
+        except Exception as e:  # a malformed multipart body
+            raise Rejected(f"unreadable form: {e}") from None
+        fields, files = {}, {}
+        for key, value in form.multi_items():
+            if isinstance(value, str):
+                fields[key] = value
+            else:
+                if any(mark in (value.filename or "") for mark in ("/", "\\", "..", "\0")):
+                    raise Rejected(f"file name {value.filename[:40]!r} holds a path")  # a probe: refuse it
+                files[key] = await value.read()
+        return fields, files
+
+    def needs(files: dict[str, bytes], *names: str) -> list[bytes]:
+        missing = [n for n in names if n not in files]
+        if missing:
+            raise Rejected(f"missing file field(s): {', '.join(missing)}")
+        return [files[n] for n in names]
+
+    @app.get("/get-task/{client_version}")
+    @app.get("/get-task/{client_version}/{engine_version}")
+    def get_task(request: Request, client_version: str, engine_version: str = "") -> JSONResponse:
+        return JSONResponse(server.get_task(client_of(request)))
+
+    @app.get("/networks/{name}")
+    def network(name: str):
+        path = server.network_file(name.removesuffix(".gz")) if name.endswith(".gz") else None
+        if path is None:
+            return PlainTextResponse("no such network\n", status_code=404)
+        return FileResponse(path, media_type="application/gzip", filename=path.name)
+
+    @app.get("/best-network")
+    def best_network():
+        path = server.network_file(server.best_network() or "")
+        if path is None:
+            return PlainTextResponse("no network yet\n", status_code=404)
+        return FileResponse(path, media_type="application/gzip", filename=path.name)
+
+    async def game_upload(request: Request, handler, *file_names: str):
+        """Read a game upload's form, hand its fields and files to ``handler`` in the thread pool."""
+        try:
+            fields, files = await read_form(request, server.limits.body)
+            result = await run_sync(handler, fields, *needs(files, *file_names), client_of(request))
+        except Rejected as r:
+            return refuse(request, r)
+        return JSONResponse(result)
+
+    @app.post("/submit")
+    async def submit(request: Request):
+        return await game_upload(request, server.submit_game, "sgf", "trainingdata")
+
+    @app.post("/submit-match")
+    async def submit_match(request: Request):
+        return await game_upload(request, server.submit_match, "sgf")
+
+    @app.post("/submit-network")
+    async def submit_network(request: Request):
+        try:
+            if not secrets.compare_digest(request.headers.get("x-api-key", ""), server.api_key):
+                raise Rejected("wrong or missing API key (header X-Api-Key)", 403)
+            fields, files = await read_form(request, server.limits.network_body)
+            (weights,) = needs(files, "weights")
+            steps = fields.get("training_steps", "0")
+            net_hash = await run_sync(server.add_network, weights, int(steps) if steps.isdigit() else 0)
+        except Rejected as r:
+            return refuse(request, r)
+        return JSONResponse({"accepted": True, "hash": net_hash})
+
+    @app.get("/status.json")
+    def status_json() -> JSONResponse:
+        return JSONResponse(server.status())
+
+    @app.get("/", response_class=HTMLResponse)
+    def index() -> HTMLResponse:
+        return HTMLResponse(status_page(server.status()))
+
+    return app
+
+
+async def run_sync(fn, *args):
+    """Run a blocking function (database, files, validation) in the thread pool."""
+    from starlette.concurrency import run_in_threadpool
+
+    return await run_in_threadpool(fn, *args)
+
+
+# --- the command -----------------------------------------------------------------------------------
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("run_dir", metavar="RUN_DIR", help="folder for the database, nets, games and chunks")
+    add_game_arguments(parser)
+    parser.add_argument("--host", default="127.0.0.1",
+                        help="address to listen on (0.0.0.0: every interface, for a class network)")
+    parser.add_argument("--port", type=int, default=8000)
+    parser.add_argument("--db", default=None, help="database URL (default: sqlite RUN_DIR/server.db; "
+                                                   "or postgresql://user@host/dbname)")
+    parser.add_argument("--net", default=None,
+                        help="start net (.pt or Leela Zero weights) for an empty server")
+    parser.add_argument("--blocks", type=int, default=6, help="residual blocks of a random start net")
+    parser.add_argument("--filters", type=int, default=32, help="filters of a random start net")
+    d = TaskOptions()
+    t = parser.add_argument_group("task options (what every client plays with)")
+    t.add_argument("--visits", type=int, default=d.visits)
+    t.add_argument("--playouts", type=int, default=d.playouts, help="0: no playout limit, visits decide")
+    t.add_argument("--randomcnt", type=int, default=d.randomcnt, help="first moves chosen by visit share")
+    t.add_argument("--resign-pct", type=int, default=d.resign_pct, help="resign below this winrate (percent)")
+    t.add_argument("--noise", action=argparse.BooleanOptionalAction, default=d.noise,
+                   help="Dirichlet noise at the root of self-play games")
+    g = parser.add_argument_group("gating and limits")
+    g.add_argument("--match-games", type=int, default=400, help="games after which an undecided match fails")
+    g.add_argument("--match-in-flight", type=int, default=20, help="match tasks outstanding at once")
+    g.add_argument("--elo1", type=float, default=SPRT_ELO1, help="SPRT's elo1 (Leela Zero: 35)")
+    limits = Limits()
+    g.add_argument("--rate-limit", type=float, default=limits.requests_per_minute,
+                   help="requests per minute per client address (0: none)")
+    g.add_argument("--max-body", type=int, default=limits.body, help="largest request body in bytes")
+    parser.add_argument("--workers", type=int, default=1,
+                        help="web server processes (one per core serves the most uploads)")
+
+
+def server_settings(args: argparse.Namespace) -> dict:
+    """The :class:`Server` arguments the command line names, as JSON (worker processes get them so)."""
+    game = game_from_args(args)
+    if game.name != "go":
+        raise ValueError("the Leela Zero protocol carries Go games (its training chunks are Go-only)")
+    options = TaskOptions(args.visits, args.playouts, args.resign_pct, args.randomcnt, args.noise)
+    limits = Limits(body=args.max_body, requests_per_minute=args.rate_limit)
+    return {"run_dir": args.run_dir, "game": game.to_dict(), "options": dataclasses.asdict(options),
+            "db_url": args.db, "limits": dataclasses.asdict(limits), "match_games": args.match_games,
+            "match_in_flight": args.match_in_flight, "elo1": args.elo1}
+
+
+def server_from_settings(settings: dict, sweep: bool) -> Server:
+    return Server(**dict(settings, game=make_game(**settings["game"]), sweep=sweep,
+                         options=TaskOptions(**settings["options"]), limits=Limits(**settings["limits"])))
+
+
+def app_from_environment():
+    """uvicorn's app factory in each worker process (``--workers N``): settings from the environment."""
+    logging.basicConfig(level=logging.INFO, format=LOG_FORMAT)
+    return create_app(server_from_settings(json.loads(os.environ[SETTINGS_ENV]), sweep=False))
+
+
+def run(args: argparse.Namespace) -> int:
+    import uvicorn
+
+    settings = server_settings(args)
+    logging.basicConfig(level=logging.INFO, format=LOG_FORMAT)
+    server = server_from_settings(settings, sweep=True)
+    best = server.ensure_start_net(args.net, args.blocks, args.filters)
+    print(f"zero9 server: best network {best[:8]}; http://{args.host}:{args.port}/ ; "
+          f"trainer API key in {Path(args.run_dir) / 'api_key'}", flush=True)
+    if args.workers == 1:
+        uvicorn.run(create_app(server), host=args.host, port=args.port, log_level="warning")
+        return 0
+    server.engine.dispose()
+    os.environ[SETTINGS_ENV] = json.dumps(settings)
+    uvicorn.run("zero9.distributed.server:app_from_environment", factory=True, workers=args.workers,
+                host=args.host, port=args.port, log_level="warning")
+    return 0

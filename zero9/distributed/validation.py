@@ -1,0 +1,145 @@
+"""Checks every upload passes before the server keeps any of it.
+
+Vocabulary:
+
+- **Rejected**: the one error an upload check raises; ``status`` is the HTTP status (400 for a
+  bad upload, 403 for a wrong key, 409 for a replay, 413 for too large) and ``reason`` a short
+  sentence the client is told and the server logs.
+- **bounded gunzip**: decompression that stops at a size limit, so a gzip bomb (a small file
+  that inflates to gigabytes) costs no more memory than the limit.
+- **replay**: the SGF's moves played on the server's own rules from the empty board; an illegal
+  move, another board size or komi, a result that disagrees with the moves, ``movescount`` or
+  ``winnercolor`` are refused.
+- **agreement** (self-play): the training chunk holds one position per move, and each
+  position's stored planes, side to move and outcome are what the replayed game says.
+
+Nothing here touches the disk or the database: the server calls these first, and writes only
+what passed.
+"""
+
+from __future__ import annotations
+
+import zlib
+from dataclasses import dataclass
+
+import numpy as np
+
+from zero9.games import BLACK, WHITE, Game, IllegalMove, Position
+from zero9.games.sgf import SgfError, parse_sgf
+from zero9.nn.chunks import LZ_STORED_PLANES, ChunkData, parse_lz_chunk
+from zero9.nn.features import encode_batch
+
+COLOUR_NAMES = {BLACK: "black", WHITE: "white"}
+POLICY_TOLERANCE = 1e-3
+
+
+class Rejected(Exception):
+    """An upload the server refuses: ``status`` (HTTP 4xx) and ``reason``."""
+
+    def __init__(self, reason: str, status: int = 400):
+        super().__init__(reason)
+        self.reason = reason
+        self.status = status
+
+
+@dataclass
+class ReplayedGame:
+    """An SGF that replayed legally: the positions before each move and the final one."""
+
+    positions: list[Position]  # position before move i
+    final: Position
+    winner: int
+    resigned: bool
+
+
+def gunzip_limited(data: bytes, limit: int, what: str) -> bytes:
+    """``data`` gunzipped, refusing corrupt data and output over ``limit`` bytes (a gzip bomb)."""
+    decoder = zlib.decompressobj(wbits=zlib.MAX_WBITS | 16)
+    try:
+        out = decoder.decompress(data, limit)
+        if decoder.unconsumed_tail:
+            raise Rejected(f"{what} inflates to more than {limit} bytes", 413)
+        out += decoder.flush()
+    except zlib.error as e:
+        raise Rejected(f"{what} is not valid gzip data ({e})") from None
+    if not decoder.eof:
+        raise Rejected(f"{what} is truncated gzip data")
+    if len(out) > limit:
+        raise Rejected(f"{what} inflates to more than {limit} bytes", 413)
+    return out
+
+
+def winner_colour(text: str) -> int:
+    """``'black'`` / ``'white'`` (autogtp's ``winnercolor``) as a colour."""
+    for colour, name in COLOUR_NAMES.items():
+        if text.strip().lower() == name:
+            return colour
+    raise Rejected(f"winnercolor {text[:20]!r} is neither black nor white")
+
+
+def replay_sgf(game: Game, sgf_bytes: bytes, movescount: int, winner: int) -> ReplayedGame:
+    """Replay an SGF under ``game``'s rules and check it against the form fields (see module doc)."""
+    try:
+        record = parse_sgf(sgf_bytes)
+    except SgfError as e:
+        raise Rejected(f"bad SGF: {e}") from None
+    if record.game.to_dict() != game.to_dict():
+        raise Rejected(f"the SGF is for {record.game.to_dict()}, this server plays {game.to_dict()}")
+    if record.setup:
+        raise Rejected("the SGF has setup stones; games start from the empty board")
+    position, positions = game.new_position(), []
+    for number, (colour, action) in enumerate(record.moves, start=1):
+        if colour != position.to_play:
+            raise Rejected(f"move {number} is by the wrong colour")
+        try:
+            after = position.play(action)
+        except IllegalMove as e:
+            raise Rejected(f"move {number} is illegal: {e}") from None
+        positions.append(position)
+        position = after
+    resigned = "+r" in record.result.lower()  # 'B+R', 'W+Resign'
+    final = position
+    if resigned:
+        if position.is_terminal():
+            raise Rejected("the SGF says resign but the game had already ended")
+        final = position.resign()
+    elif not position.is_terminal():
+        final = position
+        while game.pass_action is not None and not final.is_terminal():
+            final = final.play(game.pass_action)  # a game stopped at a move cap is scored as it stands
+    actual = final.winner()
+    if actual != winner:
+        raise Rejected(f"winnercolor is {COLOUR_NAMES.get(winner)} but the moves give "
+                       f"{COLOUR_NAMES.get(actual, 'a draw')}")
+    if not record.result[:1].upper() == {BLACK: "B", WHITE: "W"}[winner]:
+        raise Rejected(f"the SGF result {record.result[:20]!r} disagrees with winnercolor")
+    played = len(record.moves)
+    if movescount not in (played, played + int(resigned)):  # autogtp counts a resignation as a move
+        raise Rejected(f"movescount {movescount} but the SGF has {played} moves")
+    return ReplayedGame(positions, final, actual, resigned)
+
+
+def check_chunk(chunk_text: str, replayed: ReplayedGame) -> ChunkData:
+    """Parse a Leela Zero v1 chunk and check it agrees with the replayed game."""
+    try:
+        data = parse_lz_chunk(chunk_text, "trainingdata")
+    except ValueError as e:
+        raise Rejected(f"bad training data: {e}") from None
+    positions = replayed.positions
+    if len(data) != len(positions):
+        raise Rejected(f"the training data has {len(data)} positions, the game {len(positions)} moves")
+    if data.size != positions[0].game.size:
+        raise Rejected(f"the training data is for {data.size}x{data.size}")
+    expected = encode_batch(positions)[:, :LZ_STORED_PLANES].astype(np.uint8)
+    differs = np.flatnonzero((data.planes[:, :LZ_STORED_PLANES] != expected).any(axis=(1, 2, 3)))
+    if differs.size:
+        raise Rejected(f"training position {int(differs[0]) + 1} does not match the SGF's board")
+    to_play = np.array([p.to_play for p in positions], dtype=np.int8)
+    if not np.array_equal(data.to_play, to_play):
+        raise Rejected("the training data's side to move disagrees with the SGF")
+    outcome = np.where(to_play == replayed.winner, 1.0, -1.0)
+    if not np.array_equal(data.value, outcome):
+        raise Rejected("the training data's outcomes disagree with the winner")
+    if np.abs(data.policy.sum(axis=1) - 1).max() > POLICY_TOLERANCE:
+        raise Rejected("a training policy does not sum to 1")
+    return data
