@@ -26,6 +26,7 @@ import subprocess
 import threading
 
 GNUGO_PATHS = ("/usr/games/gnugo", "/usr/bin/gnugo", "/usr/local/bin/gnugo")
+PACHI_ENV = "ZERO9_PACHI"  # names the Pachi binary when it is not on PATH
 
 
 class GTPError(RuntimeError):
@@ -57,6 +58,27 @@ def gnugo_command(level: int = 10, size: int = 9, komi: float = 7.5) -> list[str
     path = find_gnugo() or GNUGO_PATHS[0]
     return [path, "--mode", "gtp", "--level", str(int(level)), "--chinese-rules", "--positional-superko",
             "--capture-all-dead", "--boardsize", str(int(size)), "--komi", str(float(komi))]
+
+
+def find_pachi(path: str | None = None) -> str | None:
+    """Path of the Pachi binary: ``path`` if given, else ``$ZERO9_PACHI``, else ``pachi`` on PATH.
+
+    None when the one asked for is not an executable file (an explicit ``path`` is not
+    silently replaced by another Pachi).
+    """
+    wanted = path or os.environ.get(PACHI_ENV) or "pachi"
+    return shutil.which(wanted)
+
+
+def pachi_command(path: str, playouts: int) -> list[str]:
+    """Pachi's GTP command line: ``playouts`` simulations per move, one thread, Chinese rules.
+
+    ``pass_all_alive``: Pachi otherwise passes with dead stones still on the board, as
+    territory scoring allows; this way every genmove is a ``kgs-genmove_cleanup`` and the
+    Tromp-Taylor count that zero9 scores by sees no dead stones. ``-t =N`` fixes the playouts
+    and makes Pachi ignore GTP time settings. Komi comes later, from GTP ``komi``.
+    """
+    return [path, "-r", "chinese", "-t", f"={int(playouts)}", "threads=1,pass_all_alive"]
 
 
 class GTPClient:

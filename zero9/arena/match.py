@@ -10,8 +10,9 @@ Vocabulary:
   ``mcts:N``                  pure MCTS with ``N`` random-rollout playouts (AlphaZero_Gomoku)
   ``random``                  uniform random legal moves, never filling an own eye (0 Elo)
   ``gnugo:L``                 GNU Go at level ``L`` (Go): Chinese rules, superko, captures dead stones
+  ``pachi:N``                 Pachi with ``N`` playouts per move (Go), captures dead stones too
   ``gtp:COMMAND LINE``        any GTP engine
-  ``pbrain:COMMAND LINE``     any Gomocup (piskvork) brain
+  ``pbrain:[K=V ...] COMMAND``  any Gomocup (piskvork) brain, ``K=V`` sent as ``INFO K V``
   ``gomokubench:LEVEL``       the alpha-beta AI of PyPI's ``gomokubench`` (easy, standard, hard)
   ==========================  =============================================================
 
@@ -25,6 +26,13 @@ Vocabulary:
   logged and the agent is restarted for the next game.
 - **adjudication**: Go ends after two passes (or at the move cap) and is scored by
   Tromp-Taylor; Gomoku ends at five in a row or a full board (a draw).
+- **time controls**: ``--move-timeout`` (a move slower than this forfeits), ``--turn-time``
+  (what a pbrain brain is told it has per move) and ``--game-time`` (a clock per player and
+  game: running out loses on time, ``+T``; brains hear it as ``timeout_match``/``time_left``).
+- **opening**: the moves a game starts from (:mod:`zero9.arena.openings`); with
+  ``--openings FILE`` games ``2k`` and ``2k + 1`` start from opening ``k``, colours swapped.
+- **match log**: with ``--sgf-dir``, ``events.log`` (faults) and ``engines.log`` (what pbrain
+  brains said: MESSAGE/DEBUG lines and stderr) next to the SGFs.
 - **score**: from player A's view, 1 / 0.5 / 0 per game. Colours alternate by game
   index: A is black in even games.
 """
@@ -36,6 +44,7 @@ import concurrent.futures as cf
 import multiprocessing as mp
 import os
 import sys
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -44,7 +53,16 @@ import torch
 
 from zero9.arena.elo import elo_interval, sprt, win_rate_interval
 from zero9.arena.elo import sprt as sprt_test
-from zero9.arena.players import DEFAULT_MOVE_TIMEOUT, AgentFault, make_player, spec_name
+from zero9.arena.openings import opening_for_game, read_openings
+from zero9.arena.players import (
+    DEFAULT_MOVE_TIMEOUT,
+    DEFAULT_TURN_TIME,
+    AgentFault,
+    EngineOptions,
+    PbrainAgent,
+    make_player,
+    parse_info,
+)
 from zero9.games import (
     BLACK,
     EMPTY,
@@ -55,6 +73,7 @@ from zero9.games import (
     add_game_arguments,
     game_from_args,
     make_game,
+    play_moves,
 )
 from zero9.games.sgf import moves_from_position, save_sgf, write_sgf
 from zero9.settings import PlayConfig
@@ -75,10 +94,15 @@ class GameResult:
     score_a: float  # 1, 0.5 or 0 for player A
     sgf: str | None = None
     events: list[str] = field(default_factory=list)
+    engine_log: list[str] = field(default_factory=list)  # "NAME: line" from pbrain brains
 
 
-def play_game(game: Game, black, white, max_moves: int | None = None) -> tuple[Position, str, list[str]]:
-    """Play one game between two agents: (final position, result string, logged events)."""
+def play_game(game: Game, black, white, max_moves: int | None = None, opening: tuple[int, ...] = (),
+              game_time: float = 0.0) -> tuple[Position, str, list[str]]:
+    """Play one game between two agents from ``opening``: (final position, result string, logged events).
+
+    ``game_time`` > 0 gives each player that many seconds for all its moves of the game.
+    """
     agents = {BLACK: black, WHITE: white}
     events: list[str] = []
     for colour, agent in agents.items():
@@ -87,13 +111,17 @@ def play_game(game: Game, black, white, max_moves: int | None = None) -> tuple[P
         except AgentFault as e:
             events.append(f"{agent.name} failed to start: {e}")
             return game.new_position(), ("W" if colour == BLACK else "B") + "+F", events
-    position = game.new_position()
+    position = play_moves(game, list(opening))
     limit = max_moves or 4 * game.size * game.size
+    used = {BLACK: 0.0, WHITE: 0.0}  # seconds of thinking per colour, for the game clock
     while not position.is_terminal() and position.move_number < limit:
         colour = position.to_play
         agent = agents[colour]
         loser = "B" if colour == BLACK else "W"
         winner = "W" if colour == BLACK else "B"
+        if game_time and isinstance(agent, PbrainAgent):
+            agent.time_left_ms = round(1000 * (game_time - used[colour]))
+        started = time.monotonic()
         try:
             action = agent.genmove(position)
         except AgentFault as e:
@@ -103,6 +131,11 @@ def play_game(game: Game, black, white, max_moves: int | None = None) -> tuple[P
             events.append(f"move {position.move_number + 1}: {agent.name} ({loser}) crashed: "
                           f"{type(e).__name__}: {e}")
             return position, f"{winner}+F", events
+        used[colour] += time.monotonic() - started
+        if game_time and used[colour] > game_time:
+            events.append(f"move {position.move_number + 1}: {agent.name} ({loser}) ran out of its "
+                          f"{game_time:g} s game time")
+            return position, f"{winner}+T", events
         if action is None:
             position = position.resign()
             break
@@ -186,6 +219,8 @@ class _Job:
     move_timeout: float
     max_moves: int | None
     sgf_dir: str | None
+    engines: EngineOptions = field(default_factory=EngineOptions)
+    openings: list[tuple[int, ...]] | None = None
 
 
 _WORKER: dict[str, Any] = {}  # per process: the job and its live agents
@@ -198,9 +233,9 @@ def _init_worker(job: _Job, threads: int) -> None:
     _WORKER.clear()
     _WORKER["job"] = job
     _WORKER["agents"] = (
-        make_player(job.spec_a, game, job.visits, job.seed, job.device, job.move_timeout),
+        make_player(job.spec_a, game, job.visits, job.seed, job.device, job.move_timeout, job.engines),
         make_player(job.spec_b, game, job.visits, None if job.seed is None else job.seed + 1, job.device,
-                    job.move_timeout),
+                    job.move_timeout, job.engines),
     )
 
 
@@ -215,15 +250,20 @@ def _play_one(index: int) -> GameResult:
     a, b = _WORKER["agents"]
     game = make_game(**job.game)
     black, white = (a, b) if index % 2 == 0 else (b, a)
-    position, result, events = play_game(game, black, white, job.max_moves)
+    opening = opening_for_game(job.openings, index)
+    position, result, events = play_game(game, black, white, job.max_moves, opening, job.engines.game_time)
     winner = _winner_of(result)
     a_colour = BLACK if index % 2 == 0 else WHITE
     score_a = 0.5 if winner == EMPTY else 1.0 if winner == a_colour else 0.0
     moves = list(actions_played(position))
     record = GameResult(index, black.name, white.name, result, winner, len(moves), score_a, events=events)
+    for agent in (black, white):
+        if isinstance(agent, PbrainAgent):
+            record.engine_log += [f"{agent.name}: {line}" for line in agent.drain_log()]
     if job.sgf_dir:
+        notes = ([f"opening {index // 2 % len(job.openings)}: {len(opening)} moves"] if job.openings else [])
         text = write_sgf(game, moves_from_position(position), result, properties={
-            "PB": black.name, "PW": white.name, "GN": f"game {index}", "GC": "; ".join(events)})
+            "PB": black.name, "PW": white.name, "GN": f"game {index}", "GC": "; ".join(notes + events)})
         record.sgf = str(save_sgf(Path(job.sgf_dir) / f"game-{index:04d}.sgf", text))
     return record
 
@@ -232,11 +272,14 @@ def play_match(player_a: str | dict, player_b: str | dict, game: Game, n_games: 
                visits: int = PlayConfig.visits, seed: int | None = None, device: str = "cpu",
                sgf_dir: str | os.PathLike | None = None, sprt: tuple[float, float] | None = None,
                move_timeout: float = DEFAULT_MOVE_TIMEOUT, max_moves: int | None = None, first_index: int = 0,
-               log=None) -> MatchResult:
+               log=None, engines: EngineOptions | None = None,
+               openings: list[tuple[int, ...]] | None = None) -> MatchResult:
     """Play ``n_games`` between A and B (colours alternating); stop early if ``sprt=(elo0, elo1)`` decides.
 
     ``parallel`` > 1 plays that many games at once in worker processes (each with its
     own agents and ``cores // parallel`` torch threads). ``log`` (a file) gets one line per game.
+    ``engines`` says how to run external engines; ``openings`` are the start positions
+    (see :mod:`zero9.arena.openings`).
     """
     if n_games < 0:
         raise ValueError(f"number of games must be >= 0, got {n_games}")
@@ -244,14 +287,19 @@ def play_match(player_a: str | dict, player_b: str | dict, game: Game, n_games: 
         raise ValueError(f"parallel must be >= 1, got {parallel}")
     if sgf_dir is not None:
         Path(sgf_dir).mkdir(parents=True, exist_ok=True)
+    engines = engines or EngineOptions()
     # Build once here so a bad spec fails before any game (and names come out right).
+    names = []
     for spec in (player_a, player_b):
-        make_player(spec, game, visits, seed, device, move_timeout).close()
+        agent = make_player(spec, game, visits, seed, device, move_timeout, engines)
+        names.append(agent.name)
+        agent.close()
     job = _Job(player_a, player_b, game.to_dict(), visits, seed, device, move_timeout, max_moves,
-               None if sgf_dir is None else str(sgf_dir))
-    result = MatchResult(spec_name(player_a), spec_name(player_b))
+               None if sgf_dir is None else str(sgf_dir), engines, openings)
+    result = MatchResult(*names)
     indices = list(range(first_index, first_index + n_games))
     events_log = Path(sgf_dir) / "events.log" if sgf_dir is not None else None
+    engines_log = Path(sgf_dir) / "engines.log" if sgf_dir is not None else None
 
     def record(r: GameResult) -> bool:
         result.games.append(r)
@@ -266,6 +314,9 @@ def play_match(player_a: str | dict, player_b: str | dict, game: Game, n_games: 
             if events_log is not None:
                 with open(events_log, "a") as f:
                     f.write(line + "\n")
+        if engines_log is not None and r.engine_log:
+            with open(engines_log, "a") as f:
+                f.writelines(f"game {r.index}: {line}\n" for line in r.engine_log)
         if sprt is not None:
             result.sprt_decision = sprt_test(result.wins, result.losses, result.draws, *sprt)[3]
             return result.sprt_decision is not None
@@ -313,8 +364,8 @@ def play_match_segments(game: Game, segments: list[dict[str, Any]]) -> list[list
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("a", help="player A: net file[@visits], random, uniform:V, mcts:N, gnugo:L, "
-                        "'gtp:COMMAND LINE', 'pbrain:COMMAND LINE' or gomokubench:LEVEL")
+    parser.add_argument("a", help="player A: net file[@visits], random, uniform:V, mcts:N, gnugo:L, pachi:N, "
+                        "'gtp:COMMAND LINE', 'pbrain:[KEY=VALUE ...] COMMAND LINE' or gomokubench:LEVEL")
     parser.add_argument("b", help="player B (same forms)")
     parser.add_argument("--games", type=int, default=10, help="number of games (default 10)")
     add_game_arguments(parser)
@@ -326,9 +377,33 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="stop early once an SPRT of ELO0 against ELO1 decides (alpha = beta = 0.05)")
     parser.add_argument("--move-timeout", type=float, default=DEFAULT_MOVE_TIMEOUT,
                         help="seconds an external engine may take per move before it forfeits")
+    parser.add_argument("--turn-time", type=float, default=DEFAULT_TURN_TIME,
+                        help=f"seconds per move pbrain brains are told they have (INFO timeout_turn, "
+                        f"default {DEFAULT_TURN_TIME:g})")
+    parser.add_argument("--game-time", type=float, default=0.0,
+                        help="seconds each player has for all its moves of a game (0 = no game clock); "
+                        "running out loses on time")
+    parser.add_argument("--pbrain-info", action="append", default=[], metavar="KEY=VALUE",
+                        help="send INFO KEY VALUE to every pbrain brain (repeatable), e.g. max_node=10000")
+    parser.add_argument("--pachi", help="the Pachi binary for pachi:N players (default $ZERO9_PACHI, "
+                        "then pachi on PATH)")
+    parser.add_argument("--openings", help="file of openings, one per line as moves (H8 I9 ...): each is "
+                        "played twice, colours swapped (docs/cli-match.md)")
     parser.add_argument("--max-moves", type=int, help="adjudicate a game after this many moves")
     parser.add_argument("--seed", type=int, help="random seed")
     parser.add_argument("--device", default="cpu", help="cpu, cuda or auto for zero9 nets")
+
+
+def engines_from_args(args: argparse.Namespace) -> EngineOptions:
+    """The engine options of ``zero9 match``'s command line; ValueError for a bad one."""
+    for option, value in (("--turn-time", args.turn_time), ("--game-time", args.game_time)):
+        if value < 0:
+            raise ValueError(f"{option} must be >= 0 seconds, got {value:g}")
+    if args.game_time and args.game_time < args.turn_time:
+        raise ValueError(f"--game-time {args.game_time:g} s is shorter than one "
+                         f"--turn-time {args.turn_time:g} s")
+    return EngineOptions(pachi=args.pachi, pbrain_info=tuple(parse_info(args.pbrain_info, "--pbrain-info")),
+                         turn_time=args.turn_time, game_time=args.game_time)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -336,10 +411,12 @@ def run(args: argparse.Namespace) -> int:
         game = game_from_args(args)
         if args.games < 1:
             raise ValueError(f"--games must be >= 1, got {args.games}")
+        engines = engines_from_args(args)
+        openings = read_openings(args.openings, game) if args.openings else None
         result = play_match(args.a, args.b, game, args.games, parallel=args.parallel, visits=args.visits,
                             seed=args.seed, device=args.device, sgf_dir=args.sgf_dir,
                             sprt=tuple(args.sprt) if args.sprt else None, move_timeout=args.move_timeout,
-                            max_moves=args.max_moves, log=sys.stdout)
+                            max_moves=args.max_moves, log=sys.stdout, engines=engines, openings=openings)
     except ValueError as e:
         print(f"zero9 match: {e}", file=sys.stderr)
         return 2

@@ -10,8 +10,11 @@ Vocabulary:
   ``mcts:N``                  pure MCTS with ``N`` random-rollout playouts (AlphaZero_Gomoku)
   ``random``                  uniform random legal moves, never filling an own eye (0 Elo)
   ``gnugo:L``                 GNU Go at level ``L`` (Go): Chinese rules, superko, captures dead stones
+  ``pachi:N``                 Pachi with ``N`` playouts per move (Go): one thread, Chinese rules,
+                              captures dead stones before it passes
   ``gtp:COMMAND LINE``        any GTP engine
-  ``pbrain:COMMAND LINE``     any Gomocup (piskvork) brain
+  ``pbrain:[K=V ...] COMMAND``  any Gomocup (piskvork) brain; leading ``KEY=VALUE`` words are
+                              sent to it as ``INFO KEY VALUE`` (``max_node=10000``)
   ``gomokubench:LEVEL``       the alpha-beta AI of PyPI's ``gomokubench`` (easy, standard, hard)
   ``level:NAME``              a named AI level on the shipped net (:mod:`zero9.arena.levels`)
   ==========================  =============================================================
@@ -22,6 +25,10 @@ Vocabulary:
   the autotrain loop's rating games, ``gtp``, ``pbrain``, the window and ``demo`` all use
   it): ``new_game(game)``, ``genmove(position) -> action or None`` (None = resign),
   ``close()``. External engines are kept in sync by replaying the moves they have not seen.
+- **engine options** (:class:`EngineOptions`): what the match tells external engines: where
+  Pachi is, extra pbrain INFO keys, the thinking time per move and the clock per game.
+- **brain log**: a pbrain brain's MESSAGE/DEBUG lines and stderr, kept for the match log
+  (:meth:`PbrainAgent.drain_log`).
 - **fault**: an agent that crashes, times out, answers nonsense or plays an illegal
   move raises :class:`AgentFault`; the match scores it as a loss and restarts the agent.
 """
@@ -31,16 +38,26 @@ from __future__ import annotations
 import os
 import queue
 import random
+import re
 import shlex
 import subprocess
 import threading
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from zero9.arena.gtpclient import GTPClient, GTPEngineError, GTPError, find_gnugo, gnugo_command
+from zero9.arena.gtpclient import (
+    GTPClient,
+    GTPEngineError,
+    GTPError,
+    find_gnugo,
+    find_pachi,
+    gnugo_command,
+    pachi_command,
+)
 from zero9.arena.levels import LevelPlayer, find_level
 from zero9.games import BLACK, WHITE, Game, Position, actions_played
 from zero9.games.gomoku import point_from_xy, xy_from_point
@@ -50,6 +67,38 @@ from zero9.search.player import NetSource
 from zero9.settings import PlayConfig
 
 DEFAULT_MOVE_TIMEOUT = 120.0  # seconds an external engine may think before it forfeits
+PACHI_MIN_PLAYOUTS = 500  # Pachi's GJ_MINGAMES: it aborts on a fixed-playout search below this
+DEFAULT_TURN_TIME = 5.0  # seconds per move a pbrain brain is told it has (INFO timeout_turn)
+GOMOCUP_RULE = {"freestyle": 0, "standard": 1}  # Gomoku variant -> INFO rule bit mask
+_INFO_WORD = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)=(\S+)$")  # KEY=VALUE before a brain's command
+
+
+@dataclass(frozen=True)
+class EngineOptions:
+    """What a match tells the external engines it starts (the command line's engine options).
+
+    ``turn_time`` and ``game_time`` (seconds; 0 = no game clock) are the match's time controls
+    as a pbrain brain hears them (INFO ``timeout_turn``, ``timeout_match``, ``time_left``);
+    ``pbrain_info`` are further ``(key, value)`` INFO pairs for every brain, sent last so they
+    override; ``pachi`` is the Pachi binary (None: ``$ZERO9_PACHI``, then PATH).
+    """
+
+    pachi: str | None = None
+    pbrain_info: tuple[tuple[str, str], ...] = field(default_factory=tuple)
+    turn_time: float = DEFAULT_TURN_TIME
+    game_time: float = 0.0
+
+
+def parse_info(words: list[str], where: str) -> list[tuple[str, str]]:
+    """``["max_node=10000", ...]`` -> ``[("max_node", "10000"), ...]``; ValueError naming a bad word."""
+    pairs = []
+    for word in words:
+        match = _INFO_WORD.match(word)
+        if not match:
+            raise ValueError(f"{where}: {word!r} is not KEY=VALUE "
+                             f"(a pbrain INFO setting such as max_node=10000)")
+        pairs.append((match.group(1).lower(), match.group(2)))
+    return pairs
 
 
 class AgentFault(Exception):
@@ -162,33 +211,48 @@ class GTPAgent:
 
 
 class PbrainAgent:
-    """An external Gomocup brain, driven as piskvork drives it (START, BEGIN/TURN/BOARD)."""
+    """An external Gomocup brain, driven as piskvork drives it (START, INFO, BEGIN/TURN/BOARD).
+
+    ``info`` are the INFO ``(key, value)`` pairs sent after START (the match's time controls
+    and rule first, the user's own last, so theirs win); ``time_left_ms``, when the match
+    keeps a game clock, is sent as INFO ``time_left`` before each move.
+    """
 
     def __init__(self, name: str, argv: list[str], timeout: float = DEFAULT_MOVE_TIMEOUT,
-                 turn_ms: int = 5000):
+                 info: list[tuple[str, str]] = ()):
         self.name = name
         self.argv = argv
         self.timeout = timeout
-        self.turn_ms = turn_ms
+        self.info = list(info)
+        self.time_left_ms: int | None = None
         self.proc: subprocess.Popen | None = None
         self._lines: Any = None
+        self._log: list[str] = []  # brain log: appended by the reader threads, taken by drain_log
         self.sent: list[int] = []
 
     def _start(self) -> None:
         self.close()
         try:
             self.proc = subprocess.Popen(self.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                         stderr=subprocess.DEVNULL, text=True, bufsize=1)
+                                         stderr=subprocess.PIPE, text=True, bufsize=1)
         except OSError as e:
             raise AgentFault(f"cannot start brain {self.name}: {e}") from None
         self._lines = queue.Queue()
 
-        def pump(stream, put) -> None:
+        def pump(stream, put, end) -> None:
             for line in stream:
                 put(line.strip())
-            put(None)
+            if end:
+                put(None)
 
-        threading.Thread(target=pump, args=(self.proc.stdout, self._lines.put), daemon=True).start()
+        threading.Thread(target=pump, args=(self.proc.stdout, self._lines.put, True), daemon=True).start()
+        threading.Thread(target=pump, args=(self.proc.stderr, lambda line: self._log.append(f"stderr {line}"),
+                                            False), daemon=True).start()
+
+    def drain_log(self) -> list[str]:
+        """The brain log since the last call (MESSAGE/DEBUG lines and stderr), oldest first."""
+        lines, self._log = self._log, []
+        return lines
 
     def _write(self, text: str) -> None:
         try:
@@ -211,6 +275,7 @@ class PbrainAgent:
                 raise AgentFault(f"brain {self.name} exited while answering {what}")
             word = line.split(" ", 1)[0].upper()
             if word in ("MESSAGE", "DEBUG", "SUGGEST"):
+                self._log.append(line)
                 continue
             if word in ("ERROR", "UNKNOWN"):
                 raise AgentFault(f"brain {self.name} answered {what} with {line!r}")
@@ -225,9 +290,8 @@ class PbrainAgent:
         self._write(f"START {game.size}")
         if self._reply("START").upper() != "OK":
             raise AgentFault(f"brain {self.name} refused START {game.size}")
-        self._write(f"INFO timeout_turn {self.turn_ms}")
-        self._write("INFO timeout_match 0")
-        self._write("INFO rule 0")
+        for key, value in self.info:
+            self._write(f"INFO {key} {value}")
         self.sent = []
 
     def genmove(self, position: Position) -> int | None:
@@ -235,6 +299,8 @@ class PbrainAgent:
         size = self.game.size
         moves = list(actions_played(position))
         new = moves[len(self.sent):]
+        if self.time_left_ms is not None:
+            self._write(f"INFO time_left {max(0, self.time_left_ms)}")
         if not moves:
             self._write("BEGIN")
         elif moves[: len(self.sent)] == self.sent and len(new) == 1:
@@ -321,8 +387,10 @@ def spec_name(spec: str | dict) -> str:
         return spec_name(spec["kind"])
     for prefix in ("gtp:", "pbrain:"):
         if spec.startswith(prefix):
-            argv = shlex.split(spec[len(prefix):])
-            return " ".join([os.path.basename(argv[0])] + argv[1:]) if argv else spec
+            words = shlex.split(spec[len(prefix):])
+            settings = _leading_info(words)
+            argv = words[len(settings):]
+            return " ".join([os.path.basename(argv[0])] + argv[1:] + settings) if argv else spec
     if ":" in spec or spec == "random":
         return spec
     path, _, visits = spec.partition("@")
@@ -331,8 +399,10 @@ def spec_name(spec: str | dict) -> str:
 
 
 def make_player(spec: str | dict, game: Game, visits: int = PlayConfig.visits, seed: int | None = None,
-                device: str = "cpu", move_timeout: float = DEFAULT_MOVE_TIMEOUT):
+                device: str = "cpu", move_timeout: float = DEFAULT_MOVE_TIMEOUT,
+                engines: EngineOptions | None = None):
     """Build an agent from a player spec (see the module docstring). ValueError for a bad spec."""
+    engines = engines or EngineOptions()
     name = spec_name(spec)
     if isinstance(spec, dict):
         if spec.get("kind") == "net":
@@ -364,12 +434,28 @@ def make_player(spec: str | dict, game: Game, visits: int = PlayConfig.visits, s
         # gnugo_command has GNU Go capture dead stones before it passes, as Tromp-Taylor needs.
         argv = gnugo_command(level=_count(arg, spec, lo=0), size=game.size, komi=getattr(game, "komi", 7.5))
         return GTPAgent(name, argv, move_timeout)
+    if kind == "pachi":
+        if game.name != "go":
+            raise ValueError(f"{spec}: Pachi plays Go, not {game.name}")
+        playouts = _count(arg, spec, lo=PACHI_MIN_PLAYOUTS)
+        path = find_pachi(engines.pachi)
+        if path is None:
+            wanted = engines.pachi or os.environ.get("ZERO9_PACHI") or "pachi on PATH"
+            raise ValueError(f"{spec}: Pachi not found ({wanted}); build it as docs/opponents.md says, "
+                             f"then pass --pachi PATH or set ZERO9_PACHI")
+        return GTPAgent(name, pachi_command(path, playouts), move_timeout)
     if kind == "gtp":
         return GTPAgent(name, _argv(arg, spec), move_timeout)
     if kind == "pbrain":
         if game.name != "gomoku":
             raise ValueError(f"{spec}: a pbrain engine plays Gomoku, not {game.name}")
-        return PbrainAgent(name, _argv(arg, spec), move_timeout)
+        words = _argv(arg, spec)
+        settings = _leading_info(words)
+        argv = words[len(settings):]
+        if not argv:
+            raise ValueError(f"bad player {spec!r}: INFO settings but no command line")
+        info = _pbrain_info(game, engines, move_timeout) + parse_info(settings, spec)
+        return PbrainAgent(name, argv, move_timeout, info)
     if kind == "gomokubench":
         return GomokubenchAgent(arg or "standard", seed)
     if kind == "level":
@@ -377,7 +463,7 @@ def make_player(spec: str | dict, game: Game, visits: int = PlayConfig.visits, s
     path, _, v = spec.partition("@")
     if not Path(path).is_file():
         raise ValueError(f"bad player {spec!r}: not a net file, nor random, uniform:V, mcts:N, gnugo:L, "
-                         f"gtp:COMMAND, pbrain:COMMAND, gomokubench:LEVEL or level:NAME")
+                         f"pachi:N, gtp:COMMAND, pbrain:COMMAND, gomokubench:LEVEL or level:NAME")
     return _net_agent(name, path, _count(v, spec) if v else visits, seed, device)
 
 
@@ -385,6 +471,28 @@ def _count(text: str, spec: str, lo: int = 1) -> int:
     if not text.isdigit() or int(text) < lo:
         raise ValueError(f"bad player {spec!r}: expected a whole number >= {lo} after the colon")
     return int(text)
+
+
+def _leading_info(words: list[str]) -> list[str]:
+    """The ``KEY=VALUE`` words in front of a brain's command line (no program is named so)."""
+    count = 0
+    while count < len(words) and _INFO_WORD.match(words[count]):
+        count += 1
+    return words[:count]
+
+
+def _pbrain_info(game: Game, engines: EngineOptions, move_timeout: float) -> list[tuple[str, str]]:
+    """The INFO pairs every brain gets: the match's time controls, the rule, then --pbrain-info."""
+    if engines.turn_time > move_timeout:
+        raise ValueError(f"turn time {engines.turn_time:g} s is longer than the move timeout "
+                         f"{move_timeout:g} s, after which a brain forfeits")
+    variant = getattr(game, "variant", "freestyle")
+    if variant not in GOMOCUP_RULE:
+        raise ValueError(f"no Gomocup rule for the Gomoku variant {variant!r}")
+    pairs = [("timeout_turn", str(round(1000 * engines.turn_time))),
+             ("timeout_match", str(round(1000 * engines.game_time))),
+             ("rule", str(GOMOCUP_RULE[variant]))]
+    return pairs + list(engines.pbrain_info)
 
 
 def _argv(text: str, spec: str) -> list[str]:
