@@ -2,22 +2,10 @@
 
 Vocabulary:
 
-- **player spec**: what a command line names a player by:
-
-  ==========================  =============================================================
-  ``PATH[@V]``                a zero9 net file (checkpoint or Leela Zero text), ``V`` visits
-  ``uniform:V``               the search with uniform priors and ``V`` visits
-  ``mcts:N``                  pure MCTS with ``N`` random-rollout playouts (AlphaZero_Gomoku)
-  ``random``                  uniform random legal moves, never filling an own eye (0 Elo)
-  ``gnugo:L``                 GNU Go at level ``L`` (Go): Chinese rules, superko, captures dead stones
-  ``pachi:N``                 Pachi with ``N`` playouts per move (Go), captures dead stones too
-  ``gtp:COMMAND LINE``        any GTP engine
-  ``pbrain:[K=V ...] COMMAND``  any Gomocup (piskvork) brain, ``K=V`` sent as ``INFO K V``
-  ``gomokubench:LEVEL``       the alpha-beta AI of PyPI's ``gomokubench`` (easy, standard, hard)
-  ==========================  =============================================================
-
-  The autotrain loop passes dicts instead: ``{"kind": "net", "path": ..., "visits": ...}``
-  or ``{"kind": "<any spec above>"}``.
+- **player spec**: what a command line names a player by (``PATH[@V]``, ``uniform:V``,
+  ``mcts:N``, ``random``, ``level:NAME``, ``gnugo:L``, ``pachi:N``, ``gtp:COMMAND``,
+  ``pbrain:COMMAND``, ``gomokubench:LEVEL``); the table and the one factory that builds
+  them are in :mod:`zero9.arena.players`.
 - **agent**: a live player built from a spec (:func:`make_player`): ``new_game(game)``,
   ``genmove(position) -> action or None`` (None = resign), ``close()``. External engines
   are kept in sync by replaying the moves they have not seen.
