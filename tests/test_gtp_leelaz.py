@@ -412,3 +412,31 @@ def test_verbose_table_on_stderr_unless_quiet():
     assert lines[-1] == "12 visits"
     quiet = engine(visits=12, log=None)
     ok(quiet, "genmove b")  # log=None is -q: nothing to write to
+
+
+def test_at_the_move_cap_genmove_passes_and_the_game_stays_scored():
+    """autogtp knows no move cap: after ours it asks for moves, and two passes must end its game."""
+    e = GTPEngine(make_game("go", 5, move_cap=4), NetSource(None), EngineOptions(visits=2, dumbpass=True))
+    for move in ("play b c3", "play w b2", "play b d4", "play w b4"):
+        assert e.handle(move).startswith("=")
+    assert e.position.is_terminal() and e.position.passes == 0
+    score = e.handle("final_score")
+    assert e.handle("genmove b") == "= pass\n\n"
+    assert e.handle("play w pass") == "= \n\n"  # another engine's pass: nothing changes
+    assert len(e.history) == 5 and e.handle("final_score") == score  # 4 moves, scored as it stood
+    assert e.handle("play b a1").startswith("?")  # stones stay refused
+
+
+def test_the_server_takes_autogtps_trailing_passes_after_the_cap():
+    from zero9.distributed.validation import Rejected, replay_sgf
+    from zero9.games.sgf import write_sgf
+
+    game = make_game("go", 5, move_cap=4)
+    moves = [(1, 12), (2, 6), (1, 18), (2, 16)]  # c3, b2, d4, b4
+    position = game.play_moves([a for _, a in moves])
+    winner = position.winner()
+    sgf = write_sgf(game, moves, position.result_string()).encode()
+    for count in (4, 5, 6):
+        assert replay_sgf(game, sgf, count, winner).final.winner() == winner
+    with pytest.raises(Rejected):
+        replay_sgf(game, sgf, 7, winner)

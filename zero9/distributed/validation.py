@@ -114,7 +114,11 @@ def replay_sgf(game: Game, sgf_bytes: bytes, movescount: int, winner: int) -> Re
     if not record.result[:1].upper() == {BLACK: "B", WHITE: "W"}[winner]:
         raise Rejected(f"the SGF result {record.result[:20]!r} disagrees with winnercolor")
     played = len(record.moves)
-    if movescount not in (played, played + int(resigned)):  # autogtp counts a resignation as a move
+    allowed = {played, played + int(resigned)}  # autogtp counts a resignation as a move
+    cap = getattr(game, "move_cap", 0)
+    if cap and not resigned and played >= cap:
+        allowed |= {played + 1, played + 2}  # the engine's passes after the cap end autogtp's game
+    if movescount not in allowed:
         raise Rejected(f"movescount {movescount} but the SGF has {played} moves")
     return ReplayedGame(positions, final, actual, resigned)
 

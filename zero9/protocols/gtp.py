@@ -520,6 +520,8 @@ class GTPEngine:
     def cmd_play(self, args: list[str]) -> str:
         _nargs(args, 2, usage="play COLOUR VERTEX")
         colour, action = _colour_arg(args[0]), self._vertex(args[1])
+        if action == self.game.pass_action and _at_move_cap(self.position):
+            return ""  # the game is over at the cap: a controller's pass changes nothing (_at_move_cap)
         terminal = self.position
         self._resumed()
         try:
@@ -552,6 +554,9 @@ class GTPEngine:
 
     def _genmove(self, colour: int, cleanup: bool = False, tags: AnalyzeTags | None = None,
                  on_stats: Callable | None = None, on_searched: Callable | None = None) -> str:
+        if _at_move_cap(self.position):
+            self._say(f"zero9: move cap {self.game.move_cap} reached: the game is scored as it stands; pass")
+            return "pass"
         self._prepare_genmove(colour)  # fail before resuming a finished game
         self._resumed()
         position = self._prepare_genmove(colour)
@@ -1026,6 +1031,18 @@ class GTPEngine:
 def _resumable(position: Position) -> bool:
     """A Go game ended by two passes: GTP play goes on from it (Leela Zero has no game end)."""
     return position.is_terminal() and getattr(position, "passes", 0) >= 2
+
+
+def _at_move_cap(position: Position) -> bool:
+    """A Go game that reached its move cap (``Go.move_cap``), neither passed out nor resigned.
+
+    Leela Zero has no cap; a controller that does not know ours (autogtp) asks for more moves.
+    The engine then passes without playing on: the game stays scored as it stands, and two
+    such passes end the controller's game (``zero9 server`` accepts the two trailing passes).
+    """
+    cap = getattr(position.game, "move_cap", 0)
+    return (bool(cap) and position.is_terminal() and position.move_number >= cap
+            and getattr(position, "passes", 0) < 2 and not getattr(position, "_resigned", 0))
 
 
 def _filler(position: Position) -> Position:
