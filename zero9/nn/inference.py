@@ -168,8 +168,8 @@ class InferenceServer:
         if max_batch > BUCKETS[-1]:
             raise ValueError(f"max_batch {max_batch} is above the largest bucket {BUCKETS[-1]}")
         ctx = mp.get_context("spawn")
-        _, meta_net = _shape_of(net_path)
-        self.specs = [SlotSpec(w, max_batch, meta_net[0], meta_net[1],
+        planes_shape, num_actions = _shape_of(net_path)
+        self.specs = [SlotSpec(w, max_batch, planes_shape, num_actions,
                                tuple(f"z9-{id(self):x}-{w}-{k}" for k in ("in", "p", "v")))
                       for w in range(workers)]
         self.slots = [_Slot(s, create=True) for s in self.specs]
@@ -226,9 +226,10 @@ class InferenceServer:
         self.close()
 
 
-def _shape_of(net_path: str) -> tuple[ZeroNet, tuple[tuple[int, int, int], int]]:
+def _shape_of(net_path: str) -> tuple[tuple[int, int, int], int]:
+    """The net's input planes ``(C, N, N)`` and its number of actions."""
     net, _ = load_net(net_path, device="cpu")
-    return net, ((net.config["in_planes"], net.size, net.size), net.num_actions)
+    return (net.config["in_planes"], net.size, net.size), net.num_actions
 
 
 def _serve(specs: list[SlotSpec], requests, replies, control, control_reply, device_name: str) -> None:

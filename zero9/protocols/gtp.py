@@ -1041,8 +1041,9 @@ def _at_move_cap(position: Position) -> bool:
     such passes end the controller's game (``zero9 server`` accepts the two trailing passes).
     """
     cap = getattr(position.game, "move_cap", 0)
+    # (a resignation cannot come after the cap: a finished game cannot be resigned)
     return (bool(cap) and position.is_terminal() and position.move_number >= cap
-            and getattr(position, "passes", 0) < 2 and not getattr(position, "_resigned", 0))
+            and getattr(position, "passes", 0) < 2)
 
 
 def _filler(position: Position) -> Position:
