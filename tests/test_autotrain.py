@@ -183,3 +183,32 @@ def test_ownership_head_is_on_by_default_for_new_go_runs_only(tmp_path):
     # ... and asking for the head explicitly is the clear error of a changed shape.
     with pytest.raises(ValueError, match="ownership"):
         AutoTrain(args("--ownership"))
+
+
+def test_init_from_copies_the_whole_net_on_the_same_board_and_the_tower_on_another(tmp_path, capsys):
+    import torch
+
+    from zero9.games import make_game
+    from zero9.learn.autotrain import transplant_tower
+    from zero9.nn.checkpoint import save_checkpoint
+    from zero9.nn.net import make_net
+
+    torch.manual_seed(0)
+    game = make_game("gomoku", 9)
+    source = make_net(game, blocks=1, filters=8)
+    path = tmp_path / "source.pt"
+    save_checkpoint(path, source, {"game": game.to_dict()})
+
+    same = make_net(make_game("gomoku", 9), blocks=1, filters=8)
+    transplant_tower(same, str(path))
+    assert "the whole net" in capsys.readouterr().out
+    for key, value in source.state_dict().items():
+        assert torch.equal(same.state_dict()[key], value), key
+
+    other = make_net(make_game("gomoku", 7), blocks=1, filters=8)
+    fresh = {k: v.clone() for k, v in other.state_dict().items()}
+    transplant_tower(other, str(path))
+    assert "heads start fresh" in capsys.readouterr().out
+    for key, value in other.state_dict().items():
+        tower = key.startswith(("input_block.", "tower."))
+        assert torch.equal(value, source.state_dict()[key] if tower else fresh[key]), key

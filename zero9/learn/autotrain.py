@@ -543,10 +543,11 @@ class AutoTrain:
 
 
 def transplant_tower(net, path: str) -> None:
-    """Copy the input block and residual tower of the net at ``path`` into ``net`` (heads stay fresh).
+    """Start ``net`` from the net at ``path``: its input block and residual tower, and its heads too
+    when every tensor fits (the same board size: the run continues that net).
 
     Convolutions do not care about the board size, so a 7x7 tower starts a 9x9 run;
-    the heads' fully connected layers do, so they are rebuilt.
+    the heads' fully connected layers do, so on another board they are rebuilt.
     """
 
     source, _ = load_net(path, device="cpu")
@@ -554,14 +555,17 @@ def transplant_tower(net, path: str) -> None:
     if src["filters"] != dst["filters"] or src["in_planes"] != dst["in_planes"]:
         raise ValueError(f"--init-from {path}: its tower ({src['filters']} filters, {src['in_planes']} input "
                          f"planes) does not fit {dst['filters']} filters, {dst['in_planes']} planes")
-    own = net.state_dict()
+    own, theirs = net.state_dict(), source.state_dict()
+    whole = own.keys() == theirs.keys() and all(own[k].shape == theirs[k].shape for k in own)
     copied = 0
-    for key, value in source.state_dict().items():
-        if key.startswith(("input_block.", "tower.")) and key in own and own[key].shape == value.shape:
+    for key, value in theirs.items():
+        tower = key.startswith(("input_block.", "tower."))
+        if (whole or tower) and key in own and own[key].shape == value.shape:
             own[key] = value
             copied += 1
     net.load_state_dict(own)
-    print(f"--init-from {path}: copied {copied} tower tensors; heads start fresh")
+    print(f"--init-from {path}: copied {copied} tensors; "
+          + ("the whole net (same board)" if whole else "the tower; heads start fresh"))
 
 
 def _gnugo_path() -> str | None:
