@@ -7,6 +7,7 @@ script prints the table as Markdown for docs/levels.md. A pair whose folder alre
 its games is not played again, so an interrupted run resumes.
 
     python3 scripts/level_table.py --out /tmp/levels --pairs 5 --jobs 4
+    python3 scripts/level_table.py --out /tmp/levels --jobs 3 --parallel 5 --device cuda   # a GPU machine
 
 The ladder links every level to its neighbours and to fixed anchors (random play, GNU Go
 levels), so each rating is tied to the others by games, not guessed.
@@ -28,17 +29,18 @@ sys.path.insert(0, str(ROOT))
 from zero9.arena.ratings import format_table, rate_folder  # noqa: E402
 
 # (player A, player B, games) on 9x9 Go, komi 7.5; cheapest first, so --pairs N keeps a linked
-# ladder. The game counts are those of the table in docs/levels.md (what a shared 2-core CPU
-# finished in about an hour); --games replaces them all.
+# ladder. Every level meets its neighbours and an anchor (random, GNU Go 1 or 10), so each
+# rating is tied to the others by games. --games replaces the counts.
 LADDER = [
-    ("level:beginner", "random", 20),
-    ("level:casual", "level:beginner", 8),
-    ("level:club", "level:casual", 8),
-    ("level:club", "gnugo:1", 8),
-    ("level:strong", "level:club", 6),
-    ("level:casual", "gnugo:1", 10),
-    ("level:strong", "gnugo:10", 10),
-    ("level:max", "level:strong", 10),
+    ("level:beginner", "random", 30),
+    ("level:casual", "level:beginner", 30),
+    ("level:casual", "gnugo:1", 30),
+    ("level:club", "level:casual", 30),
+    ("level:club", "gnugo:1", 30),
+    ("level:club", "gnugo:10", 30),
+    ("level:strong", "level:club", 30),
+    ("level:strong", "gnugo:10", 30),
+    ("level:max", "level:strong", 40),
 ]
 
 
@@ -46,7 +48,8 @@ def folder_name(a: str, b: str) -> str:
     return f"{a}-vs-{b}".replace(":", "_")
 
 
-def play_pair(a: str, b: str, games: int, out: Path, seed: int) -> float:
+def play_pair(a: str, b: str, games: int, out: Path, seed: int, parallel: int = 1,
+              device: str = "cpu") -> float:
     """Play one pair with ``zero9 match`` unless its games are already there; the seconds it took."""
     folder = out / folder_name(a, b)
     if len(list(folder.glob("*.sgf"))) >= games:
@@ -55,7 +58,8 @@ def play_pair(a: str, b: str, games: int, out: Path, seed: int) -> float:
     # one torch thread per match: several matches share the cores, and spinning threads would fight
     env = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
     command = [sys.executable, "-m", "zero9", "match", a, b, "--game", "go", "--size", "9", "--komi", "7.5",
-               "--games", str(games), "--seed", str(seed), "--sgf-dir", str(folder), "--max-moves", "200"]
+               "--games", str(games), "--seed", str(seed), "--sgf-dir", str(folder), "--max-moves", "200",
+               "--parallel", str(parallel), "--device", device]
     print("$", " ".join(command[1:]), flush=True)
     subprocess.run(command, check=True, env=env, cwd=ROOT)
     return time.monotonic() - start
@@ -66,6 +70,8 @@ def main() -> int:
     parser.add_argument("--out", default="/tmp/zero9-levels", help="folder for the games")
     parser.add_argument("--games", type=int, default=None, help="games per pair (default: the ladder's)")
     parser.add_argument("--jobs", type=int, default=1, help="pairs played at once (default 1)")
+    parser.add_argument("--parallel", type=int, default=1, help="games of a pair at once (default 1)")
+    parser.add_argument("--device", default="cpu", help="where the nets run: cpu (default) or cuda")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--pairs", type=int, default=len(LADDER), help="play only the first N pairs")
     args = parser.parse_args()
@@ -73,7 +79,7 @@ def main() -> int:
 
     def play(pair: tuple[str, str, int]) -> None:
         a, b, games = pair
-        seconds = play_pair(a, b, args.games or games, out, args.seed)
+        seconds = play_pair(a, b, args.games or games, out, args.seed, args.parallel, args.device)
         if seconds:
             print(f"{a} vs {b}: {seconds:.0f} s", flush=True)
 

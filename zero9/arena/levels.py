@@ -38,9 +38,9 @@ class Level:
 
 
 LEVELS: dict[str, Level] = {level.name.lower(): level for level in (
-    Level("Beginner", visits=1, top_k=8, temperature=1.0),
-    Level("Casual", visits=8, top_k=4, temperature=0.7),
-    Level("Club", visits=32, top_k=2, temperature=0.3),
+    Level("Beginner", visits=1, top_k=40, temperature=2.0),
+    Level("Casual", visits=1, top_k=8, temperature=1.0),
+    Level("Club", visits=16, top_k=3, temperature=0.5),
     Level("Strong", visits=200),
     Level("Max", visits=800),
 )}
