@@ -373,6 +373,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         "running out loses on time")
     parser.add_argument("--pbrain-info", action="append", default=[], metavar="KEY=VALUE",
                         help="send INFO KEY VALUE to every pbrain brain (repeatable), e.g. max_node=10000")
+    parser.add_argument("--threats", action=argparse.BooleanOptionalAction, default=PlayConfig.threats,
+                        help="Gomoku: zero9 nets prove wins by fours and spoil the opponent's "
+                        "(zero9/search/threats.py; default on)")
     parser.add_argument("--pachi", help="the Pachi binary for pachi:N players (default $ZERO9_PACHI, "
                         "then pachi on PATH)")
     parser.add_argument("--openings", help="file of openings, one per line as moves (H8 I9 ...): each is "
@@ -391,7 +394,7 @@ def engines_from_args(args: argparse.Namespace) -> EngineOptions:
         raise ValueError(f"--game-time {args.game_time:g} s is shorter than one "
                          f"--turn-time {args.turn_time:g} s")
     return EngineOptions(pachi=args.pachi, pbrain_info=tuple(parse_info(args.pbrain_info, "--pbrain-info")),
-                         turn_time=args.turn_time, game_time=args.game_time)
+                         turn_time=args.turn_time, game_time=args.game_time, threats=args.threats)
 
 
 def run(args: argparse.Namespace) -> int:

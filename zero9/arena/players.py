@@ -80,13 +80,15 @@ class EngineOptions:
     ``turn_time`` and ``game_time`` (seconds; 0 = no game clock) are the match's time controls
     as a pbrain brain hears them (INFO ``timeout_turn``, ``timeout_match``, ``time_left``);
     ``pbrain_info`` are further ``(key, value)`` INFO pairs for every brain, sent last so they
-    override; ``pachi`` is the Pachi binary (None: ``$ZERO9_PACHI``, then PATH).
+    override; ``pachi`` is the Pachi binary (None: ``$ZERO9_PACHI``, then PATH); ``threats``
+    turns Gomoku threat search (zero9/search/threats.py) on or off for zero9's own nets.
     """
 
     pachi: str | None = None
     pbrain_info: tuple[tuple[str, str], ...] = field(default_factory=tuple)
     turn_time: float = DEFAULT_TURN_TIME
     game_time: float = 0.0
+    threats: bool = PlayConfig.threats
 
 
 def parse_info(words: list[str], where: str) -> list[tuple[str, str]]:
@@ -407,7 +409,7 @@ def make_player(spec: str | dict, game: Game, visits: int = PlayConfig.visits, s
     if isinstance(spec, dict):
         if spec.get("kind") == "net":
             return _net_agent(name, spec["path"], int(spec.get("visits") or visits), seed,
-                              spec.get("device", device))
+                              spec.get("device", device), engines.threats)
         spec = spec["kind"]
     kind, _, arg = spec.partition(":")
     if spec == "random":
@@ -464,7 +466,7 @@ def make_player(spec: str | dict, game: Game, visits: int = PlayConfig.visits, s
     if not Path(path).is_file():
         raise ValueError(f"bad player {spec!r}: not a net file, nor random, uniform:V, mcts:N, gnugo:L, "
                          f"pachi:N, gtp:COMMAND, pbrain:COMMAND, gomokubench:LEVEL or level:NAME")
-    return _net_agent(name, path, _count(v, spec) if v else visits, seed, device)
+    return _net_agent(name, path, _count(v, spec) if v else visits, seed, device, engines.threats)
 
 
 def _count(text: str, spec: str, lo: int = 1) -> int:
@@ -502,9 +504,10 @@ def _argv(text: str, spec: str) -> list[str]:
     return argv
 
 
-def _net_agent(name: str, path: str, visits: int, seed: int | None, device: str) -> SearchAgent:
+def _net_agent(name: str, path: str, visits: int, seed: int | None, device: str,
+               threats: bool = PlayConfig.threats) -> SearchAgent:
     source = NetSource(path, device=device)
-    return SearchAgent(name, lambda g: source.player(g, visits=visits, seed=seed))
+    return SearchAgent(name, lambda g: source.player(g, visits=visits, seed=seed, threats=threats))
 
 
 def _level_agent(name: str, level, game: Game, seed: int | None, device: str) -> SearchAgent:

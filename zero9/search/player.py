@@ -50,6 +50,7 @@ from zero9.nn.checkpoint import load_net
 from zero9.search.batched import search_trees
 from zero9.search.evaluator import NetEvaluator, UniformEvaluator, history_key
 from zero9.search.puct import Node, Tree
+from zero9.search.threats import ThreatEvaluator, threat_move
 from zero9.settings import PlayConfig, SearchConfig
 
 
@@ -92,7 +93,7 @@ class SearchPlayer:
     """PUCT search with tree reuse, batching, limits, resignation and analysis output."""
 
     OPTIONS = ("visits", "playouts", "time", "randomcnt", "resign", "lcb", "c_puct", "fpu_reduction",
-               "batch_size", "root_parallel", "noise")
+               "batch_size", "root_parallel", "noise", "threats")
 
     def __init__(self, game: Game, evaluator, visits: int | None = PlayConfig.visits,
                  playouts: int | None = None,
@@ -101,7 +102,7 @@ class SearchPlayer:
                  resign_threshold: float | None = PlayConfig.resign_threshold, lcb: bool = False,
                  batch_size: int = PlayConfig.batch_size,
                  root_parallel: int = 1, seed: int | None = None, resign_min_moves: int | None = None,
-                 resign_min_visits: int = PlayConfig.resign_min_visits):
+                 resign_min_visits: int = PlayConfig.resign_min_visits, threats: bool = PlayConfig.threats):
         self.game = game
         self.evaluator = evaluator
         self.visits, self.playouts, self.time_per_move = visits, playouts, time_per_move
@@ -111,6 +112,7 @@ class SearchPlayer:
         self.resign_min_moves = game.size * game.size // 4 if resign_min_moves is None else resign_min_moves
         self.resign_min_visits = resign_min_visits
         self.lcb = lcb
+        self.threats = threats
         self.batch_size = batch_size
         self.root_parallel = root_parallel
         self._check_limits()
@@ -147,8 +149,8 @@ class SearchPlayer:
                 self.trees = []
         elif key == "resign":
             self.resign_threshold = None if value is None else float(value)
-        elif key == "lcb":
-            self.lcb = _as_bool(value)
+        elif key in ("lcb", "threats"):
+            setattr(self, key, _as_bool(value))
         elif key == "noise":
             self.config.noise = _as_bool(value)
         else:
@@ -196,7 +198,8 @@ class SearchPlayer:
             visits = PlayConfig.visits
         for tree in self.trees:
             tree.begin_search(visits, playouts)
-        search_trees(self.trees, self.evaluator, self.batch_size, deadline, stop, on_step)
+        evaluator = ThreatEvaluator(self.evaluator) if self._threats_apply(position) else self.evaluator
+        search_trees(self.trees, evaluator, self.batch_size, deadline, stop, on_step)
 
     def choose(self, position: Position, time_s: float | None = None,
                on_stats: Callable[[list[MoveStats]], None] | None = None,
@@ -225,6 +228,8 @@ class SearchPlayer:
         visits = sum(s.visits for s in stats)
         winrate = self.winrate()
         action = self._pick(position)
+        forced = self._threat_move(position)
+        action = action if forced is None else forced
         threshold = self.resign_threshold
         resign = (threshold is not None and threshold >= 0 and winrate < threshold
                   and position.move_number >= self.resign_min_moves and visits >= self.resign_min_visits)
@@ -253,6 +258,17 @@ class SearchPlayer:
             best = lcb_choice(tree.root) if self.lcb else None
             return tree.choose_action() if best is None else best
         return int(actions[n.argmax()])
+
+    def _threats_apply(self, position: Position) -> bool:
+        return self.threats and position.game.name == "gomoku"
+
+    def _threat_move(self, position: Position) -> int | None:
+        """Gomoku: the move threat search insists on (our win by fours, or spoiling theirs), else None."""
+        if not self._threats_apply(position) or position.move_number < self.randomcnt:
+            return None
+        actions, n, _, p = self._merged()
+        order = np.lexsort((p, n))[::-1][:PlayConfig.threat_candidates]
+        return threat_move(position, [int(a) for a in actions[order]])
 
     def analyze(self, position: Position, on_stats: Callable[[list[MoveStats]], None], interval_s: float,
                 stop_event: threading.Event, max_visits: int | None = None) -> None:
