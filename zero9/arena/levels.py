@@ -23,6 +23,7 @@ import numpy as np
 
 from zero9.games import Game, Position
 from zero9.search.player import Decision, SearchPlayer
+from zero9.settings import PlayConfig
 
 
 @dataclass(frozen=True)
@@ -91,7 +92,7 @@ class LevelPlayer:
         self.level = level
         # weakened levels keep the search's own tactics: threat search only where the level plays its best
         self.search = SearchPlayer(game, evaluator, visits=level.visits, seed=seed, resign_threshold=None,
-                                   threats=level.top_k == 1)
+                                   threats=PlayConfig.threats and level.top_k == 1)
         self.rng = np.random.default_rng(seed)
 
     def genmove(self, position: Position) -> int:

@@ -375,7 +375,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="send INFO KEY VALUE to every pbrain brain (repeatable), e.g. max_node=10000")
     parser.add_argument("--threats", action=argparse.BooleanOptionalAction, default=PlayConfig.threats,
                         help="Gomoku: zero9 nets prove wins by fours and spoil the opponent's "
-                        "(zero9/search/threats.py; default on)")
+                        "(zero9/search/threats.py; default off)")
     parser.add_argument("--pachi", help="the Pachi binary for pachi:N players (default $ZERO9_PACHI, "
                         "then pachi on PATH)")
     parser.add_argument("--openings", help="file of openings, one per line as moves (H8 I9 ...): each is "
