@@ -1,0 +1,72 @@
+"""Plot issue 26's curve: 15x15 Gomoku win rate against Rapfi (10,000 nodes a move) over the GPU
+minutes that trained each net, from zero, with and without threat search.
+
+    python3 scripts/plot_gomoku15_rapfi.py docs/runs/gomoku15-rapfi --out docs/images/gomoku15-rapfi.png
+
+Reads the ``zero9 match`` logs named in POINTS (their last "N wins, M losses" line); the minutes
+are those of docs/runs/gomoku15-rapfi/README.md (9.3 for the 9x9 tower, 19.7 for the shipped
+net, 15.5 for this session's run).
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+from pathlib import Path
+
+from zero9.arena.elo import win_rate_interval
+
+POINTS = [  # (log file, GPU minutes from zero, threat search)
+    ("shipped_vs_rapfi10k.log", 29.0, False),
+    ("final_vs_rapfi10k.log", 44.5, False),
+    ("shipped_threats_vs_rapfi10k.log", 29.0, True),
+    ("final_threats_vs_rapfi10k.log", 44.5, True),
+]
+RESULT = re.compile(r"(\d+) wins, (\d+) losses, (\d+) draws")
+
+
+def result(log: Path) -> tuple[int, int, int]:
+    found = RESULT.findall(log.read_text())
+    if not found:
+        raise SystemExit(f"{log}: no 'N wins, M losses, D draws' line (did the match finish?)")
+    return tuple(int(x) for x in found[-1])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("folder", type=Path)
+    parser.add_argument("--out", type=Path, default=Path("docs/images/gomoku15-rapfi.png"))
+    args = parser.parse_args()
+
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6, 4))
+    for threats, colour in ((False, "tab:blue"), (True, "tab:orange")):
+        xs, ys, lo, hi = [], [], [], []
+        for name, minutes, on in POINTS:
+            if on != threats:
+                continue
+            rate, low, high = win_rate_interval(*result(args.folder / name))
+            xs.append(minutes + (0.4 if threats else -0.4))
+            ys.append(100 * rate)
+            lo.append(100 * (rate - low))
+            hi.append(100 * (high - rate))
+            print(f"{name}: {100 * rate:.1f}% [{100 * low:.1f}, {100 * high:.1f}] at {minutes} GPU-min")
+        ax.errorbar(xs, ys, yerr=[lo, hi], fmt="o-", color=colour, capsize=4,
+                    label="threat search on" if threats else "PUCT alone")
+    ax.axhline(50, color="grey", linestyle=":", label="issue 26's bar")
+    ax.set_xlabel("GPU minutes of training, from zero")
+    ax.set_ylabel("win rate vs Rapfi 10k nodes (%), 120 games")
+    ax.set_ylim(0, 60)
+    ax.set_title("15x15 Gomoku, 400 visits")
+    ax.legend(loc="upper left")
+    fig.tight_layout()
+    fig.savefig(args.out, dpi=100)
+    print(f"wrote {args.out}")
+
+
+if __name__ == "__main__":
+    main()
