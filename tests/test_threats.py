@@ -94,3 +94,16 @@ def test_player_with_threats_wins_and_defends_where_the_plain_search_may_not():
     go = make_game("go", 9)
     assert source.player(go, visits=8, seed=1, threats=True)._threat_move(go.new_position()) is None
     assert np.isfinite(player.winrate())
+
+
+def test_pbrain_threats_option_reaches_the_player():
+    import argparse
+
+    from zero9.protocols import pbrain
+
+    parser = argparse.ArgumentParser()
+    pbrain.add_arguments(parser)
+    assert parser.parse_args([]).threats is False
+    assert parser.parse_args(["--threats"]).threats is True
+    engine = pbrain.PbrainEngine(NetSource(None), visits=8, seed=1, threats=True)
+    assert engine._new_player(GAME).threats is True

@@ -76,10 +76,11 @@ class PbrainEngine:
     """The brain's state machine: ``execute(line)`` -> list of reply lines."""
 
     def __init__(self, source, visits: int | None = PlayConfig.visits, seed: int | None = None,
-                 log: TextIO | None = None):
+                 log: TextIO | None = None, threats: bool = PlayConfig.threats):
         self.source = source  # a zero9.search.player.NetSource
         self.visits = visits
         self.seed = seed
+        self.threats = threats  # Gomoku threat search beside the net's search (zero9/search/threats.py)
         self.log = log
         self.game: Game | None = None
         self.position: Position | None = None
@@ -102,10 +103,14 @@ class PbrainEngine:
             raise PbrainError(str(e)) from None
         return game
 
+    def _new_player(self, game: Game):
+        return self.source.player(game, visits=self.visits, seed=self.seed, resign_threshold=None,
+                                  threats=self.threats)
+
     def _start(self, size: int) -> None:
         game = self._new_game(size, self.variant)
         self.game = game
-        self.player = self.source.player(game, visits=self.visits, seed=self.seed, resign_threshold=None)
+        self.player = self._new_player(game)
         self.position = game.new_position()
 
     def _need_game(self) -> Game:
@@ -288,7 +293,7 @@ class PbrainEngine:
             except IllegalMove as e:
                 raise PbrainError(f"cannot switch to {variant}: {e}") from None
             self.game, self.position = game, position
-            self.player = self.source.player(game, visits=self.visits, seed=self.seed, resign_threshold=None)
+            self.player = self._new_player(game)
         self.variant = variant  # max_memory, game_type, evaluate, folder: nothing to do
 
     def cmd_about(self, rest: str) -> list[str]:
@@ -324,6 +329,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("-t", "--threads", type=int, default=1, help="torch threads")
     parser.add_argument("--device", default="auto", help="auto, cpu or cuda")
     parser.add_argument("--size", type=int, default=15, help="board size whose shipped net is the default")
+    parser.add_argument("--threats", action=argparse.BooleanOptionalAction, default=PlayConfig.threats,
+                        help="prove wins by fours and spoil the opponent's beside the search "
+                        "(zero9/search/threats.py; default off)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -337,7 +345,7 @@ def run(args: argparse.Namespace) -> int:
     except (FileNotFoundError, ValueError) as e:
         print(f"zero9 pbrain: {e}", file=sys.stderr)
         return 2
-    engine = PbrainEngine(source, visits=args.visits, seed=args.seed)
+    engine = PbrainEngine(source, visits=args.visits, seed=args.seed, threats=args.threats)
     inp = io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="replace")
     return serve(engine, inp, sys.stdout)
 
