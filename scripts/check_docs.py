@@ -223,11 +223,12 @@ def check_page(page: Path, base: Path, slow: bool, counts: dict) -> list[str]:
         if tutorial and block.language in ("python", "bash"):
             counts["tutorial runner"] += 1
             continue
-        runnable = block.language in ("console", "python")
-        if not runnable:
-            if block.language in ("bash", "sh", "shell") or any(map(looks_like_command, block.code.splitlines())):
-                problems.append(f"{block.where}: shows commands in a '{block.language}' block: write them as a "
-                                "console session ('$ ' prompts) or mark it <!-- not run in tests: REASON -->")
+        if block.language not in ("console", "python"):
+            shell = block.language in ("bash", "sh", "shell")
+            if shell or any(map(looks_like_command, block.code.splitlines())):
+                problems.append(f"{block.where}: shows commands in a '{block.language}' block: write them "
+                                "as a console session ('$ ' prompts) or mark it "
+                                "<!-- not run in tests: REASON -->")
             continue
         if block.slow and not slow:
             counts["slow"].append(f"{block.where}: {block.slow}")
@@ -260,7 +261,8 @@ def clone_state() -> str:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("pages", nargs="+", type=Path)
     parser.add_argument("--slow", action="store_true", help="also run the blocks marked <!-- slow: ... -->")
     parser.add_argument("--list", action="store_true", help="print what was run, marked and how long it took")
