@@ -11,7 +11,8 @@ Vocabulary (how a page shows commands, README.md and docs/ alike):
   number of lines, ``...`` inside a line for any text, and runs of spaces for any run of
   spaces (column widths follow the numbers). Under a ``<!-- numbers vary -->`` mark every
   number of the block's shown output stands for any number: use it only where the numbers
-  legitimately change from machine to machine (a net's win rates, timings).
+  legitimately change from run to run or machine to machine (timings, a net's win rates:
+  each net call takes a random symmetry; GNU Go's games: it seeds itself).
 - **mark**: an HTML comment on the lines right above a block's fence.
   ``<!-- not run in tests: REASON -->`` shows a command that is not run (it needs a GPU,
   another machine, hours...); ``<!-- slow: REASON -->`` runs only with ``--slow`` (pytest's
