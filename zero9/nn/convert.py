@@ -52,6 +52,9 @@ def convert(src: str, dst: str, size: int | None = None, komi: float | None = No
             raise ValueError("--komi applies to Go nets only")
         meta["game"]["komi"] = komi
     if kind == "lz":
+        if net.config["ownership"] and not drop_ownership:  # name the flag, not lz_text's argument
+            raise ValueError(f"{src} has an ownership head, which Leela Zero weights cannot hold; "
+                             "pass --drop-ownership to write the rest")
         if meta["game"].get("game") != "go":
             print(f"note: {dst} holds a {meta['game'].get('game')} net; Leela Zero itself cannot use it")
         save_lz_weights(net, dst, drop_ownership=drop_ownership)
