@@ -30,7 +30,10 @@ from zero9.arena.ratings import format_table, rate_folder  # noqa: E402
 
 # (player A, player B, games) on 9x9 Go, komi 7.5; cheapest first, so --pairs N keeps a linked
 # ladder. Every level meets its neighbours and an anchor (random, GNU Go 1 or 10), so each
-# rating is tied to the others by games. --games replaces the counts.
+# rating is tied to the others by games. --games replaces the counts. Two levels that always play
+# their best move would repeat the same few games, so their pair starts from balanced openings
+# (each twice, colours swapped).
+GO_OPENINGS = str(ROOT / "example-data" / "openings_go_9x9.txt")
 LADDER = [
     ("level:beginner", "random", 30),
     ("level:casual", "level:beginner", 30),
@@ -40,7 +43,7 @@ LADDER = [
     ("level:club", "gnugo:10", 30),
     ("level:strong", "level:club", 30),
     ("level:strong", "gnugo:10", 30),
-    ("level:max", "level:strong", 40),
+    ("level:max", "level:strong", 40, GO_OPENINGS),
 ]
 
 
@@ -49,7 +52,7 @@ def folder_name(a: str, b: str) -> str:
 
 
 def play_pair(a: str, b: str, games: int, out: Path, seed: int, parallel: int = 1,
-              device: str = "cpu") -> float:
+              device: str = "cpu", openings: str | None = None) -> float:
     """Play one pair with ``zero9 match`` unless its games are already there; the seconds it took."""
     folder = out / folder_name(a, b)
     if len(list(folder.glob("*.sgf"))) >= games:
@@ -60,6 +63,7 @@ def play_pair(a: str, b: str, games: int, out: Path, seed: int, parallel: int = 
     command = [sys.executable, "-m", "zero9", "match", a, b, "--game", "go", "--size", "9", "--komi", "7.5",
                "--games", str(games), "--seed", str(seed), "--sgf-dir", str(folder), "--max-moves", "200",
                "--parallel", str(parallel), "--device", device]
+    command += ["--openings", openings] if openings else []
     print("$", " ".join(command[1:]), flush=True)
     subprocess.run(command, check=True, env=env, cwd=ROOT)
     return time.monotonic() - start
@@ -77,9 +81,9 @@ def main() -> int:
     args = parser.parse_args()
     out = Path(args.out)
 
-    def play(pair: tuple[str, str, int]) -> None:
-        a, b, games = pair
-        seconds = play_pair(a, b, args.games or games, out, args.seed, args.parallel, args.device)
+    def play(pair: tuple) -> None:
+        a, b, games, *openings = pair
+        seconds = play_pair(a, b, args.games or games, out, args.seed, args.parallel, args.device, *openings)
         if seconds:
             print(f"{a} vs {b}: {seconds:.0f} s", flush=True)
 

@@ -1,6 +1,8 @@
 """Make a file of balanced openings for ``zero9 match --openings`` (docs/cli-match.md), judged by a zero9 net.
 
     python scripts/make_openings.py                      # 60 openings of 3 stones, 15x15 Gomoku
+    python scripts/make_openings.py --game go --size 9 --stones 2 --radius 2 --count 20 --candidates 200 \\
+        --net example-data/go_9x9_best.pt                 # 20 openings of 2 stones, 9x9 Go, komi 7.5
     python scripts/make_openings.py --count 60 --stones 3 --visits 200 --margin 0.1 \\
         --net example-data/gomoku_15x15_best.pt --out example-data/openings_gomoku_15x15.txt
 
@@ -30,7 +32,7 @@ import numpy as np
 
 from zero9.arena.openings import write_openings
 from zero9.games import BLACK, make_game, play_moves
-from zero9.nn.checkpoint import load_net
+from zero9.nn.checkpoint import default_net_path, load_net
 from zero9.nn.features import transform_policy
 from zero9.search.evaluator import NetEvaluator
 from zero9.search.player import SearchPlayer
@@ -65,7 +67,8 @@ def black_winrate(player: SearchPlayer, game, actions: tuple[int, ...]) -> float
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--net", default="example-data/gomoku_15x15_best.pt", help="the judging net")
+    parser.add_argument("--game", choices=("gomoku", "go"), default="gomoku", help="the rules")
+    parser.add_argument("--net", help="the judging net (default: the shipped net for the game and size)")
     parser.add_argument("--size", type=int, default=15, help="board size (default 15)")
     parser.add_argument("--count", type=int, default=60, help="openings to write (default 60)")
     parser.add_argument("--stones", type=int, default=3, help="stones per opening (default 3)")
@@ -74,12 +77,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--margin", type=float, default=0.1, help="keep |Black winrate - 0.5| <= this")
     parser.add_argument("--candidates", type=int, default=400, help="most candidates to judge (default 400)")
     parser.add_argument("--seed", type=int, default=1, help="random seed of the candidates (default 1)")
-    parser.add_argument("--out", default="example-data/openings_gomoku_15x15.txt", help="the file to write")
+    parser.add_argument("--out", help="the file to write (default example-data/openings_GAME_NxN.txt)")
     args = parser.parse_args(argv)
+    args.net = args.net or default_net_path(args.game, args.size)
+    args.out = args.out or f"example-data/openings_{args.game}_{args.size}x{args.size}.txt"
+    if args.net is None:
+        parser.error(f"no shipped net for {args.game} {args.size}x{args.size}: give --net")
     if args.stones < 1 or (2 * args.radius + 1) ** 2 < args.stones or args.count < 1:
         parser.error("need --stones >= 1 that fit in the centre square, and --count >= 1")
 
-    game = make_game("gomoku", args.size)
+    game = make_game(args.game, args.size)
     net, meta = load_net(args.net, device="cpu")
     if net.size != args.size:
         parser.error(f"{args.net} is a {net.size}x{net.size} net, not {args.size}x{args.size}")
@@ -105,9 +112,10 @@ def main(argv: list[str] | None = None) -> int:
         if not judged:
             return 1
     chosen = sorted(judged, key=lambda item: abs(item[0] - 0.5))[: args.count]
-    header = (f"{len(chosen)} balanced {args.size}x{args.size} Gomoku (freestyle) openings for "
+    rules = "Gomoku (freestyle)" if args.game == "gomoku" else f"Go (komi {game.komi:g})"
+    header = (f"{len(chosen)} balanced {args.size}x{args.size} {rules} openings for "
               f"zero9 match --openings\n"
-              f"made by scripts/make_openings.py --net {args.net} --count {args.count} "
+              f"made by scripts/make_openings.py --game {args.game} --net {args.net} --count {args.count} "
               f"--stones {args.stones} --radius {args.radius} --visits {args.visits} --margin {args.margin} "
               f"--candidates {args.candidates} --seed {args.seed}\n"
               f"judge: net hash {meta.get('hash', '?')}; comment = Black's winrate by its search\n"
