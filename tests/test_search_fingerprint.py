@@ -75,7 +75,8 @@ def test_run_simulations_fingerprint():
     game = make_game("go", 9)
     start = game.play_moves(["E5", "C3", "G7", "D4"])
     items = []
-    for k, config in ((1, SearchConfig()), (8, SearchConfig(noise=True)), (4, SearchConfig(fpu_reduction=0.0))):
+    configs = ((1, SearchConfig()), (8, SearchConfig(noise=True)), (4, SearchConfig(fpu_reduction=0.0)))
+    for k, config in configs:
         tree = Tree(start, config, np.random.default_rng(k))
         run_simulations(tree, probe_evaluator(game, k), 300, batch_size=k)
         items += tree_items(tree)
@@ -105,7 +106,8 @@ def test_gomoku_and_gumbel_selfplay_fingerprint():
 def test_search_player_fingerprint():
     game = make_game("go", 9)
     items = []
-    for seed, options in ((1, {}), (2, {"batch_size": 8, "lcb": True}), (3, {"root_parallel": 2, "noise": True})):
+    settings = ((1, {}), (2, {"batch_size": 8, "lcb": True}), (3, {"root_parallel": 2, "noise": True}))
+    for seed, options in settings:
         player = SearchPlayer(game, probe_evaluator(game, seed), visits=150, seed=seed, resign_threshold=None,
                               **options)
         position = game.new_position()
