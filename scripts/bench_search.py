@@ -4,6 +4,7 @@
     python scripts/bench_search.py --play-mode     # + single tree vs root parallel at equal time
     python scripts/bench_search.py --tune --match-games 60   # + c_puct / FPU grid (zero9.search.puct's table)
     python scripts/bench_search.py --skip-net --profile      # + cProfile of the 9x9 K=8 tree search
+    python scripts/bench_search.py --per-core [--profile]    # only figure 3 (+ its cProfile)
 
 1. ``9x9 go: N sims/s``: simulations per second of :mod:`zero9.search.puct` with the
    :class:`~zero9.search.evaluator.UniformEvaluator` on one core (mid-game 9x9 Go, 8x8
@@ -13,6 +14,12 @@
    simulation costs.
 2. ``X% of wall time inside the net``: self-play with a 10x64 net (random weights)
    on this machine's CPU, G games x K leaves per call, through :func:`zero9.learn.selfplay_game.play_games`.
+3. ``per core: N net evaluations/s`` (``--per-core``): what one CPU core of GPU self-play can
+   ask of a net (issue 25): 9x9 Go self-play, 64 games x 8 leaves, 400 visits, root noise,
+   through the real :class:`~zero9.search.evaluator.NetEvaluator` (features, random
+   symmetry, cache) in front of a **free net** that answers uniform priors at once; counted
+   after a warm-up, cache hits excluded. Reference in the same run: the board's
+   ``play()``/s of figure 1; the ratio says how many board moves' time one evaluation costs.
 """
 
 from __future__ import annotations
@@ -186,6 +193,71 @@ def bench_net_share(args) -> None:
     )
 
 
+class FreeNet:
+    """``predict`` of a net that costs nothing: uniform priors, value 0, new arrays each call (like a net)."""
+
+    def __init__(self, num_actions: int):
+        self.num_actions = num_actions
+        self.evaluations = 0
+
+    def predict(self, planes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        self.evaluations += len(planes)
+        return (np.full((len(planes), self.num_actions), 1.0 / self.num_actions, np.float32),
+                np.zeros(len(planes), np.float32))
+
+
+def per_core_selfplay(args) -> tuple[float, float, float]:
+    """Figure 3: net evaluations per second and per CPU second of this process after the warm-up, and
+    the seconds measured (self-play on this core; on a shared machine the CPU-second figure is the
+    steadier one)."""
+    game = make_game("go", 9)
+    net = FreeNet(game.num_actions)
+    evaluator = NetEvaluator(net, rng=np.random.default_rng(0))
+    config = SelfPlayConfig(visits=400, parallel_games=64, leaves_per_tree=8, search=SearchConfig(noise=True),
+                            seed=1, resign_threshold=None)
+    start = time.perf_counter()
+    warm_at, measured_from, deadline = start + args.core_warmup, None, start + args.core_warmup + args.seconds
+    inner = evaluator.evaluate
+
+    def evaluate_until_deadline(positions):
+        # Self-play's step boundaries: count from the first step after the warm-up, stop at the deadline.
+        nonlocal measured_from
+        now = time.perf_counter()
+        if measured_from is None and now >= warm_at:
+            measured_from = (now, time.process_time(), net.evaluations)
+        if now >= deadline:
+            raise TimeoutError
+        return inner(positions)
+
+    evaluator.evaluate = evaluate_until_deadline
+    try:
+        for _ in play_games(game, evaluator, 10**9, config):
+            pass
+    except TimeoutError:
+        pass
+    seconds, cpu = time.perf_counter() - measured_from[0], time.process_time() - measured_from[1]
+    evaluations = net.evaluations - measured_from[2]
+    return evaluations / seconds, evaluations / cpu, seconds
+
+
+def bench_per_core(args) -> None:
+    print(f"load: {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f} (1, 5 min) on {os.cpu_count()} cores")
+    ref = plays_per_second(midgame(make_game("go", 9), 30), 50_000)
+    rate, cpu_rate, seconds = per_core_selfplay(args)
+    print(f"reference: 9x9 go board speed {ref:,.0f} play()/s")
+    print(f"per core: {rate:,.0f} net evaluations/s, {cpu_rate:,.0f} per CPU second (9x9 go self-play, "
+          f"64 games x 8 leaves, 400 visits, free net behind NetEvaluator, {seconds:.0f} s after "
+          f"{args.core_warmup:.0f} s warm-up); {ref / rate:.2f} board moves' time per evaluation")
+    if args.profile:
+        import cProfile
+        import pstats
+
+        profiler = cProfile.Profile()
+        profiler.runcall(per_core_selfplay, args)
+        print("profile of the per-core self-play (profiler inflates times; read shares):")
+        pstats.Stats(profiler).sort_stats(args.profile_sort).print_stats(args.profile_lines)
+
+
 def match(make_a, make_b, game, n_games: int) -> tuple[float, int]:
     """Score of A against B over ``n_games`` (colours alternate)."""
     score = 0.0
@@ -297,6 +369,10 @@ def main(argv: list[str] | None = None) -> int:
         help="self-play time for the net share (stops at the first game done after it)",
     )
     parser.add_argument("--skip-net", action="store_true")
+    parser.add_argument("--per-core", action="store_true",
+                        help="only figure 3: self-play net evaluations/s of one core with a free net")
+    parser.add_argument("--core-warmup", type=float, default=20.0, help="--per-core: seconds before counting")
+    parser.add_argument("--profile-sort", default="tottime", help="pstats sort key of --profile")
     parser.add_argument("--profile", action="store_true", help="cProfile the 9x9 tree search")
     parser.add_argument("--profile-lines", type=int, default=20, help="functions listed by --profile")
     parser.add_argument("--play-mode", action="store_true")
@@ -309,6 +385,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--tune-reference", type=float, nargs=2, default=[1.5, 0.5], metavar=("C", "FPU"))
     parser.add_argument("--jobs", type=int, default=os.cpu_count(), help="processes for --tune")
     args = parser.parse_args(argv)
+    if args.per_core:
+        bench_per_core(args)
+        return 0
     bench_tree(args)
     if args.profile:
         profile_tree(args)

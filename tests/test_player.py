@@ -150,7 +150,7 @@ def test_net_evaluator_symmetry_cache_and_history_key(go9):
     sym = NetEvaluator(net, cache_size=0, rng=np.random.default_rng(0))
     p1, v1 = sym.evaluate([pos] * 4)  # repeated leaves in one batch: one net row
     assert p1.shape == (4, 82) and np.allclose(p1.sum(axis=1), 1.0, atol=1e-5)
-    assert sym.calls == 1
+    assert sym.calls == 1 and (p1 == p1[0]).all() and (v1 == v1[0]).all()
     plain.evaluate([pos])
     assert plain.cache_hits == 1 and plain.calls == 1
     # same stones, different history: different keys
@@ -159,7 +159,7 @@ def test_net_evaluator_symmetry_cache_and_history_key(go9):
     assert a.hash == b.hash and history_key(a) != history_key(b)
     small = NetEvaluator(net, cache_size=2, random_symmetry=False)
     small.evaluate([go9.play_moves([m]) for m in ("A1", "B1", "C1")])
-    assert len(small._cache) == 2
+    assert list(small._cache) == [history_key(go9.play_moves([m])) for m in ("B1", "C1")]  # the newest two
 
 
 def test_net_player_plays_with_batches(go9):

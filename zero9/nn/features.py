@@ -46,14 +46,6 @@ def num_planes(game: Game) -> int:
     raise ValueError(f"no input planes for game {game.name!r}")
 
 
-def _bit_planes(bitboards: list[int], nn: int) -> np.ndarray:
-    """Bitboards (ints, bit p = point p) -> uint8 array [len, nn] of 0/1."""
-    nbytes = (nn + 7) // 8
-    raw = b"".join(b.to_bytes(nbytes, "little") for b in bitboards)
-    bits = np.unpackbits(np.frombuffer(raw, dtype=np.uint8), bitorder="little")
-    return bits.reshape(len(bitboards), nbytes * 8)[:, :nn]
-
-
 def _encode_gomoku(position) -> np.ndarray:
     n = position.game.size
     me = position.to_play
@@ -88,26 +80,39 @@ def encode_batch(positions: Sequence[Position]) -> np.ndarray:
     return np.stack([encode(p) for p in positions])
 
 
+_stone_bytes: dict[int, dict[int, bytes]] = {}  # board size -> board hash -> black's, then white's stones
+
+
 def _encode_go(positions: Sequence[Position]) -> np.ndarray:
     """Go planes of many positions at once: the search asks for hundreds a call, and one
-    unpacking of all their history bitboards costs a tenth of unpacking them one by one."""
+    unpacking of all their history bitboards costs a tenth of unpacking them one by one. A
+    leaf's history is mostly earlier leaves, so each board's bytes are made once and found
+    again by its board hash (the stones' Zobrist hash), in a table per board size that is
+    cleared when it grows big (threads may share it: a dict's get and set are atomic)."""
     n = positions[0].game.size
-    boards: list[int] = []
-    black_to_move = np.empty(len(positions), dtype=bool)
-    for i, position in enumerate(positions):
-        me = position.to_play
-        black_to_move[i] = me == BLACK
-        own, opp = [0] * GO_HISTORY, [0] * GO_HISTORY
+    nbytes = (n * n + 7) // 8
+    known = _stone_bytes.setdefault(n, {})
+    if len(known) > 200_000:
+        known.clear()
+    slots: list[bytes] = []  # per position, GO_HISTORY boards' bytes (none before the game's start)
+    for position in positions:
         p = position
         for t in range(GO_HISTORY):
             if p is None:
+                slots += [bytes(2 * nbytes)] * (GO_HISTORY - t)
                 break
-            own[t], opp[t] = (p.black, p.white) if me == BLACK else (p.white, p.black)
+            raw = known.get(p.board_hash)
+            if raw is None:
+                raw = p.black.to_bytes(nbytes, "little") + p.white.to_bytes(nbytes, "little")
+                known[p.board_hash] = raw
+            slots.append(raw)
             p = p.parent
-        boards += own
-        boards += opp
+    bits = np.unpackbits(np.frombuffer(b"".join(slots), dtype=np.uint8), bitorder="little")
+    bits = bits.reshape(len(positions), GO_HISTORY, 2, nbytes * 8)[..., : n * n]
+    black_to_move = np.array([position.to_play == BLACK for position in positions])
+    bits[~black_to_move] = bits[~black_to_move, :, ::-1]  # the side to move's stones first
     x = np.zeros((len(positions), 2 * GO_HISTORY + 2, n * n), dtype=np.float32)
-    x[:, : 2 * GO_HISTORY] = _bit_planes(boards, n * n).reshape(len(positions), 2 * GO_HISTORY, n * n)
+    x[:, : 2 * GO_HISTORY] = bits.transpose(0, 2, 1, 3).reshape(len(positions), 2 * GO_HISTORY, n * n)
     x[black_to_move, 2 * GO_HISTORY] = 1.0
     x[~black_to_move, 2 * GO_HISTORY + 1] = 1.0
     return x.reshape(len(positions), 2 * GO_HISTORY + 2, n, n)

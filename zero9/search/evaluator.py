@@ -88,23 +88,29 @@ class NetEvaluator:
         self.net_seconds = 0.0
 
     def evaluate(self, positions: Sequence[Position]) -> tuple[np.ndarray, np.ndarray]:
+        # Self-play asks for hundreds of positions a call: whole-batch numpy operations, and a
+        # Python loop only where each position needs its own (keys, cache entries).
         with self._lock:
             self.positions += len(positions)
             num_actions = positions[0].game.num_actions if positions else 0
             priors = np.empty((len(positions), num_actions), np.float32)
             values = np.empty(len(positions), np.float32)
-            keys = [history_key(p) for p in positions]
-            misses: dict[tuple[int, ...], list[int]] = {}  # key -> rows (a batch may repeat a leaf)
-            for j, key in enumerate(keys):
-                hit = self._cache.get(key)
+            misses: dict[tuple[int, ...], int] = {}  # key -> the first row asking for it
+            repeats: list[tuple[int, int]] = []  # (row, first row) of a leaf asked twice in the batch
+            cache = self._cache
+            for j, position in enumerate(positions):
+                key = history_key(position)
+                hit = cache.get(key)
                 if hit is not None:
-                    self._cache.move_to_end(key)
+                    cache.move_to_end(key)
                     priors[j], values[j] = hit
                     self.cache_hits += 1
+                elif key in misses:
+                    repeats.append((j, misses[key]))
                 else:
-                    misses.setdefault(key, []).append(j)
+                    misses[key] = j
             if misses:
-                first = [rows[0] for rows in misses.values()]
+                first = list(misses.values())
                 planes = features.encode_batch([positions[j] for j in first])
                 syms = (self.rng.integers(0, 8, len(first)) if self.random_symmetry
                         else np.zeros(len(first), np.intp))
@@ -122,18 +128,15 @@ class NetEvaluator:
                         rows = syms == s
                         back = features.inverse_symmetry(int(s))
                         probs[rows] = features.transform_policy(probs[rows], back, size)
-                for (key, rows), p, v in zip(misses.items(), probs, vals, strict=True):
-                    priors[rows] = p
-                    values[rows] = v
-                    self._remember(key, p, float(v))
+                priors[first], values[first] = probs, vals
+                for repeat, row in repeats:
+                    priors[repeat], values[repeat] = priors[row], values[row]
+                if self.cache_size:
+                    cache.update(zip(misses, zip(probs, np.asarray(vals, np.float64).tolist(), strict=True),
+                                     strict=True))
+                    while len(cache) > self.cache_size:
+                        cache.popitem(last=False)  # the least recently used
             return priors, values
-
-    def _remember(self, key: tuple[int, ...], priors: np.ndarray, value: float) -> None:
-        if self.cache_size == 0:
-            return
-        self._cache[key] = (priors, value)
-        if len(self._cache) > self.cache_size:
-            self._cache.popitem(last=False)
 
     def clear_cache(self) -> None:
         with self._lock:
