@@ -43,7 +43,7 @@ LADDER = [
     ("level:club", "gnugo:10", 30),
     ("level:strong", "level:club", 30),
     ("level:strong", "gnugo:10", 30),
-    ("level:max", "level:strong", 40, GO_OPENINGS),
+    ("level:max", "level:strong", 30, GO_OPENINGS),
 ]
 
 
