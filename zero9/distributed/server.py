@@ -75,6 +75,7 @@ from pathlib import Path
 
 from zero9.arena.elo import bayeselo, sprt
 from zero9.distributed import db
+from zero9.distributed.groupcommit import GroupCommit
 from zero9.distributed.validation import (
     COLOUR_NAMES,
     Rejected,
@@ -102,6 +103,7 @@ DRAIN_FACTOR = 4  # an oversized body is read (and dropped) up to this many limi
 SETTINGS_ENV = "ZERO9_SERVER_SETTINGS"  # how the worker processes of --workers N get their settings
 LOG_FORMAT = "%(asctime)s %(process)d %(name)s %(levelname)s %(message)s"
 MATCH_STATES = {"H1": "PASS", "H0": "fail"}  # SPRT decisions as the status page shows them
+STATE_SECONDS = 1.0  # get-task's cached view (best net, open match) is re-read at least this often
 
 
 @dataclass
@@ -189,8 +191,11 @@ class Server:
         self.limiter = RateLimiter(self.limits.requests_per_minute)
         self.decision_lock = threading.Lock()  # one SPRT update at a time
         self._ratings_cache: tuple[int, dict] = (-1, {})
+        self._gzip_hash_cache: dict[str, str] = {}  # a net's files never change
+        self._state: tuple[float, str | None, bool] = (0.0, None, True)  # (read at, best net, a match open)
         for name in FILE_DIRS:
             (self.root / name).mkdir(exist_ok=True)
+        self.commits = GroupCommit(self.engine, self.root)
         swept = self.sweep() if sweep else 0  # only the process that starts the workers sweeps
         if swept:
             log.warning("removed %d leftover files (temporary, or written by an upload that never "
@@ -277,6 +282,7 @@ class Server:
         except Exception:
             unlink_quietly(path)
             raise
+        self._forget_state()
         log.info("network %s added (%s)", net_hash[:8], "best" if best else "candidate")
         return net_hash
 
@@ -295,35 +301,50 @@ class Server:
         if (self.root / "pause").exists():
             return {"cmd": "wait", "minutes": "1", **common}
         seed = secrets.randbits(62) + 1  # nonzero: autogtp treats "0" as no seed
-        match = self._match_wanting_games()
-        with db.transaction(self.engine) as c:
-            if match is not None:
+        best, match_open = self._task_state()
+        match = self._match_wanting_games() if match_open else None
+        if match is not None:
+            with self.engine.connect() as c:
                 issued = c.execute(db.select(db.func.count()).select_from(db.tasks)
                                    .where(db.tasks.c.match_id == match.id)).scalar_one()
-                black, white = ((match.candidate, match.best) if issued % 2 == 0
-                                else (match.best, match.candidate))
-                c.execute(db.tasks.insert().values(seed=seed, kind="match", net=black, other_net=white,
-                                                   match_id=match.id, options_hash=self.match_hash,
-                                                   client=client, issued=db.now()))
-                gz = self._gzip_hashes(c, black, white)
-                return {"cmd": "match", "black_hash": black, "white_hash": white,
-                        "black_hash_gzip_hash": gz[black], "white_hash_gzip_hash": gz[white],
-                        "options": self.match_options, "options_hash": self.match_hash,
-                        "random_seed": str(seed), **common}
-            best = self._best_in(c)
-            c.execute(db.tasks.insert().values(seed=seed, kind="selfplay", net=best,
-                                               options_hash=self.selfplay_hash, client=client,
-                                               issued=db.now()))
-            gz = self._gzip_hashes(c, best)
-        return {"cmd": "selfplay", "hash": best, "hash_gzip_hash": gz[best],
+            black, white = ((match.candidate, match.best) if issued % 2 == 0
+                            else (match.best, match.candidate))
+            self.commits.commit({}, [db.tasks.insert().values(
+                seed=seed, kind="match", net=black, other_net=white, match_id=match.id,
+                options_hash=self.match_hash, client=client, issued=db.now())])
+            return {"cmd": "match", "black_hash": black, "white_hash": white,
+                    "black_hash_gzip_hash": self._gzip_hash(black),
+                    "white_hash_gzip_hash": self._gzip_hash(white),
+                    "options": self.match_options, "options_hash": self.match_hash,
+                    "random_seed": str(seed), **common}
+        self.commits.commit({}, [db.tasks.insert().values(
+            seed=seed, kind="selfplay", net=best, options_hash=self.selfplay_hash, client=client,
+            issued=db.now())])
+        return {"cmd": "selfplay", "hash": best, "hash_gzip_hash": self._gzip_hash(best),
                 "options": self.selfplay_options, "options_hash": self.selfplay_hash,
                 "random_seed": str(seed), **common}
 
-    @staticmethod
-    def _gzip_hashes(c, *hashes: str) -> dict[str, str]:
-        rows = c.execute(db.select(db.networks.c.hash, db.networks.c.gzip_hash)
-                         .where(db.networks.c.hash.in_(hashes)))
-        return {row.hash: row.gzip_hash for row in rows}
+    def _task_state(self) -> tuple[str, bool]:
+        """(the best net, whether some match is undecided): read again after :data:`STATE_SECONDS`, or
+        at once after a change made in this process (other worker processes' changes show within it)."""
+        read_at, best, match_open = self._state
+        if best is None or time.monotonic() - read_at > STATE_SECONDS:
+            with self.engine.connect() as c:
+                best = self._best_in(c)
+                match_open = c.execute(db.select(db.matches.c.id).where(db.matches.c.decision.is_(None))
+                                       .limit(1)).first() is not None
+            self._state = (time.monotonic(), best, match_open)
+        return best, match_open
+
+    def _forget_state(self) -> None:
+        self._state = (0.0, None, True)
+
+    def _gzip_hash(self, net_hash: str) -> str:
+        if net_hash not in self._gzip_hash_cache:
+            with self.engine.connect() as c:
+                self._gzip_hash_cache[net_hash] = c.execute(
+                    db.select(db.networks.c.gzip_hash).where(db.networks.c.hash == net_hash)).scalar_one()
+        return self._gzip_hash_cache[net_hash]
 
     def _match_wanting_games(self):
         """The oldest undecided match with fewer than ``match_in_flight`` unanswered recent tasks."""
@@ -339,28 +360,31 @@ class Server:
                 db.match_games.c.match_id == match.id, db.match_games.c.submitted > since)).scalar_one()
         return match if handed - answered < self.match_in_flight else None
 
-    def _task_for(self, seed_text: str, kind: str, option_hash: str):
-        """The handed-out task an upload answers, or Rejected."""
+    def _task_for(self, seed_text: str, kind: str, option_hash: str, answers):
+        """The handed-out task an upload answers, not yet in the table ``answers``, or Rejected."""
         if not seed_text.isdigit() or len(seed_text) > 20:
             raise Rejected(f"random_seed {seed_text[:24]!r} is not a number")
         with self.engine.connect() as c:
-            task = c.execute(db.select(db.tasks).where(db.tasks.c.seed == int(seed_text))).first()
+            task = c.execute(db.select(db.tasks, answers.c.id.label("answer"))
+                             .outerjoin(answers, answers.c.seed == db.tasks.c.seed)
+                             .where(db.tasks.c.seed == int(seed_text))).first()
         if task is None or task.kind != kind:
             raise Rejected(f"random_seed {seed_text} names no {kind} task this server handed out")
         if task.options_hash != option_hash:
             raise Rejected(f"options_hash {option_hash[:16]!r} is not the task's {task.options_hash}")
         if db.now() - task.issued > TASK_MAX_AGE:
             raise Rejected(f"the task of random_seed {seed_text} has expired")
+        if task.answer is not None:
+            raise Rejected(f"random_seed {seed_text} was already answered", 409)
         return task
 
     # --- uploads ------------------------------------------------------------------------------
 
     def submit_game(self, form: dict[str, str], sgf_gz: bytes, chunk_gz: bytes, client: str) -> dict:
         """Check and store one self-play game (see the module docstring); Rejected when refused."""
-        task = self._task_for(form.get("random_seed", ""), "selfplay", form.get("options_hash", ""))
+        task = self._task_for(form.get("random_seed", ""), "selfplay", form.get("options_hash", ""), db.games)
         if form.get("networkhash") != task.net:
             raise Rejected(f"networkhash {form.get('networkhash', '')[:16]!r} is not the task's net")
-        self._not_answered(db.games, task.seed)
         winner = winner_colour(form.get("winnercolor", ""))
         replayed = replay_sgf(self.game, gunzip_limited(sgf_gz, self.limits.sgf, "the sgf file"),
                               _count(form, "movescount"), winner)
@@ -381,8 +405,8 @@ class Server:
 
     def submit_match(self, form: dict[str, str], sgf_gz: bytes, client: str) -> dict:
         """Check and store one match game, then update its match's SPRT."""
-        task = self._task_for(form.get("random_seed", ""), "match", form.get("options_hash", ""))
-        self._not_answered(db.match_games, task.seed)
+        task = self._task_for(form.get("random_seed", ""), "match", form.get("options_hash", ""),
+                              db.match_games)
         winner = winner_colour(form.get("winnercolor", ""))
         winner_net, loser_net = (task.net, task.other_net) if winner == 1 else (task.other_net, task.net)
         if (form.get("winnerhash"), form.get("loserhash")) != (winner_net, loser_net):
@@ -397,26 +421,13 @@ class Server:
         decision = self.update_match(task.match_id)
         return {"accepted": True, "decision": decision}
 
-    def _not_answered(self, table, seed: int) -> None:
-        with self.engine.connect() as c:
-            if c.execute(db.select(table.c.id).where(table.c.seed == seed)).first():
-                raise Rejected(f"random_seed {seed} was already answered", 409)
-
     def _store(self, files: dict[str, bytes], insert) -> None:
-        """Write ``files`` atomically, then commit ``insert``; a failed commit removes the files."""
-        for name, data in files.items():
-            atomic_write_bytes(self.root / name, data)
+        """Write ``files`` atomically and commit ``insert``, with the other uploads of the moment
+        (:mod:`zero9.distributed.groupcommit`); a failed commit leaves none of the files."""
         try:
-            with db.transaction(self.engine) as c:
-                c.execute(insert)
+            self.commits.commit(files, [insert])
         except db.IntegrityError:
-            for name in files:
-                unlink_quietly(self.root / name)
             raise Rejected("this task was already answered", 409) from None
-        except BaseException:
-            for name in files:
-                unlink_quietly(self.root / name)
-            raise
 
     # --- gating -------------------------------------------------------------------------------
 
@@ -449,6 +460,7 @@ class Server:
             if decision == "H1":
                 c.execute(db.networks.update().where(db.networks.c.hash == match.candidate)
                           .values(best_since=stamp))
+        self._forget_state()
         log.info("match %d: %s %s after %d-%d", match_id, match.candidate[:8],
                  "promoted" if decision == "H1" else "rejected", wins, losses)
         return decision
@@ -602,11 +614,20 @@ def create_app(server: Server):
                     rejected.reason)
         return PlainTextResponse(rejected.reason + "\n", status_code=rejected.status)
 
-    @app.middleware("http")
-    async def rate_limit(request: Request, call_next):
-        if not server.limiter.allow(client_of(request)):
-            return refuse(request, Rejected("too many requests; slow down", 429))
-        return await call_next(request)
+    def rate_limited(inner):
+        """Plain ASGI (Starlette's ``@app.middleware`` costs a task group per request): a 429 before
+        anything is read when the client's address is over its rate."""
+
+        async def guard(scope, receive, send):
+            if scope["type"] == "http" and not server.limiter.allow((scope.get("client") or ("unknown",))[0]):
+                refused = refuse(Request(scope), Rejected("too many requests; slow down", 429))
+                await refused(scope, receive, send)
+                return
+            await inner(scope, receive, send)
+
+        return guard
+
+    app.add_middleware(rate_limited)
 
     async def read_form(request: Request, limit: int) -> tuple[dict[str, str], dict[str, bytes]]:
         """The multipart body, read within the size limit. A client's file names are never used

@@ -124,6 +124,40 @@ def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> None:
     atomic_save_with(path, write)
 
 
+def atomic_write_many(files: dict[Path, bytes]) -> None:
+    """Write several files atomically at once: each temporary file fsync'd, then every rename, then
+    each folder fsync'd once (a batch pays one folder sync per folder, not one per file).
+
+    The folders must exist. Each file is whole or absent; if this raises, the temporary files are
+    gone but files renamed before the error stay (whole): the caller decides whether to keep them.
+    """
+    temps: list[tuple[Path, Path]] = []
+    try:
+        for path, data in files.items():
+            check_replaceable(path)
+            tmp = path.with_name(f"{TMP_PREFIX}{os.getpid()}-{time.monotonic_ns()}-{path.name}")
+            temps.append((tmp, path))
+            with disk_full_named(path):
+                fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, FILE_MODE)
+                try:
+                    view = memoryview(data)
+                    while view:
+                        view = view[os.write(fd, view):]
+                    os.fsync(fd)
+                finally:
+                    os.close(fd)
+        while temps:
+            tmp, path = temps[0]
+            check_replaceable(path)  # it may have appeared while we wrote
+            os.replace(tmp, path)
+            temps.pop(0)
+    finally:
+        for tmp, _ in temps:
+            unlink_quietly(tmp)  # after an error: the ones not renamed
+    for folder in {path.parent for path in files}:
+        fsync_folder(folder)
+
+
 def atomic_write_text(path: str | os.PathLike, text: str) -> None:
     atomic_write_bytes(path, text.encode("utf-8"))
 
