@@ -260,14 +260,9 @@ def parse_lz_chunk(text: str, name: str = "<text>") -> ChunkData:
     actions = len(lines[17].split())
     size = _size_from_actions(actions, name)
     planes = _decode_planes(lines, records, size, name)
-    to_play = np.empty(records, dtype=np.int8)
-    policy = np.empty((records, actions), dtype=np.float32)
-    value = np.empty(records, dtype=np.float32)
-    for r in range(records):
-        base = r * LZ_LINES
-        to_play[r] = _parse_side(lines[base + 16], name, base + 17)
-        policy[r] = _parse_probs(lines[base + 17], actions, name, base + 18)
-        value[r] = _parse_outcome(lines[base + 18], name, base + 19)
+    to_play = _parse_column(lines, 16, lambda line, lineno: _parse_side(line, name, lineno), np.int8)
+    policy = _parse_policies(lines, actions, name)
+    value = _parse_column(lines, 18, lambda line, lineno: _parse_outcome(line, name, lineno), np.float32)
     full = np.zeros((records, LZ_PLANES, size, size), dtype=np.uint8)
     full[:, :LZ_STORED_PLANES] = planes
     full[to_play == BLACK, 16] = 1
@@ -306,6 +301,38 @@ def _decode_planes(lines: list[str], records: int, size: int, name: str) -> np.n
     bits = ((values[:, :hex_digits, None] >> _NIBBLE_SHIFTS) & 1).reshape(len(idx), -1)
     bits = np.concatenate([bits, values[:, hex_digits:]], axis=1)
     return bits.reshape(records, LZ_STORED_PLANES, size, size)
+
+
+def _parse_column(lines: list[str], offset: int, parse, dtype) -> np.ndarray:
+    """Line ``offset`` of every position parsed by ``parse(line, lineno)``, each distinct text once
+    (a chunk's sides and outcomes are a handful of texts repeated)."""
+    column = lines[offset::LZ_LINES]
+    first = {}
+    for i, line in enumerate(column):
+        first.setdefault(line, i)
+    value = {line: parse(line, i * LZ_LINES + offset + 1) for line, i in first.items()}
+    return np.array([value[line] for line in column], dtype=dtype)
+
+
+def _parse_policies(lines: list[str], actions: int, name: str) -> np.ndarray:
+    """Every position's probabilities, ``[P, actions]``. Visit shares repeat (most are 0), so each
+    distinct number is converted once; a bad line is found and named by :func:`_parse_probs`."""
+    rows = [line.split() for line in lines[17::LZ_LINES]]
+    tokens = [token for row in rows for token in row]
+    distinct = dict.fromkeys(tokens)
+    try:
+        values = np.array(list(distinct), dtype=np.float32)
+    except ValueError:
+        values = None
+    if values is not None and len(tokens) == len(rows) * actions and all(len(r) == actions for r in rows):
+        for i, token in enumerate(distinct):
+            distinct[token] = i
+        policy = values[[distinct[token] for token in tokens]].reshape(len(rows), actions)
+        if np.isfinite(policy).all() and not (policy < 0).any():
+            return policy
+    for r, row in enumerate(rows):  # something is wrong: the line-by-line parse names it
+        _parse_probs(" ".join(row), actions, name, r * LZ_LINES + 18)
+    raise ValueError(f"training chunk {name}: unreadable probabilities")  # not reached: a line fails above
 
 
 def _parse_side(line: str, name: str, lineno: int) -> int:
