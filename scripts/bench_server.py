@@ -6,10 +6,11 @@ What it does, all on 127.0.0.1:
 
 1. starts ``zero9 server`` (SQLite, a tiny random net, ``--rate-limit 0`` because every
    simulated client shares one address) in a temporary run directory;
-2. plays one real self-play game with zero9's client code: the upload every simulated
-   client sends (a fresh ``random_seed`` from its own ``get-task`` each time, so each is a new,
-   valid game to the server, checked in full: gzip, SGF replay, chunk agreement, files written
-   and fsync'd, one transaction);
+2. plays six real self-play games with zero9's client code and keeps the one nearest 100
+   moves (so runs compare like with like; a random net's games run 60 to 160 moves): the
+   upload every simulated client sends (a fresh ``random_seed`` from its own ``get-task`` each
+   time, so each is a new, valid game to the server, checked in full: gzip, SGF replay, chunk
+   agreement, files written and fsync'd, one transaction);
 3. the **reference**, measured in the same run: the same uploads through the server's
    ``submit_game`` called in-process, one at a time, no HTTP (what the validation and storage
    cost alone);
@@ -51,6 +52,7 @@ from zero9.distributed.local import LocalServer  # noqa: E402
 from zero9.distributed.server import Server, TaskOptions  # noqa: E402
 from zero9.games import make_game  # noqa: E402
 
+CANDIDATE_GAMES, TYPICAL_MOVES = 6, 100  # the upload: of 6 real games, the one nearest 100 moves
 SERVER_ARGS = ("--blocks", "1", "--filters", "8", "--visits", "8", "--rate-limit", "0")
 
 
@@ -181,7 +183,9 @@ def main() -> int:
         with LocalServer(tmp_path / "run", *SERVER_ARGS, "--workers", str(args.workers)) as server:
             task = json.loads(http(f"{server.url}/get-task/18"))
             net = fetch_network(server.url, tmp_path / "cache", task["hash"], task["hash_gzip_hash"])
-            upload = play_selfplay([task], net, "cpu", leaves=4)[0]
+            seeds = range(1, 1 + CANDIDATE_GAMES)
+            games = play_selfplay([dict(task, random_seed=str(seed)) for seed in seeds], net, "cpu", leaves=4)
+            upload = min(games, key=lambda u: abs(int(u.fields["movescount"]) - TYPICAL_MOVES))
             moves = int(upload.fields["movescount"])
             size = sum(len(v) for v in upload.files.values())
             print(f"the upload: a real {moves}-move 9x9 game, {size} bytes gzip'd (sgf + training data)")

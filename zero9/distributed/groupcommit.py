@@ -3,11 +3,12 @@
 Vocabulary:
 
 - **entry**: what one request wants kept: ``files`` (name relative to the run directory ->
-  bytes) and ``statements`` (SQLAlchemy Core inserts/updates), and the caller waiting for it.
+  bytes) and ``rows`` (``(table, values)`` pairs to insert), and the caller waiting for it.
 - **batch**: every entry that queued while the previous batch was being written. One thread,
   the **writer**, takes a batch, writes all its files atomically (temporary name, fsync,
   rename; each folder fsync'd once per batch: :func:`zero9.util.files.atomic_write_many`),
-  then runs all its statements in **one** database transaction, and only then wakes each
+  then inserts all its rows in **one** database transaction (one executemany per table), and
+  only then wakes each
   caller. Under load a batch holds many entries, so the fsyncs and the commit are paid once
   for all of them; alone, an entry is a batch of one and waits for nobody.
 - **isolation**: if a batch fails (a duplicate seed from two racing answers to one task trips
@@ -23,12 +24,14 @@ also means the threads of a process never wait on each other for the database's 
 from __future__ import annotations
 
 import logging
+import os
 import queue
 import threading
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from sqlalchemy import Table
 from sqlalchemy.engine import Engine
 
 from zero9.distributed import db
@@ -42,7 +45,7 @@ MAX_BATCH = 512  # entries in one transaction, at most
 @dataclass
 class Entry:
     files: dict[str, bytes]
-    statements: list
+    rows: list[tuple[Table, dict]]
     done: Future = field(default_factory=Future)
 
 
@@ -56,9 +59,9 @@ class GroupCommit:
         self.thread = threading.Thread(target=self._run, name="group-commit", daemon=True)
         self.thread.start()
 
-    def commit(self, files: dict[str, bytes], statements: list) -> None:
-        """Keep ``files`` and run ``statements``; returns once they are committed, raises what failed."""
-        entry = Entry(files, statements)
+    def commit(self, files: dict[str, bytes], rows: list[tuple[Table, dict]]) -> None:
+        """Keep ``files`` and insert ``rows``; returns once they are committed, raises what failed."""
+        entry = Entry(files, rows)
         self.queue.put(entry)
         entry.done.result()
 
@@ -106,13 +109,16 @@ class GroupCommit:
 
     def _write(self, batch: list[Entry]) -> None:
         """Files first (atomically, fsync'd), then one transaction; on failure no file of the batch stays."""
-        files = {self.root / name: data for entry in batch for name, data in entry.files.items()}
+        files = {os.path.join(self.root, name): data for entry in batch for name, data in entry.files.items()}
+        inserts: dict[Table, list[dict]] = {}
+        for entry in batch:
+            for table, values in entry.rows:
+                inserts.setdefault(table, []).append(values)
         try:
             atomic_write_many(files)
             with db.transaction(self.engine) as c:
-                for entry in batch:
-                    for statement in entry.statements:
-                        c.execute(statement)
+                for table, values in inserts.items():
+                    c.execute(table.insert(), values)
         except BaseException:
             for path in files:
                 unlink_quietly(path)

@@ -309,17 +309,17 @@ class Server:
                                    .where(db.tasks.c.match_id == match.id)).scalar_one()
             black, white = ((match.candidate, match.best) if issued % 2 == 0
                             else (match.best, match.candidate))
-            self.commits.commit({}, [db.tasks.insert().values(
+            self.commits.commit({}, [(db.tasks, dict(
                 seed=seed, kind="match", net=black, other_net=white, match_id=match.id,
-                options_hash=self.match_hash, client=client, issued=db.now())])
+                options_hash=self.match_hash, client=client, issued=db.now()))])
             return {"cmd": "match", "black_hash": black, "white_hash": white,
                     "black_hash_gzip_hash": self._gzip_hash(black),
                     "white_hash_gzip_hash": self._gzip_hash(white),
                     "options": self.match_options, "options_hash": self.match_hash,
                     "random_seed": str(seed), **common}
-        self.commits.commit({}, [db.tasks.insert().values(
-            seed=seed, kind="selfplay", net=best, options_hash=self.selfplay_hash, client=client,
-            issued=db.now())])
+        self.commits.commit({}, [(db.tasks, dict(
+            seed=seed, kind="selfplay", net=best, other_net=None, match_id=None,
+            options_hash=self.selfplay_hash, client=client, issued=db.now()))])
         return {"cmd": "selfplay", "hash": best, "hash_gzip_hash": self._gzip_hash(best),
                 "options": self.selfplay_options, "options_hash": self.selfplay_hash,
                 "random_seed": str(seed), **common}
@@ -400,7 +400,7 @@ class Server:
                    client_version=form.get("clientversion", "")[:16],
                    moves=len(replayed.positions), winner=COLOUR_NAMES[winner], positions=len(chunk),
                    sgf_file=sgf_file, chunk_file=chunk_file, submitted=db.now())
-        self._store({sgf_file: sgf_gz, chunk_file: chunk_gz}, db.games.insert().values(**row))
+        self._store({sgf_file: sgf_gz, chunk_file: chunk_gz}, db.games, row)
         return {"accepted": True, "positions": len(chunk)}
 
     def submit_match(self, form: dict[str, str], sgf_gz: bytes, client: str) -> dict:
@@ -417,15 +417,15 @@ class Server:
         row = dict(match_id=task.match_id, seed=task.seed, winner_net=winner_net, loser_net=loser_net,
                    winner_colour=COLOUR_NAMES[winner], moves=_count(form, "movescount"),
                    score=form.get("score", "")[:32], client=client, sgf_file=sgf_file, submitted=db.now())
-        self._store({sgf_file: sgf_gz}, db.match_games.insert().values(**row))
+        self._store({sgf_file: sgf_gz}, db.match_games, row)
         decision = self.update_match(task.match_id)
         return {"accepted": True, "decision": decision}
 
-    def _store(self, files: dict[str, bytes], insert) -> None:
-        """Write ``files`` atomically and commit ``insert``, with the other uploads of the moment
-        (:mod:`zero9.distributed.groupcommit`); a failed commit leaves none of the files."""
+    def _store(self, files: dict[str, bytes], table, row: dict) -> None:
+        """Write ``files`` atomically and insert ``row`` into ``table``, with the other uploads of the
+        moment (:mod:`zero9.distributed.groupcommit`); a failed commit leaves none of the files."""
         try:
-            self.commits.commit(files, [insert])
+            self.commits.commit(files, [(table, row)])
         except db.IntegrityError:
             raise Rejected("this task was already answered", 409) from None
 

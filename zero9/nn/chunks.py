@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import gzip
 import io
+import itertools
 import json
 import logging
 import os
@@ -318,7 +319,7 @@ def _parse_policies(lines: list[str], actions: int, name: str) -> np.ndarray:
     """Every position's probabilities, ``[P, actions]``. Visit shares repeat (most are 0), so each
     distinct number is converted once; a bad line is found and named by :func:`_parse_probs`."""
     rows = [line.split() for line in lines[17::LZ_LINES]]
-    tokens = [token for row in rows for token in row]
+    tokens = list(itertools.chain.from_iterable(rows))
     distinct = dict.fromkeys(tokens)
     try:
         values = np.array(list(distinct), dtype=np.float32)
@@ -327,7 +328,8 @@ def _parse_policies(lines: list[str], actions: int, name: str) -> np.ndarray:
     if values is not None and len(tokens) == len(rows) * actions and all(len(r) == actions for r in rows):
         for i, token in enumerate(distinct):
             distinct[token] = i
-        policy = values[[distinct[token] for token in tokens]].reshape(len(rows), actions)
+        index = np.fromiter(map(distinct.__getitem__, tokens), dtype=np.intp, count=len(tokens))
+        policy = values[index].reshape(len(rows), actions)
         if np.isfinite(policy).all() and not (policy < 0).any():
             return policy
     for r, row in enumerate(rows):  # something is wrong: the line-by-line parse names it

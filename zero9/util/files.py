@@ -65,13 +65,12 @@ class NotRegularFileError(OSError):
 
 def check_replaceable(path: str | os.PathLike) -> None:
     """Raise :class:`NotRegularFileError` unless ``path`` is absent or a regular file (links not followed)."""
-    path = Path(path)
     try:
         mode = os.lstat(path).st_mode
     except FileNotFoundError:
         return
     if not stat.S_ISREG(mode):
-        raise NotRegularFileError(path, _file_kind(mode))
+        raise NotRegularFileError(Path(path), _file_kind(mode))
 
 
 @contextmanager
@@ -125,7 +124,7 @@ def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> None:
     atomic_save_with(path, write)
 
 
-def atomic_write_many(files: dict[Path, bytes]) -> None:
+def atomic_write_many(files: dict[str, bytes]) -> None:
     """Write several files atomically at once: all temporary files written and fsync'd together
     (:func:`fsync_together`), renamed, then their folders fsync'd together (a batch of n files
     costs about one fsync, not n).
@@ -133,13 +132,14 @@ def atomic_write_many(files: dict[Path, bytes]) -> None:
     The folders must exist. Each file is whole or absent; if this raises, the temporary files are
     gone but files renamed before the error stay (whole): the caller decides whether to keep them.
     """
-    written: list[tuple[Path, Path]] = []  # (temporary name, final name)
+    written: list[tuple[str, str]] = []  # (temporary name, final name)
     try:
-        descriptors: list[tuple[int, Path]] = []
+        descriptors: list[tuple[int, str]] = []
         try:
             for path, data in files.items():
                 check_replaceable(path)
-                tmp = path.with_name(f"{TMP_PREFIX}{os.getpid()}-{time.monotonic_ns()}-{path.name}")
+                folder, name = os.path.split(path)
+                tmp = os.path.join(folder, f"{TMP_PREFIX}{os.getpid()}-{time.monotonic_ns()}-{name}")
                 with disk_full_named(path):
                     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, FILE_MODE)
                     descriptors.append((fd, path))
@@ -159,7 +159,7 @@ def atomic_write_many(files: dict[Path, bytes]) -> None:
     finally:
         for tmp, _ in written:  # after an error: the files not renamed
             unlink_quietly(tmp)
-    folders = [(fd, folder) for folder in {path.parent for path in files}
+    folders = [(fd, folder) for folder in {os.path.dirname(path) for path in files}
                if (fd := _open_folder(folder)) is not None]
     try:
         fsync_together(folders, folders=True)
@@ -172,14 +172,14 @@ _sync_pool: ThreadPoolExecutor | None = None
 SYNC_THREADS = 16
 
 
-def fsync_together(items: list[tuple[int, Path]], folders: bool = False) -> None:
+def fsync_together(items: list[tuple[int, str | os.PathLike]], folders: bool = False) -> None:
     """fsync the open descriptors of ``(descriptor, path)`` at once, from a pool of threads: the file
     system puts fsyncs that wait together into one journal commit (ext4's jbd2 does), where one by
     one each pays a commit. ``path`` names the file in a :class:`DiskFullError`; with ``folders``
     an error is ignored (some file systems cannot fsync a folder; renames are atomic anyway)."""
     global _sync_pool
 
-    def sync(item: tuple[int, Path]) -> None:
+    def sync(item: tuple[int, str | os.PathLike]) -> None:
         fd, path = item
         try:
             with disk_full_named(path):
@@ -197,7 +197,7 @@ def fsync_together(items: list[tuple[int, Path]], folders: bool = False) -> None
     list(_sync_pool.map(sync, items))
 
 
-def _open_folder(folder: Path) -> int | None:
+def _open_folder(folder: str | os.PathLike) -> int | None:
     try:
         return os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
     except OSError:
@@ -214,11 +214,11 @@ def atomic_write_json(path: str | os.PathLike, obj: Any) -> None:
 
 def fsync_folder(folder: str | os.PathLike) -> None:
     """Make a rename in ``folder`` survive a power cut (the folder's entry list is data too)."""
-    fd = _open_folder(Path(folder))
+    fd = _open_folder(folder)
     if fd is None:
         return  # the rename itself is still atomic
     try:
-        fsync_together([(fd, Path(folder))], folders=True)
+        fsync_together([(fd, folder)], folders=True)
     finally:
         os.close(fd)
 
