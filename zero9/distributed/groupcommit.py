@@ -59,11 +59,15 @@ class GroupCommit:
         self.thread = threading.Thread(target=self._run, name="group-commit", daemon=True)
         self.thread.start()
 
-    def commit(self, files: dict[str, bytes], rows: list[tuple[Table, dict]]) -> None:
-        """Keep ``files`` and insert ``rows``; returns once they are committed, raises what failed."""
+    def submit(self, files: dict[str, bytes], rows: list[tuple[Table, dict]]) -> Future:
+        """Queue ``files`` and ``rows``; the future is done once they are committed (or failed)."""
         entry = Entry(files, rows)
         self.queue.put(entry)
-        entry.done.result()
+        return entry.done
+
+    def commit(self, files: dict[str, bytes], rows: list[tuple[Table, dict]]) -> None:
+        """Keep ``files`` and insert ``rows``; returns once they are committed, raises what failed."""
+        self.submit(files, rows).result()
 
     def _run(self) -> None:
         while True:

@@ -60,6 +60,7 @@ Elo graph as an SVG picture).
 
 
 import argparse
+import asyncio
 import dataclasses
 import gzip
 import hashlib
@@ -295,11 +296,19 @@ class Server:
     # --- tasks --------------------------------------------------------------------------------
 
     def get_task(self, client: str) -> dict[str, str]:
+        """A task for ``client``, recorded (committed) before it is returned."""
+        answer, rows = self.new_task(client)
+        if rows:
+            self.commits.commit({}, rows)
+        return answer
+
+    def new_task(self, client: str) -> tuple[dict[str, str], list]:
+        """A task and the rows that record it: they must be committed before the task is sent."""
         common = {"required_client_version": str(PROTOCOL_VERSION),
                   "minimum_autogtp_version": str(PROTOCOL_VERSION),
                   "minimum_leelaz_version": MINIMUM_LEELAZ_VERSION}
         if (self.root / "pause").exists():
-            return {"cmd": "wait", "minutes": "1", **common}
+            return {"cmd": "wait", "minutes": "1", **common}, []
         seed = secrets.randbits(62) + 1  # nonzero: autogtp treats "0" as no seed
         best, match_open = self._task_state()
         match = self._match_wanting_games() if match_open else None
@@ -309,20 +318,23 @@ class Server:
                                    .where(db.tasks.c.match_id == match.id)).scalar_one()
             black, white = ((match.candidate, match.best) if issued % 2 == 0
                             else (match.best, match.candidate))
-            self.commits.commit({}, [(db.tasks, dict(
-                seed=seed, kind="match", net=black, other_net=white, match_id=match.id,
-                options_hash=self.match_hash, client=client, issued=db.now()))])
+            row = dict(seed=seed, kind="match", net=black, other_net=white, match_id=match.id,
+                       options_hash=self.match_hash, client=client, issued=db.now())
             return {"cmd": "match", "black_hash": black, "white_hash": white,
                     "black_hash_gzip_hash": self._gzip_hash(black),
                     "white_hash_gzip_hash": self._gzip_hash(white),
                     "options": self.match_options, "options_hash": self.match_hash,
-                    "random_seed": str(seed), **common}
-        self.commits.commit({}, [(db.tasks, dict(
-            seed=seed, kind="selfplay", net=best, other_net=None, match_id=None,
-            options_hash=self.selfplay_hash, client=client, issued=db.now()))])
+                    "random_seed": str(seed), **common}, [(db.tasks, row)]
+        row = dict(seed=seed, kind="selfplay", net=best, other_net=None, match_id=None,
+                   options_hash=self.selfplay_hash, client=client, issued=db.now())
         return {"cmd": "selfplay", "hash": best, "hash_gzip_hash": self._gzip_hash(best),
                 "options": self.selfplay_options, "options_hash": self.selfplay_hash,
-                "random_seed": str(seed), **common}
+                "random_seed": str(seed), **common}, [(db.tasks, row)]
+
+    def task_state_cached(self) -> bool:
+        """Whether :meth:`new_task` will read nothing from the database (no match open, state fresh)."""
+        read_at, best, match_open = self._state
+        return best is not None and not match_open and time.monotonic() - read_at <= STATE_SECONDS
 
     def _task_state(self) -> tuple[str, bool]:
         """(the best net, whether some match is undecided): read again after :data:`STATE_SECONDS`, or
@@ -382,6 +394,13 @@ class Server:
 
     def submit_game(self, form: dict[str, str], sgf_gz: bytes, chunk_gz: bytes, client: str) -> dict:
         """Check and store one self-play game (see the module docstring); Rejected when refused."""
+        answer, files, row = self.check_game(form, sgf_gz, chunk_gz, client)
+        self._store(files, db.games, row)
+        return answer
+
+    def check_game(self, form: dict[str, str], sgf_gz: bytes, chunk_gz: bytes, client: str
+                   ) -> tuple[dict, dict[str, bytes], dict]:
+        """Check one self-play game: (the answer, its files, its ``games`` row), or Rejected."""
         task = self._task_for(form.get("random_seed", ""), "selfplay", form.get("options_hash", ""), db.games)
         if form.get("networkhash") != task.net:
             raise Rejected(f"networkhash {form.get('networkhash', '')[:16]!r} is not the task's net")
@@ -400,8 +419,7 @@ class Server:
                    client_version=form.get("clientversion", "")[:16],
                    moves=len(replayed.positions), winner=COLOUR_NAMES[winner], positions=len(chunk),
                    sgf_file=sgf_file, chunk_file=chunk_file, submitted=db.now())
-        self._store({sgf_file: sgf_gz, chunk_file: chunk_gz}, db.games, row)
-        return {"accepted": True, "positions": len(chunk)}
+        return {"accepted": True, "positions": len(chunk)}, {sgf_file: sgf_gz, chunk_file: chunk_gz}, row
 
     def submit_match(self, form: dict[str, str], sgf_gz: bytes, client: str) -> dict:
         """Check and store one match game, then update its match's SPRT."""
@@ -427,7 +445,7 @@ class Server:
         try:
             self.commits.commit(files, [(table, row)])
         except db.IntegrityError:
-            raise Rejected("this task was already answered", 409) from None
+            raise already_answered() from None
 
     # --- gating -------------------------------------------------------------------------------
 
@@ -514,6 +532,11 @@ class Server:
                               "elo": [round(x, 1) for x in ratings[n.hash]] if n.hash in ratings else None}
                              for n in nets],
         }
+
+
+def already_answered() -> Rejected:
+    """Two answers to one task raced and the other one committed first (the seed is unique)."""
+    return Rejected("this task was already answered", 409)
 
 
 def _count(form: dict[str, str], key: str) -> int:
@@ -663,10 +686,23 @@ def create_app(server: Server):
             raise Rejected(f"missing file field(s): {', '.join(missing)}")
         return [files[n] for n in names]
 
+    async def committed(files: dict[str, bytes], rows: list) -> None:
+        """Wait, without holding a thread, until the group commit has made ``files`` and ``rows`` durable."""
+        try:
+            await asyncio.wrap_future(server.commits.submit(files, rows))
+        except db.IntegrityError:
+            raise already_answered() from None
+
     @app.get("/get-task/{client_version}")
     @app.get("/get-task/{client_version}/{engine_version}")
-    def get_task(request: Request, client_version: str, engine_version: str = "") -> JSONResponse:
-        return JSONResponse(server.get_task(client_of(request)))
+    async def get_task(request: Request, client_version: str, engine_version: str = "") -> JSONResponse:
+        if server.task_state_cached():  # nothing to read: answer on the event loop
+            answer, rows = server.new_task(client_of(request))
+        else:
+            answer, rows = await run_sync(server.new_task, client_of(request))
+        if rows:
+            await committed({}, rows)
+        return JSONResponse(answer)
 
     @app.get("/networks/{name}")
     def network(name: str):
@@ -682,22 +718,26 @@ def create_app(server: Server):
             return PlainTextResponse("no network yet\n", status_code=404)
         return FileResponse(path, media_type="application/gzip", filename=path.name)
 
-    async def game_upload(request: Request, handler, *file_names: str):
-        """Read a game upload's form, hand its fields and files to ``handler`` in the thread pool."""
-        try:
-            fields, files = await read_form(request, server.limits.body)
-            result = await run_sync(handler, fields, *needs(files, *file_names), client_of(request))
-        except Rejected as r:
-            return refuse(request, r)
-        return JSONResponse(result)
-
     @app.post("/submit")
     async def submit(request: Request):
-        return await game_upload(request, server.submit_game, "sgf", "trainingdata")
+        """The hot path: the checks in the thread pool, then the group commit awaited on the loop."""
+        try:
+            fields, files = await read_form(request, server.limits.body)
+            sgf, chunk = needs(files, "sgf", "trainingdata")
+            answer, keep, row = await run_sync(server.check_game, fields, sgf, chunk, client_of(request))
+            await committed(keep, [(db.games, row)])
+        except Rejected as r:
+            return refuse(request, r)
+        return JSONResponse(answer)
 
     @app.post("/submit-match")
     async def submit_match(request: Request):
-        return await game_upload(request, server.submit_match, "sgf")
+        try:
+            fields, files = await read_form(request, server.limits.body)
+            answer = await run_sync(server.submit_match, fields, *needs(files, "sgf"), client_of(request))
+        except Rejected as r:
+            return refuse(request, r)
+        return JSONResponse(answer)
 
     @app.post("/submit-network")
     async def submit_network(request: Request):
