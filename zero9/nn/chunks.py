@@ -288,18 +288,23 @@ def _plane_line_layout(size: int) -> tuple[int, int]:
 def _decode_planes(lines: list[str], records: int, size: int, name: str) -> np.ndarray:
     hex_digits, bit_digits = _plane_line_layout(size)
     width = hex_digits + bit_digits
-    idx = [r * LZ_LINES + p for r in range(records) for p in range(LZ_STORED_PLANES)]
-    for i in idx:
-        if len(lines[i]) != width:
-            raise ValueError(f"training chunk {name}, line {i + 1}: plane line has {len(lines[i])} "
-                             f"characters, {size}x{size} needs {width}")
-    chars = np.frombuffer("".join(lines[i] for i in idx).encode("ascii"), dtype=np.uint8).reshape(-1, width)
+    plane_lines = list(itertools.chain.from_iterable(lines[r * LZ_LINES:r * LZ_LINES + LZ_STORED_PLANES]
+                                                     for r in range(records)))
+
+    def line_number(k: int) -> int:  # 1-based, in the file, of plane line k
+        return k // LZ_STORED_PLANES * LZ_LINES + k % LZ_STORED_PLANES + 1
+
+    if any(len(line) != width for line in set(plane_lines)):
+        k = next(k for k, line in enumerate(plane_lines) if len(line) != width)
+        raise ValueError(f"training chunk {name}, line {line_number(k)}: plane line has "
+                         f"{len(plane_lines[k])} characters, {size}x{size} needs {width}")
+    chars = np.frombuffer("".join(plane_lines).encode("ascii"), dtype=np.uint8).reshape(-1, width)
     values = _HEX_VALUE[chars]
     bad = (values[:, :hex_digits] == 255).any(axis=1) | (values[:, hex_digits:] > 1).any(axis=1)
     if bad.any():
-        i = idx[int(np.argmax(bad))]
-        raise ValueError(f"training chunk {name}, line {i + 1}: bad plane digits {lines[i]!r}")
-    bits = ((values[:, :hex_digits, None] >> _NIBBLE_SHIFTS) & 1).reshape(len(idx), -1)
+        k = int(np.argmax(bad))
+        raise ValueError(f"training chunk {name}, line {line_number(k)}: bad plane digits {plane_lines[k]!r}")
+    bits = ((values[:, :hex_digits, None] >> _NIBBLE_SHIFTS) & 1).reshape(len(plane_lines), -1)
     bits = np.concatenate([bits, values[:, hex_digits:]], axis=1)
     return bits.reshape(records, LZ_STORED_PLANES, size, size)
 
