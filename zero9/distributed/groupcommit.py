@@ -112,14 +112,15 @@ class GroupCommit:
         entry.done.set_exception(error)
 
     def _write(self, batch: list[Entry]) -> None:
-        """Files first (atomically, fsync'd), then one transaction; on failure no file of the batch stays."""
+        """Files first (atomically, fsync'd), then one transaction; on failure no file of the batch stays
+        (file names hold the arrival time and content hash: a batch never replaces another's file)."""
         files = {os.path.join(self.root, name): data for entry in batch for name, data in entry.files.items()}
         inserts: dict[Table, list[dict]] = {}
         for entry in batch:
             for table, values in entry.rows:
                 inserts.setdefault(table, []).append(values)
+        atomic_write_many(files)  # all or none
         try:
-            atomic_write_many(files)
             with db.transaction(self.engine) as c:
                 for table, values in inserts.items():
                     c.execute(table.insert(), values)

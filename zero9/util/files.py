@@ -129,10 +129,11 @@ def atomic_write_many(files: dict[str, bytes]) -> None:
     (:func:`fsync_together`), renamed, then their folders fsync'd together (a batch of n files
     costs about one fsync, not n).
 
-    The folders must exist. Each file is whole or absent; if this raises, the temporary files are
-    gone but files renamed before the error stay (whole): the caller decides whether to keep them.
+    The folders must exist. All or nothing: if this raises, no temporary file is left and the files
+    already renamed into place are removed again.
     """
     written: list[tuple[str, str]] = []  # (temporary name, final name)
+    renamed: list[str] = []
     try:
         descriptors: list[tuple[int, str]] = []
         try:
@@ -155,7 +156,12 @@ def atomic_write_many(files: dict[str, bytes]) -> None:
             tmp, path = written[0]
             check_replaceable(path)  # it may have appeared while we wrote
             os.replace(tmp, path)
+            renamed.append(path)
             written.pop(0)
+    except BaseException:
+        for path in renamed:
+            unlink_quietly(path)
+        raise
     finally:
         for tmp, _ in written:  # after an error: the files not renamed
             unlink_quietly(tmp)
