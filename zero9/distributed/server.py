@@ -65,6 +65,7 @@ import dataclasses
 import gzip
 import hashlib
 import html
+import inspect
 import json
 import logging
 import os
@@ -629,7 +630,11 @@ def create_app(server: Server):
     from fastapi import FastAPI, Request
     from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, PlainTextResponse
 
-    app = FastAPI(title="zero9 server", docs_url=None, redoc_url=None)
+    # FastAPI >= 0.16x asks OpenTelemetry's providers on every request unless told not to (a tenth
+    # of an upload's CPU here); zero9 exports no telemetry. Older FastAPI has no such argument.
+    quiet = ({"telemetry": {"tracing": False, "metrics": False, "logs": False}}
+             if "telemetry" in inspect.signature(FastAPI.__init__).parameters else {})
+    app = FastAPI(title="zero9 server", docs_url=None, redoc_url=None, **quiet)
 
     def client_of(request: Request) -> str:
         return request.client.host if request.client else "unknown"
