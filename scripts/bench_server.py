@@ -198,6 +198,7 @@ def main() -> int:
             elapsed = time.monotonic() - t0
             client_cpu = time.process_time() - client_cpu
             server_cpu = group_cpu_seconds(server.process.pid) - server_cpu
+            group_commit = server.status()["group_commit"]  # one worker process's writer
             missing_rows, missing_files = check_stored(server.run_dir, stats["accepted"])
             log_size = server.log.stat().st_size
         figures = {
@@ -215,6 +216,7 @@ def main() -> int:
             "client_cpu_share": round(client_cpu / max(client_cpu + server_cpu, 1e-9), 2),
             "server_cpu_ms_per_upload": round(1000 * server_cpu / max(len(stats["accepted"]), 1), 2),
             "load_average": [round(x, 2) for x in os.getloadavg()],
+            "group_commit_of_one_worker": group_commit,
             "reference_uploads_per_s": round(reference, 1),
             "ratio_to_reference": round(len(stats["accepted"]) / elapsed / reference, 2),
             "accepted_missing_from_db": missing_rows, "accepted_missing_files": missing_files,

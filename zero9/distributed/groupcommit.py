@@ -27,6 +27,7 @@ import logging
 import os
 import queue
 import threading
+import time
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -55,7 +56,8 @@ class GroupCommit:
     def __init__(self, engine: Engine, root: Path):
         self.engine, self.root = engine, root
         self.queue: queue.SimpleQueue[Entry] = queue.SimpleQueue()
-        self.batches = self.entries = 0  # counters, for the log and the benchmark
+        self.batches = self.entries = 0  # counters, for the status page and the benchmark
+        self.busy_seconds = 0.0  # time spent writing and committing batches
         self.thread = threading.Thread(target=self._run, name="group-commit", daemon=True)
         self.thread.start()
 
@@ -72,6 +74,7 @@ class GroupCommit:
     def _run(self) -> None:
         while True:
             batch = self._next_batch()
+            started = time.perf_counter()
             try:
                 self._write(batch)
             except Exception as error:
@@ -81,6 +84,8 @@ class GroupCommit:
                     for entry in batch:  # isolation: only the entry that fails again fails
                         self._finish(entry, self._try_alone(entry))
                 continue
+            finally:
+                self.busy_seconds += time.perf_counter() - started
             self.batches += 1
             self.entries += len(batch)
             for entry in batch:

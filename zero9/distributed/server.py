@@ -528,7 +528,8 @@ class Server:
             "game": self.game.to_dict(), "options": self.selfplay_options, "elo1": self.elo1,
             "matches": matches,
             "group_commit": {"batches": self.commits.batches,  # of the process that answers
-                             "entries": self.commits.entries},
+                             "entries": self.commits.entries,
+                             "busy_seconds": round(self.commits.busy_seconds, 3)},
             "network_list": [{"number": n.number, "hash": n.hash, "blocks": n.blocks, "filters": n.filters,
                               "training_steps": n.training_steps, "created": n.created,
                               "best": n.best_since is not None,
