@@ -198,7 +198,7 @@ def main() -> int:
             elapsed = time.monotonic() - t0
             client_cpu = time.process_time() - client_cpu
             server_cpu = group_cpu_seconds(server.process.pid) - server_cpu
-            group_commit = server.status()["group_commit"]  # one worker process's writer
+            group_commit = server.status().get("group_commit")  # one worker process's writer
             missing_rows, missing_files = check_stored(server.run_dir, stats["accepted"])
             log_size = server.log.stat().st_size
         figures = {
