@@ -13,7 +13,6 @@ from zero9.games.gomoku import Gomoku
 from zero9.nn.features import (
     encode,
     encode_batch,
-    go_history_planes,
     inverse_symmetry,
     num_planes,
     transform_planes,
@@ -96,23 +95,6 @@ def test_batched_go_planes_equal_one_by_one_over_random_games():
             p = p.play(moves[int(rng.integers(len(moves)))])
         positions.append(p)
     assert np.array_equal(encode_batch(positions), np.stack([encode(p) for p in positions]))
-
-
-def test_go_history_planes_equal_encode_batch_over_whole_games():
-    rng = np.random.default_rng(11)
-    for size in (5, 9):
-        g = Go(size)
-        game = [g.new_position()]
-        while not game[-1].is_terminal() and len(game) < 90:  # with passes, captures, both colours
-            moves = list(game[-1].legal_moves())
-            game.append(game[-1].play(moves[int(rng.integers(len(moves)))]))
-        expected = encode_batch(game)[:, :16].astype(np.uint8)
-        assert np.array_equal(go_history_planes(game), expected)
-        assert np.array_equal(go_history_planes(game[:3]), expected[:3])
-    with pytest.raises(ValueError, match="consecutive"):
-        go_history_planes(game[1:])  # not from the start
-    with pytest.raises(ValueError, match="consecutive"):
-        go_history_planes([game[0], game[2]])
 
 
 def test_symmetries_form_the_dihedral_group():

@@ -8,9 +8,8 @@ Vocabulary:
   the **writer**, takes a batch, writes all its files atomically (temporary name, fsync,
   rename; each folder fsync'd once per batch: :func:`zero9.util.files.atomic_write_many`),
   then inserts all its rows in **one** database transaction (one executemany per table), and
-  only then wakes each
-  caller. Under load a batch holds many entries, so the fsyncs and the commit are paid once
-  for all of them; alone, an entry is a batch of one and waits for nobody.
+  only then wakes each caller. Under load a batch holds many entries, so the fsyncs and the
+  commit are paid once for all of them; alone, an entry is a batch of one and waits for nobody.
 - **isolation**: if a batch fails (a duplicate seed from two racing answers to one task trips
   a unique constraint), its files are removed and each entry is retried alone, so a bad
   entry fails only itself and its caller gets the error.

@@ -346,6 +346,7 @@ class Server:
                 best = self._best_in(c)
                 match_open = c.execute(db.select(db.matches.c.id).where(db.matches.c.decision.is_(None))
                                        .limit(1)).first() is not None
+            self._gzip_hash(best)  # cached too, so that a fresh state needs no read at all
             self._state = (time.monotonic(), best, match_open)
         return best, match_open
 

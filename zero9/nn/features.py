@@ -46,7 +46,7 @@ def num_planes(game: Game) -> int:
     raise ValueError(f"no input planes for game {game.name!r}")
 
 
-def _bit_planes(bitboards: list[int], nn: int) -> np.ndarray:
+def bit_planes(bitboards: list[int], nn: int) -> np.ndarray:
     """Bitboards (ints, bit p = point p) -> uint8 array [len, nn] of 0/1."""
     nbytes = (nn + 7) // 8
     raw = b"".join(b.to_bytes(nbytes, "little") for b in bitboards)
@@ -107,36 +107,10 @@ def _encode_go(positions: Sequence[Position]) -> np.ndarray:
         boards += own
         boards += opp
     x = np.zeros((len(positions), 2 * GO_HISTORY + 2, n * n), dtype=np.float32)
-    x[:, : 2 * GO_HISTORY] = _bit_planes(boards, n * n).reshape(len(positions), 2 * GO_HISTORY, n * n)
+    x[:, : 2 * GO_HISTORY] = bit_planes(boards, n * n).reshape(len(positions), 2 * GO_HISTORY, n * n)
     x[black_to_move, 2 * GO_HISTORY] = 1.0
     x[~black_to_move, 2 * GO_HISTORY + 1] = 1.0
     return x.reshape(len(positions), 2 * GO_HISTORY + 2, n, n)
-
-
-def go_history_planes(positions: Sequence[Position]) -> np.ndarray:
-    """Planes 0-15 (the stones, now and 7 moves back) of a whole game, uint8 ``[P, 16, N, N]``.
-
-    ``positions`` must be consecutive from the start (``positions[0]`` has no parent, each next
-    one's parent is the one before). Then the history planes of position i are the boards of
-    positions i-1, i-2, ...: each board is unpacked once instead of 8 times, which makes this
-    several times cheaper than :func:`encode_batch` for a game's worth (the server checks every
-    uploaded training position against it).
-    """
-    if positions[0].parent is not None or any(positions[i].parent is not positions[i - 1]
-                                               for i in range(1, len(positions))):
-        raise ValueError("go_history_planes needs the consecutive positions of one game from its start")
-    n, count = positions[0].game.size, len(positions)
-    boards = _bit_planes([b for p in positions for b in (p.black, p.white)], n * n).reshape(count, 2, n * n)
-    before_start = np.zeros((GO_HISTORY - 1, 2, n * n), dtype=np.uint8)
-    boards = np.concatenate([before_start, boards])
-    own = np.array([p.to_play != BLACK for p in positions], dtype=np.intp)  # 0: black's stones are own
-    rows = np.arange(count)
-    planes = np.empty((count, 2 * GO_HISTORY, n * n), dtype=np.uint8)
-    for t in range(GO_HISTORY):
-        earlier = boards[GO_HISTORY - 1 - t: GO_HISTORY - 1 - t + count]  # row i: the board of position i - t
-        planes[:, t] = earlier[rows, own]
-        planes[:, GO_HISTORY + t] = earlier[rows, 1 - own]
-    return planes.reshape(count, 2 * GO_HISTORY, n, n)
 
 
 def _check_symmetry(sym: int) -> int:
