@@ -6,21 +6,27 @@ What it does, all on 127.0.0.1:
 
 1. starts ``zero9 server`` (SQLite, a tiny random net, ``--rate-limit 0`` because every
    simulated client shares one address) in a temporary run directory;
-2. plays one real self-play game with zero9's client code: the upload every simulated
-   client sends (a fresh ``random_seed`` from its own ``get-task`` each time, so each is a new,
-   valid game to the server, checked in full: gzip, SGF replay, chunk agreement, files written
-   and fsync'd, one transaction);
+2. plays six real self-play games with zero9's client code and keeps the one nearest 100
+   moves (so runs compare like with like; a random net's games run 60 to 160 moves): the
+   upload every simulated client sends (a fresh ``random_seed`` from its own ``get-task`` each
+   time, so each is a new, valid game to the server, checked in full: gzip, SGF replay, chunk
+   agreement, files written and fsync'd, one transaction);
 3. the **reference**, measured in the same run: the same uploads through the server's
    ``submit_game`` called in-process, one at a time, no HTTP (what the validation and storage
    cost alone);
-4. the **load**: ``--clients`` asyncio clients, each on its own keep-alive connection, loop
-   get-task -> submit until ``--duration`` seconds pass (bounded: each loop also stops after
-   ``--max-requests`` requests);
+4. the **load**: ``--clients`` asyncio clients in this one process, each on its own keep-alive
+   connection, loop get-task -> submit until ``--duration`` seconds pass (bounded: each loop
+   also stops after ``--max-requests`` requests). With ``--interval S`` each client starts a
+   new cycle every S seconds, as a real client does between games (a cycle that ends late
+   starts the next at once; those are counted); with 0 they send as fast as answers come, so
+   the latency is the queue in front of a saturated server. The upload body is built once;
+   each request only puts its task's seed in;
 5. afterwards every upload that got a 200 is looked up in the database and on disk.
 
 It prints uploads/s, requests/s, p50/p99 latency of each request kind, errors, the ratio of
-the served upload rate to the in-process reference, and whether every accepted upload is
-stored.
+the served upload rate to the in-process reference, whether every accepted upload is stored,
+and the CPU seconds the server's processes and the simulated clients used during the load
+(the clients run on the same cores: ``client_cpu_share`` is their part).
 """
 
 from __future__ import annotations
@@ -29,6 +35,7 @@ import argparse
 import asyncio
 import json
 import os
+import random
 import sqlite3
 import sys
 import tempfile
@@ -45,6 +52,7 @@ from zero9.distributed.local import LocalServer  # noqa: E402
 from zero9.distributed.server import Server, TaskOptions  # noqa: E402
 from zero9.games import make_game  # noqa: E402
 
+CANDIDATE_GAMES, TYPICAL_MOVES = 6, 100  # the upload: of 6 real games, the one nearest 100 moves
 SERVER_ARGS = ("--blocks", "1", "--filters", "8", "--visits", "8", "--rate-limit", "0")
 
 
@@ -68,38 +76,51 @@ async def request(reader, writer, method: str, path: str, body: bytes = b"", con
     return int(status_line.split()[1]), await reader.readexactly(length)
 
 
-async def simulated_client(port: int, upload: Upload, deadline: float, max_requests: int, stats: dict
-                           ) -> None:
+SEED_MARK = "\0seed\0"  # where each request's random_seed goes in the pre-built upload body
+
+
+async def simulated_client(port: int, body: bytes, content_type: str, deadline: float, interval: float,
+                           max_requests: int, stats: dict) -> None:
     reader, writer = await asyncio.open_connection("127.0.0.1", port)
     try:
         sent = 0
-        while time.monotonic() < deadline and sent < max_requests:
+        start = time.monotonic() + interval * random.random()  # spread the clients' first cycles
+        while start < deadline and sent < max_requests:
+            if start > time.monotonic():
+                await asyncio.sleep(start - time.monotonic())
             t0 = time.perf_counter()
-            status, body = await request(reader, writer, "GET", "/get-task/18")
+            status, answer = await request(reader, writer, "GET", "/get-task/18")
             stats["get-task"].append(time.perf_counter() - t0)
             sent += 1
             if status != 200:
-                stats["errors"].append(f"get-task {status} {body[:80]!r}")
-                continue
-            task = json.loads(body)
-            fields = dict(upload.fields, random_seed=task["random_seed"], networkhash=task["hash"])
-            data, content_type = multipart(fields, upload.files)
+                stats["errors"].append(f"get-task {status} {answer[:80]!r}")
+                break
+            seed = json.loads(answer)["random_seed"]
             t0 = time.perf_counter()
-            status, body = await request(reader, writer, "POST", "/submit", data, content_type)
+            status, answer = await request(reader, writer, "POST", "/submit",
+                                           body.replace(SEED_MARK.encode(), seed.encode()), content_type)
             stats["submit"].append(time.perf_counter() - t0)
             sent += 1
             if status == 200:
-                stats["accepted"].append(task["random_seed"])
+                stats["accepted"].append(seed)
             else:
-                stats["errors"].append(f"submit {status} {body[:80]!r}")
+                stats["errors"].append(f"submit {status} {answer[:80]!r}")
+            start += interval
+            if start < time.monotonic():
+                stats["late"] += interval > 0
+                start = time.monotonic()
     finally:
         writer.close()
 
 
-async def load(port: int, upload: Upload, clients: int, duration: float, max_requests: int) -> dict:
-    stats: dict = {"get-task": [], "submit": [], "accepted": [], "errors": []}
+async def load(port: int, upload: Upload, net_hash: str, clients: int, duration: float, interval: float,
+               max_requests: int) -> dict:
+    stats: dict = {"get-task": [], "submit": [], "accepted": [], "errors": [], "late": 0}
+    body, content_type = multipart(dict(upload.fields, random_seed=SEED_MARK, networkhash=net_hash),
+                                   upload.files)
     deadline = time.monotonic() + duration
-    results = await asyncio.gather(*(simulated_client(port, upload, deadline, max_requests, stats)
+    results = await asyncio.gather(*(simulated_client(port, body, content_type, deadline, interval,
+                                                      max_requests, stats)
                                      for _ in range(clients)), return_exceptions=True)
     stats["errors"] += [f"client failed: {r!r}" for r in results if isinstance(r, BaseException)]
     return stats
@@ -115,6 +136,19 @@ def reference_rate(upload: Upload, folder: Path, uploads: int) -> float:
         fields = dict(upload.fields, random_seed=task["random_seed"], networkhash=best)
         server.submit_game(fields, upload.files["sgf"], upload.files["trainingdata"], "reference")
     return uploads / (time.perf_counter() - t0)
+
+
+def group_cpu_seconds(group: int) -> float:
+    """CPU seconds (user + system) used so far by the live processes of process group ``group``."""
+    total = 0
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rpartition(")")[2].split()
+        except OSError:
+            continue  # it ended meanwhile
+        if int(fields[2]) == group:  # pgrp; utime and stime follow at 11 and 12
+            total += int(fields[11]) + int(fields[12])
+    return total / os.sysconf("SC_CLK_TCK")
 
 
 def percentile_ms(values: list[float], q: float) -> float:
@@ -136,6 +170,8 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--clients", type=int, default=200)
     parser.add_argument("--duration", type=float, default=60.0, help="seconds of load")
+    parser.add_argument("--interval", type=float, default=0.0,
+                        help="each client starts a cycle every this many seconds (0: as fast as answered)")
     parser.add_argument("--max-requests", type=int, default=100_000, help="per simulated client, at most")
     parser.add_argument("--reference-uploads", type=int, default=200)
     parser.add_argument("--workers", type=int, default=os.cpu_count() or 1, help="server processes")
@@ -147,19 +183,27 @@ def main() -> int:
         with LocalServer(tmp_path / "run", *SERVER_ARGS, "--workers", str(args.workers)) as server:
             task = json.loads(http(f"{server.url}/get-task/18"))
             net = fetch_network(server.url, tmp_path / "cache", task["hash"], task["hash_gzip_hash"])
-            upload = play_selfplay([task], net, "cpu", leaves=4)[0]
+            seeds = range(1, 1 + CANDIDATE_GAMES)
+            games = play_selfplay([dict(task, random_seed=str(seed)) for seed in seeds], net, "cpu", leaves=4)
+            upload = min(games, key=lambda u: abs(int(u.fields["movescount"]) - TYPICAL_MOVES))
             moves = int(upload.fields["movescount"])
             size = sum(len(v) for v in upload.files.values())
             print(f"the upload: a real {moves}-move 9x9 game, {size} bytes gzip'd (sgf + training data)")
             reference = reference_rate(upload, tmp_path / "reference", args.reference_uploads)
             print(f"reference: {reference:.1f} uploads/s through submit_game in-process, one at a time")
+            server_cpu, client_cpu = group_cpu_seconds(server.process.pid), time.process_time()
             t0 = time.monotonic()
-            stats = asyncio.run(load(server.port, upload, args.clients, args.duration, args.max_requests))
+            stats = asyncio.run(load(server.port, upload, task["hash"], args.clients, args.duration,
+                                     args.interval, args.max_requests))
             elapsed = time.monotonic() - t0
+            client_cpu = time.process_time() - client_cpu
+            server_cpu = group_cpu_seconds(server.process.pid) - server_cpu
+            group_commit = server.status().get("group_commit")  # one worker process's writer
             missing_rows, missing_files = check_stored(server.run_dir, stats["accepted"])
             log_size = server.log.stat().st_size
         figures = {
-            "clients": args.clients, "server_workers": args.workers, "seconds": round(elapsed, 1),
+            "clients": args.clients, "interval_s": args.interval, "server_workers": args.workers,
+            "seconds": round(elapsed, 1),
             "uploads_accepted": len(stats["accepted"]),
             "uploads_per_s": round(len(stats["accepted"]) / elapsed, 1),
             "requests_per_s": round((len(stats["get-task"]) + len(stats["submit"])) / elapsed, 1),
@@ -167,7 +211,13 @@ def main() -> int:
             "submit_p99_ms": round(percentile_ms(stats["submit"], 99), 1),
             "get_task_p50_ms": round(percentile_ms(stats["get-task"], 50), 1),
             "get_task_p99_ms": round(percentile_ms(stats["get-task"], 99), 1),
-            "errors": len(stats["errors"]), "reference_uploads_per_s": round(reference, 1),
+            "errors": len(stats["errors"]), "late_cycles": stats["late"],
+            "server_cpu_s": round(server_cpu, 1), "client_cpu_s": round(client_cpu, 1),
+            "client_cpu_share": round(client_cpu / max(client_cpu + server_cpu, 1e-9), 2),
+            "server_cpu_ms_per_upload": round(1000 * server_cpu / max(len(stats["accepted"]), 1), 2),
+            "load_average": [round(x, 2) for x in os.getloadavg()],
+            "group_commit_of_one_worker": group_commit,
+            "reference_uploads_per_s": round(reference, 1),
             "ratio_to_reference": round(len(stats["accepted"]) / elapsed / reference, 2),
             "accepted_missing_from_db": missing_rows, "accepted_missing_files": missing_files,
             "cpu_cores": os.cpu_count(), "game_moves": moves, "server_log_bytes": log_size,

@@ -224,9 +224,10 @@ def test_shipped_go_openings_are_legal_and_make_openings_writes_go_ones(tmp_path
     openings = read_openings("example-data/openings_go_9x9.txt", go)
     assert len(openings) == 20 and len(set(openings)) == 20 and all(len(o) == 2 for o in openings)
     out = tmp_path / "go.txt"
-    done = subprocess.run([sys.executable, "scripts/make_openings.py", "--game", "go", "--size", "9", "--stones", "2",
-                           "--radius", "1", "--count", "2", "--visits", "4", "--candidates", "20", "--margin", "0.5",
-                           "--out", str(out)], capture_output=True, text=True, timeout=300)
+    command = [sys.executable, "scripts/make_openings.py", "--game", "go", "--size", "9", "--stones", "2",
+               "--radius", "1", "--count", "2", "--visits", "4", "--candidates", "20", "--margin", "0.5",
+               "--out", str(out)]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     assert "9x9 Go (komi 7.5) openings" in out.read_text()
     assert len(read_openings(out, go)) == 2

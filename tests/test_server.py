@@ -157,6 +157,20 @@ def test_bad_upload_battery(server, game_upload):
 
 def test_kill9_during_uploads_loses_nothing(tmp_path, game_upload):
     """Uploads from 8 threads, kill -9 mid-way, restart: every 200 is there, whole, and nothing else is."""
+    kill9_during_uploads(tmp_path, game_upload, threads=8, kill_after=40)
+
+
+def test_kill9_during_a_burst_of_group_commits_loses_nothing(tmp_path, game_upload):
+    """48 clients at once, so the group commit writes batches of many uploads; kill -9 in the burst."""
+    status = kill9_during_uploads(tmp_path, game_upload, threads=48, kill_after=120)
+    batches, entries = status["group_commit"]["batches"], status["group_commit"]["entries"]
+    assert entries > batches, f"no batch held more than one entry ({batches} batches, {entries} entries)"
+
+
+def kill9_during_uploads(tmp_path: Path, game_upload: Upload, threads: int, kill_after: int) -> dict:
+    """Upload from ``threads`` threads, kill -9 the server after ``kill_after`` 200s, restart, check
+    that every 200 is in the database with whole files and that no other file survived; returns the
+    server's status from just before the kill."""
     run_dir = tmp_path / "run"
     server = LocalServer(run_dir, *TINY).start()
     template = Upload("submit", dict(game_upload.fields), dict(game_upload.files))
@@ -175,14 +189,15 @@ def test_kill9_during_uploads_loses_nothing(tmp_path, game_upload):
             with lock:
                 accepted.append(u.fields["random_seed"])
 
-    threads = [threading.Thread(target=uploader) for _ in range(8)]
-    for t in threads:
+    workers = [threading.Thread(target=uploader) for _ in range(threads)]
+    for t in workers:
         t.start()
-    while len(accepted) < 40:
+    while len(accepted) < kill_after:
         threading.Event().wait(0.05)
+    status = server.status()
     server.kill()
     stop.set()
-    for t in threads:
+    for t in workers:
         t.join(30)
     restarted = LocalServer(run_dir, *TINY, port=server.port).start()
     try:
@@ -202,3 +217,4 @@ def test_kill9_during_uploads_loses_nothing(tmp_path, game_upload):
         assert restarted.status()["games"] == len(rows)
     finally:
         restarted.stop()
+    return status

@@ -60,10 +60,12 @@ Elo graph as an SVG picture).
 
 
 import argparse
+import asyncio
 import dataclasses
 import gzip
 import hashlib
 import html
+import inspect
 import json
 import logging
 import os
@@ -75,6 +77,7 @@ from pathlib import Path
 
 from zero9.arena.elo import bayeselo, sprt
 from zero9.distributed import db
+from zero9.distributed.groupcommit import GroupCommit
 from zero9.distributed.validation import (
     COLOUR_NAMES,
     Rejected,
@@ -102,6 +105,7 @@ DRAIN_FACTOR = 4  # an oversized body is read (and dropped) up to this many limi
 SETTINGS_ENV = "ZERO9_SERVER_SETTINGS"  # how the worker processes of --workers N get their settings
 LOG_FORMAT = "%(asctime)s %(process)d %(name)s %(levelname)s %(message)s"
 MATCH_STATES = {"H1": "PASS", "H0": "fail"}  # SPRT decisions as the status page shows them
+STATE_SECONDS = 1.0  # get-task's cached view (best net, open match) is re-read at least this often
 
 
 @dataclass
@@ -189,8 +193,11 @@ class Server:
         self.limiter = RateLimiter(self.limits.requests_per_minute)
         self.decision_lock = threading.Lock()  # one SPRT update at a time
         self._ratings_cache: tuple[int, dict] = (-1, {})
+        self._gzip_hash_cache: dict[str, str] = {}  # a net's files never change
+        self._state: tuple[float, str | None, bool] = (0.0, None, True)  # (read at, best net, a match open)
         for name in FILE_DIRS:
             (self.root / name).mkdir(exist_ok=True)
+        self.commits = GroupCommit(self.engine, self.root)
         swept = self.sweep() if sweep else 0  # only the process that starts the workers sweeps
         if swept:
             log.warning("removed %d leftover files (temporary, or written by an upload that never "
@@ -277,6 +284,7 @@ class Server:
         except Exception:
             unlink_quietly(path)
             raise
+        self._forget_state()
         log.info("network %s added (%s)", net_hash[:8], "best" if best else "candidate")
         return net_hash
 
@@ -289,41 +297,68 @@ class Server:
     # --- tasks --------------------------------------------------------------------------------
 
     def get_task(self, client: str) -> dict[str, str]:
+        """A task for ``client``, recorded (committed) before it is returned."""
+        answer, rows = self.new_task(client)
+        if rows:
+            self.commits.commit({}, rows)
+        return answer
+
+    def new_task(self, client: str) -> tuple[dict[str, str], list]:
+        """A task and the rows that record it: they must be committed before the task is sent."""
         common = {"required_client_version": str(PROTOCOL_VERSION),
                   "minimum_autogtp_version": str(PROTOCOL_VERSION),
                   "minimum_leelaz_version": MINIMUM_LEELAZ_VERSION}
         if (self.root / "pause").exists():
-            return {"cmd": "wait", "minutes": "1", **common}
+            return {"cmd": "wait", "minutes": "1", **common}, []
         seed = secrets.randbits(62) + 1  # nonzero: autogtp treats "0" as no seed
-        match = self._match_wanting_games()
-        with db.transaction(self.engine) as c:
-            if match is not None:
+        best, match_open = self._task_state()
+        match = self._match_wanting_games() if match_open else None
+        if match is not None:
+            with self.engine.connect() as c:
                 issued = c.execute(db.select(db.func.count()).select_from(db.tasks)
                                    .where(db.tasks.c.match_id == match.id)).scalar_one()
-                black, white = ((match.candidate, match.best) if issued % 2 == 0
-                                else (match.best, match.candidate))
-                c.execute(db.tasks.insert().values(seed=seed, kind="match", net=black, other_net=white,
-                                                   match_id=match.id, options_hash=self.match_hash,
-                                                   client=client, issued=db.now()))
-                gz = self._gzip_hashes(c, black, white)
-                return {"cmd": "match", "black_hash": black, "white_hash": white,
-                        "black_hash_gzip_hash": gz[black], "white_hash_gzip_hash": gz[white],
-                        "options": self.match_options, "options_hash": self.match_hash,
-                        "random_seed": str(seed), **common}
-            best = self._best_in(c)
-            c.execute(db.tasks.insert().values(seed=seed, kind="selfplay", net=best,
-                                               options_hash=self.selfplay_hash, client=client,
-                                               issued=db.now()))
-            gz = self._gzip_hashes(c, best)
-        return {"cmd": "selfplay", "hash": best, "hash_gzip_hash": gz[best],
+            black, white = ((match.candidate, match.best) if issued % 2 == 0
+                            else (match.best, match.candidate))
+            row = dict(seed=seed, kind="match", net=black, other_net=white, match_id=match.id,
+                       options_hash=self.match_hash, client=client, issued=db.now())
+            return {"cmd": "match", "black_hash": black, "white_hash": white,
+                    "black_hash_gzip_hash": self._gzip_hash(black),
+                    "white_hash_gzip_hash": self._gzip_hash(white),
+                    "options": self.match_options, "options_hash": self.match_hash,
+                    "random_seed": str(seed), **common}, [(db.tasks, row)]
+        row = dict(seed=seed, kind="selfplay", net=best, other_net=None, match_id=None,
+                   options_hash=self.selfplay_hash, client=client, issued=db.now())
+        return {"cmd": "selfplay", "hash": best, "hash_gzip_hash": self._gzip_hash(best),
                 "options": self.selfplay_options, "options_hash": self.selfplay_hash,
-                "random_seed": str(seed), **common}
+                "random_seed": str(seed), **common}, [(db.tasks, row)]
 
-    @staticmethod
-    def _gzip_hashes(c, *hashes: str) -> dict[str, str]:
-        rows = c.execute(db.select(db.networks.c.hash, db.networks.c.gzip_hash)
-                         .where(db.networks.c.hash.in_(hashes)))
-        return {row.hash: row.gzip_hash for row in rows}
+    def task_state_cached(self) -> bool:
+        """Whether :meth:`new_task` will read nothing from the database (no match open, state fresh)."""
+        read_at, best, match_open = self._state
+        return best is not None and not match_open and time.monotonic() - read_at <= STATE_SECONDS
+
+    def _task_state(self) -> tuple[str, bool]:
+        """(the best net, whether some match is undecided): read again after :data:`STATE_SECONDS`, or
+        at once after a change made in this process (other worker processes' changes show within it)."""
+        read_at, best, match_open = self._state
+        if best is None or time.monotonic() - read_at > STATE_SECONDS:
+            with self.engine.connect() as c:
+                best = self._best_in(c)
+                match_open = c.execute(db.select(db.matches.c.id).where(db.matches.c.decision.is_(None))
+                                       .limit(1)).first() is not None
+            self._gzip_hash(best)  # cached too, so that a fresh state needs no read at all
+            self._state = (time.monotonic(), best, match_open)
+        return best, match_open
+
+    def _forget_state(self) -> None:
+        self._state = (0.0, None, True)
+
+    def _gzip_hash(self, net_hash: str) -> str:
+        if net_hash not in self._gzip_hash_cache:
+            with self.engine.connect() as c:
+                self._gzip_hash_cache[net_hash] = c.execute(
+                    db.select(db.networks.c.gzip_hash).where(db.networks.c.hash == net_hash)).scalar_one()
+        return self._gzip_hash_cache[net_hash]
 
     def _match_wanting_games(self):
         """The oldest undecided match with fewer than ``match_in_flight`` unanswered recent tasks."""
@@ -339,28 +374,38 @@ class Server:
                 db.match_games.c.match_id == match.id, db.match_games.c.submitted > since)).scalar_one()
         return match if handed - answered < self.match_in_flight else None
 
-    def _task_for(self, seed_text: str, kind: str, option_hash: str):
-        """The handed-out task an upload answers, or Rejected."""
+    def _task_for(self, seed_text: str, kind: str, option_hash: str, answers):
+        """The handed-out task an upload answers, not yet in the table ``answers``, or Rejected."""
         if not seed_text.isdigit() or len(seed_text) > 20:
             raise Rejected(f"random_seed {seed_text[:24]!r} is not a number")
         with self.engine.connect() as c:
-            task = c.execute(db.select(db.tasks).where(db.tasks.c.seed == int(seed_text))).first()
+            task = c.execute(db.select(db.tasks, answers.c.id.label("answer"))
+                             .outerjoin(answers, answers.c.seed == db.tasks.c.seed)
+                             .where(db.tasks.c.seed == int(seed_text))).first()
         if task is None or task.kind != kind:
             raise Rejected(f"random_seed {seed_text} names no {kind} task this server handed out")
         if task.options_hash != option_hash:
             raise Rejected(f"options_hash {option_hash[:16]!r} is not the task's {task.options_hash}")
         if db.now() - task.issued > TASK_MAX_AGE:
             raise Rejected(f"the task of random_seed {seed_text} has expired")
+        if task.answer is not None:
+            raise Rejected(f"random_seed {seed_text} was already answered", 409)
         return task
 
     # --- uploads ------------------------------------------------------------------------------
 
     def submit_game(self, form: dict[str, str], sgf_gz: bytes, chunk_gz: bytes, client: str) -> dict:
         """Check and store one self-play game (see the module docstring); Rejected when refused."""
-        task = self._task_for(form.get("random_seed", ""), "selfplay", form.get("options_hash", ""))
+        answer, files, row = self.check_game(form, sgf_gz, chunk_gz, client)
+        self._store(files, db.games, row)
+        return answer
+
+    def check_game(self, form: dict[str, str], sgf_gz: bytes, chunk_gz: bytes, client: str
+                   ) -> tuple[dict, dict[str, bytes], dict]:
+        """Check one self-play game: (the answer, its files, its ``games`` row), or Rejected."""
+        task = self._task_for(form.get("random_seed", ""), "selfplay", form.get("options_hash", ""), db.games)
         if form.get("networkhash") != task.net:
             raise Rejected(f"networkhash {form.get('networkhash', '')[:16]!r} is not the task's net")
-        self._not_answered(db.games, task.seed)
         winner = winner_colour(form.get("winnercolor", ""))
         replayed = replay_sgf(self.game, gunzip_limited(sgf_gz, self.limits.sgf, "the sgf file"),
                               _count(form, "movescount"), winner)
@@ -376,13 +421,12 @@ class Server:
                    client_version=form.get("clientversion", "")[:16],
                    moves=len(replayed.positions), winner=COLOUR_NAMES[winner], positions=len(chunk),
                    sgf_file=sgf_file, chunk_file=chunk_file, submitted=db.now())
-        self._store({sgf_file: sgf_gz, chunk_file: chunk_gz}, db.games.insert().values(**row))
-        return {"accepted": True, "positions": len(chunk)}
+        return {"accepted": True, "positions": len(chunk)}, {sgf_file: sgf_gz, chunk_file: chunk_gz}, row
 
     def submit_match(self, form: dict[str, str], sgf_gz: bytes, client: str) -> dict:
         """Check and store one match game, then update its match's SPRT."""
-        task = self._task_for(form.get("random_seed", ""), "match", form.get("options_hash", ""))
-        self._not_answered(db.match_games, task.seed)
+        task = self._task_for(form.get("random_seed", ""), "match", form.get("options_hash", ""),
+                              db.match_games)
         winner = winner_colour(form.get("winnercolor", ""))
         winner_net, loser_net = (task.net, task.other_net) if winner == 1 else (task.other_net, task.net)
         if (form.get("winnerhash"), form.get("loserhash")) != (winner_net, loser_net):
@@ -393,30 +437,17 @@ class Server:
         row = dict(match_id=task.match_id, seed=task.seed, winner_net=winner_net, loser_net=loser_net,
                    winner_colour=COLOUR_NAMES[winner], moves=_count(form, "movescount"),
                    score=form.get("score", "")[:32], client=client, sgf_file=sgf_file, submitted=db.now())
-        self._store({sgf_file: sgf_gz}, db.match_games.insert().values(**row))
+        self._store({sgf_file: sgf_gz}, db.match_games, row)
         decision = self.update_match(task.match_id)
         return {"accepted": True, "decision": decision}
 
-    def _not_answered(self, table, seed: int) -> None:
-        with self.engine.connect() as c:
-            if c.execute(db.select(table.c.id).where(table.c.seed == seed)).first():
-                raise Rejected(f"random_seed {seed} was already answered", 409)
-
-    def _store(self, files: dict[str, bytes], insert) -> None:
-        """Write ``files`` atomically, then commit ``insert``; a failed commit removes the files."""
-        for name, data in files.items():
-            atomic_write_bytes(self.root / name, data)
+    def _store(self, files: dict[str, bytes], table, row: dict) -> None:
+        """Write ``files`` atomically and insert ``row`` into ``table``, with the other uploads of the
+        moment (:mod:`zero9.distributed.groupcommit`); a failed commit leaves none of the files."""
         try:
-            with db.transaction(self.engine) as c:
-                c.execute(insert)
+            self.commits.commit(files, [(table, row)])
         except db.IntegrityError:
-            for name in files:
-                unlink_quietly(self.root / name)
-            raise Rejected("this task was already answered", 409) from None
-        except BaseException:
-            for name in files:
-                unlink_quietly(self.root / name)
-            raise
+            raise already_answered() from None
 
     # --- gating -------------------------------------------------------------------------------
 
@@ -449,6 +480,7 @@ class Server:
             if decision == "H1":
                 c.execute(db.networks.update().where(db.networks.c.hash == match.candidate)
                           .values(best_since=stamp))
+        self._forget_state()
         log.info("match %d: %s %s after %d-%d", match_id, match.candidate[:8],
                  "promoted" if decision == "H1" else "rejected", wins, losses)
         return decision
@@ -496,12 +528,20 @@ class Server:
             "best_elo": round(ratings.get(best, (0.0,))[0], 1) if best else None,
             "game": self.game.to_dict(), "options": self.selfplay_options, "elo1": self.elo1,
             "matches": matches,
+            "group_commit": {"batches": self.commits.batches,  # of the process that answers
+                             "entries": self.commits.entries,
+                             "busy_seconds": round(self.commits.busy_seconds, 3)},
             "network_list": [{"number": n.number, "hash": n.hash, "blocks": n.blocks, "filters": n.filters,
                               "training_steps": n.training_steps, "created": n.created,
                               "best": n.best_since is not None,
                               "elo": [round(x, 1) for x in ratings[n.hash]] if n.hash in ratings else None}
                              for n in nets],
         }
+
+
+def already_answered() -> Rejected:
+    """Two answers to one task raced and the other one committed first (the seed is unique)."""
+    return Rejected("this task was already answered", 409)
 
 
 def _count(form: dict[str, str], key: str) -> int:
@@ -592,7 +632,11 @@ def create_app(server: Server):
     from fastapi import FastAPI, Request
     from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, PlainTextResponse
 
-    app = FastAPI(title="zero9 server", docs_url=None, redoc_url=None)
+    # FastAPI >= 0.16x asks OpenTelemetry's providers on every request unless told not to (a tenth
+    # of an upload's CPU here); zero9 exports no telemetry. Older FastAPI has no such argument.
+    quiet = ({"telemetry": {"tracing": False, "metrics": False, "logs": False}}
+             if "telemetry" in inspect.signature(FastAPI.__init__).parameters else {})
+    app = FastAPI(title="zero9 server", docs_url=None, redoc_url=None, **quiet)
 
     def client_of(request: Request) -> str:
         return request.client.host if request.client else "unknown"
@@ -602,11 +646,20 @@ def create_app(server: Server):
                     rejected.reason)
         return PlainTextResponse(rejected.reason + "\n", status_code=rejected.status)
 
-    @app.middleware("http")
-    async def rate_limit(request: Request, call_next):
-        if not server.limiter.allow(client_of(request)):
-            return refuse(request, Rejected("too many requests; slow down", 429))
-        return await call_next(request)
+    def rate_limited(inner):
+        """Plain ASGI (Starlette's ``@app.middleware`` costs a task group per request): a 429 before
+        anything is read when the client's address is over its rate."""
+
+        async def guard(scope, receive, send):
+            if scope["type"] == "http" and not server.limiter.allow((scope.get("client") or ("unknown",))[0]):
+                refused = refuse(Request(scope), Rejected("too many requests; slow down", 429))
+                await refused(scope, receive, send)
+                return
+            await inner(scope, receive, send)
+
+        return guard
+
+    app.add_middleware(rate_limited)
 
     async def read_form(request: Request, limit: int) -> tuple[dict[str, str], dict[str, bytes]]:
         """The multipart body, read within the size limit. A client's file names are never used
@@ -642,10 +695,23 @@ def create_app(server: Server):
             raise Rejected(f"missing file field(s): {', '.join(missing)}")
         return [files[n] for n in names]
 
+    async def committed(files: dict[str, bytes], rows: list) -> None:
+        """Wait, without holding a thread, until the group commit has made ``files`` and ``rows`` durable."""
+        try:
+            await asyncio.wrap_future(server.commits.submit(files, rows))
+        except db.IntegrityError:
+            raise already_answered() from None
+
     @app.get("/get-task/{client_version}")
     @app.get("/get-task/{client_version}/{engine_version}")
-    def get_task(request: Request, client_version: str, engine_version: str = "") -> JSONResponse:
-        return JSONResponse(server.get_task(client_of(request)))
+    async def get_task(request: Request, client_version: str, engine_version: str = "") -> JSONResponse:
+        if server.task_state_cached():  # nothing to read: answer on the event loop
+            answer, rows = server.new_task(client_of(request))
+        else:
+            answer, rows = await run_sync(server.new_task, client_of(request))
+        if rows:
+            await committed({}, rows)
+        return JSONResponse(answer)
 
     @app.get("/networks/{name}")
     def network(name: str):
@@ -661,22 +727,26 @@ def create_app(server: Server):
             return PlainTextResponse("no network yet\n", status_code=404)
         return FileResponse(path, media_type="application/gzip", filename=path.name)
 
-    async def game_upload(request: Request, handler, *file_names: str):
-        """Read a game upload's form, hand its fields and files to ``handler`` in the thread pool."""
-        try:
-            fields, files = await read_form(request, server.limits.body)
-            result = await run_sync(handler, fields, *needs(files, *file_names), client_of(request))
-        except Rejected as r:
-            return refuse(request, r)
-        return JSONResponse(result)
-
     @app.post("/submit")
     async def submit(request: Request):
-        return await game_upload(request, server.submit_game, "sgf", "trainingdata")
+        """The hot path: the checks in the thread pool, then the group commit awaited on the loop."""
+        try:
+            fields, files = await read_form(request, server.limits.body)
+            sgf, chunk = needs(files, "sgf", "trainingdata")
+            answer, keep, row = await run_sync(server.check_game, fields, sgf, chunk, client_of(request))
+            await committed(keep, [(db.games, row)])
+        except Rejected as r:
+            return refuse(request, r)
+        return JSONResponse(answer)
 
     @app.post("/submit-match")
     async def submit_match(request: Request):
-        return await game_upload(request, server.submit_match, "sgf")
+        try:
+            fields, files = await read_form(request, server.limits.body)
+            answer = await run_sync(server.submit_match, fields, *needs(files, "sgf"), client_of(request))
+        except Rejected as r:
+            return refuse(request, r)
+        return JSONResponse(answer)
 
     @app.post("/submit-network")
     async def submit_network(request: Request):

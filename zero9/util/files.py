@@ -29,6 +29,7 @@ import os
 import stat
 import time
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -64,13 +65,12 @@ class NotRegularFileError(OSError):
 
 def check_replaceable(path: str | os.PathLike) -> None:
     """Raise :class:`NotRegularFileError` unless ``path`` is absent or a regular file (links not followed)."""
-    path = Path(path)
     try:
         mode = os.lstat(path).st_mode
     except FileNotFoundError:
         return
     if not stat.S_ISREG(mode):
-        raise NotRegularFileError(path, _file_kind(mode))
+        raise NotRegularFileError(Path(path), _file_kind(mode))
 
 
 @contextmanager
@@ -124,6 +124,92 @@ def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> None:
     atomic_save_with(path, write)
 
 
+def atomic_write_many(files: dict[str, bytes]) -> None:
+    """Write several files atomically at once: all temporary files written and fsync'd together
+    (:func:`fsync_together`), renamed, then their folders fsync'd together (a batch of n files
+    costs about one fsync, not n).
+
+    The folders must exist. All or nothing: if this raises, no temporary file is left and the files
+    already renamed into place are removed again.
+    """
+    written: list[tuple[str, str]] = []  # (temporary name, final name)
+    renamed: list[str] = []
+    try:
+        descriptors: list[tuple[int, str]] = []
+        try:
+            for path, data in files.items():
+                check_replaceable(path)
+                folder, name = os.path.split(path)
+                tmp = os.path.join(folder, f"{TMP_PREFIX}{os.getpid()}-{time.monotonic_ns()}-{name}")
+                with disk_full_named(path):
+                    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, FILE_MODE)
+                    descriptors.append((fd, path))
+                    written.append((tmp, path))
+                    view = memoryview(data)
+                    while view:
+                        view = view[os.write(fd, view):]
+            fsync_together(descriptors)
+        finally:
+            for fd, _ in descriptors:
+                os.close(fd)
+        while written:
+            tmp, path = written[0]
+            check_replaceable(path)  # it may have appeared while we wrote
+            os.replace(tmp, path)
+            renamed.append(path)
+            written.pop(0)
+    except BaseException:
+        for path in renamed:
+            unlink_quietly(path)
+        raise
+    finally:
+        for tmp, _ in written:  # after an error: the files not renamed
+            unlink_quietly(tmp)
+    folders = [(fd, folder) for folder in {os.path.dirname(path) for path in files}
+               if (fd := _open_folder(folder)) is not None]
+    try:
+        fsync_together(folders, folders=True)
+    finally:
+        for fd, _ in folders:
+            os.close(fd)
+
+
+_sync_pool: ThreadPoolExecutor | None = None
+SYNC_THREADS = 16
+
+
+def fsync_together(items: list[tuple[int, str | os.PathLike]], folders: bool = False) -> None:
+    """fsync the open descriptors of ``(descriptor, path)`` at once, from a pool of threads: the file
+    system puts fsyncs that wait together into one journal commit (ext4's jbd2 does), where one by
+    one each pays a commit. ``path`` names the file in a :class:`DiskFullError`; with ``folders``
+    an error is ignored (some file systems cannot fsync a folder; renames are atomic anyway)."""
+    global _sync_pool
+
+    def sync(item: tuple[int, str | os.PathLike]) -> None:
+        fd, path = item
+        try:
+            with disk_full_named(path):
+                os.fsync(fd)
+        except OSError:
+            if not folders:
+                raise
+
+    if len(items) <= 1:
+        for item in items:
+            sync(item)
+        return
+    if _sync_pool is None:
+        _sync_pool = ThreadPoolExecutor(SYNC_THREADS, thread_name_prefix="fsync")
+    list(_sync_pool.map(sync, items))
+
+
+def _open_folder(folder: str | os.PathLike) -> int | None:
+    try:
+        return os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+    except OSError:
+        return None  # some file systems will not open a folder
+
+
 def atomic_write_text(path: str | os.PathLike, text: str) -> None:
     atomic_write_bytes(path, text.encode("utf-8"))
 
@@ -134,14 +220,11 @@ def atomic_write_json(path: str | os.PathLike, obj: Any) -> None:
 
 def fsync_folder(folder: str | os.PathLike) -> None:
     """Make a rename in ``folder`` survive a power cut (the folder's entry list is data too)."""
+    fd = _open_folder(folder)
+    if fd is None:
+        return  # the rename itself is still atomic
     try:
-        fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
-    except OSError:
-        return  # some file systems will not open a folder; the rename itself is still atomic
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
+        fsync_together([(fd, folder)], folders=True)
     finally:
         os.close(fd)
 
