@@ -3,7 +3,7 @@ minutes that trained each net, from zero, with and without threat search.
 
     python3 scripts/plot_gomoku15_rapfi.py docs/runs/gomoku15-rapfi --out docs/images/gomoku15-rapfi.png
 
-Reads the ``zero9 match`` logs named in POINTS (their last "N wins, M losses" line); the minutes
+Reads the ``zero9 match`` logs named in POINTS (their closing win-rate line); the minutes
 are those of docs/runs/gomoku15-rapfi/README.md (9.3 for the 9x9 tower, 19.7 for the shipped
 net, 15.5 for this session's run).
 """
@@ -11,10 +11,9 @@ net, 15.5 for this session's run).
 from __future__ import annotations
 
 import argparse
-import re
 from pathlib import Path
 
-from zero9.arena.elo import win_rate_interval
+from plot_ab import win_rate  # scripts/ is on the path when this runs as a script
 
 POINTS = [  # (log file, GPU minutes from zero, threat search)
     ("shipped_vs_rapfi10k.log", 29.0, False),
@@ -22,26 +21,13 @@ POINTS = [  # (log file, GPU minutes from zero, threat search)
     ("shipped_threats_vs_rapfi10k.log", 29.0, True),
     ("final_threats_vs_rapfi10k.log", 44.5, True),
 ]
-RESULT = re.compile(r"(\d+) wins, (\d+) losses, (\d+) draws")
-
-
-def result(log: Path) -> tuple[int, int, int]:
-    found = RESULT.findall(log.read_text())
-    if not found:
-        raise SystemExit(f"{log}: no 'N wins, M losses, D draws' line (did the match finish?)")
-    return tuple(int(x) for x in found[-1])
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("folder", type=Path)
     parser.add_argument("--out", type=Path, default=Path("docs/images/gomoku15-rapfi.png"))
     args = parser.parse_args()
 
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt  # plot_ab chose the Agg backend
 
     fig, ax = plt.subplots(figsize=(6, 4))
     for threats, colour in ((False, "tab:blue"), (True, "tab:orange")):
@@ -49,12 +35,12 @@ def main() -> None:
         for name, minutes, on in POINTS:
             if on != threats:
                 continue
-            rate, low, high = win_rate_interval(*result(args.folder / name))
+            rate, low, high = win_rate(args.folder / name)  # percent
             xs.append(minutes + (0.4 if threats else -0.4))
-            ys.append(100 * rate)
-            lo.append(100 * (rate - low))
-            hi.append(100 * (high - rate))
-            print(f"{name}: {100 * rate:.1f}% [{100 * low:.1f}, {100 * high:.1f}] at {minutes} GPU-min")
+            ys.append(rate)
+            lo.append(rate - low)
+            hi.append(high - rate)
+            print(f"{name}: {rate:.1f}% [{low:.1f}, {high:.1f}] at {minutes} GPU-min")
         ax.errorbar(xs, ys, yerr=[lo, hi], fmt="o-", color=colour, capsize=4,
                     label="threat search on" if threats else "PUCT alone")
     ax.axhline(50, color="grey", linestyle=":", label="issue 26's bar")
