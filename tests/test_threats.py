@@ -9,7 +9,6 @@ from zero9.search.evaluator import UniformEvaluator
 from zero9.search.player import NetSource
 from zero9.search.threats import (
     ThreatEvaluator,
-    _swap_side,
     find_vcf,
     four_moves,
     refute_vcf,
@@ -63,7 +62,7 @@ def test_find_vcf_proves_the_double_four_and_finds_none_without_it():
 def test_refute_vcf_blocks_and_threat_move_prefers_our_own_win():
     white_to_move = GAME.play_moves(DOUBLE_FOUR[:-1])  # black threatens the double four at H7
     assert white_to_move.to_play == 2
-    assert find_vcf(_swap_side(white_to_move)) is not None
+    assert find_vcf(white_to_move.passed()) is not None
     ranked = [GAME.vertex_to_action(v) for v in ("A9", "B9", "H7")]
     move = refute_vcf(white_to_move, ranked)
     assert move is not None and vertices([move]) != ["A9"]

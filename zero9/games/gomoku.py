@@ -232,6 +232,20 @@ class GomokuPosition:
                 return True
         return False
 
+    def wins_at(self, point: int, colour: int) -> bool:
+        """Would a stone of ``colour`` on the empty ``point`` make a winning run (this variant's rule)?"""
+        return self._wins(self.board[:point] + bytes([colour]) + self.board[point + 1:], point, colour)
+
+    def passed(self) -> GomokuPosition:
+        """The same stones with the other side to move. Gomoku has no pass; threat search needs one."""
+        pos = object.__new__(GomokuPosition)
+        for name in GomokuPosition.__slots__:
+            setattr(pos, name, getattr(self, name))
+        pos.to_play = 3 - self.to_play
+        pos.hash = self.hash ^ _zobrist(self.game.size)[2]  # the side-to-move key, as play() applies it
+        pos._legal = None
+        return pos
+
     def resign(self) -> GomokuPosition:
         """A terminal copy of this position in which the side to move has resigned."""
         if self._winner is not None:

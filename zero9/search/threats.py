@@ -62,12 +62,7 @@ def winning_points(position: Position, colour: int) -> list[int]:
     w, own, empty = _window_counts(position, colour)
     full = w[(own == position.game.connect - 1) & (empty == 1)]
     points = sorted({int(p) for p in full[np.frombuffer(position.board, np.uint8)[full] == EMPTY]})
-    return [p for p in points if _wins_at(position, p, colour)]
-
-
-def _wins_at(position: Position, point: int, colour: int) -> bool:
-    board = position.board[:point] + bytes([colour]) + position.board[point + 1:]
-    return position._wins(board, point, colour)
+    return [p for p in points if position.wins_at(p, colour)]
 
 
 def four_moves(position: Position, colour: int) -> list[int]:
@@ -77,17 +72,6 @@ def four_moves(position: Position, colour: int) -> list[int]:
     board = np.frombuffer(position.board, np.uint8)
     points, counts = np.unique(near[board[near] == EMPTY], return_counts=True)
     return [int(p) for p in points[np.argsort(-counts, kind="stable")]]
-
-
-def _swap_side(position: Position) -> Position:
-    """The same stones with the other side to move (a "pass"; Gomoku has none, the search needs it)."""
-    swapped = object.__new__(type(position))
-    for name in type(position).__slots__:
-        setattr(swapped, name, getattr(position, name))
-    swapped.to_play = 3 - position.to_play
-    swapped.hash = position.hash ^ 0x5BD1E995  # another key than the real position's
-    swapped._legal = None
-    return swapped
 
 
 def find_vcf(position: Position, max_fours: int = MAX_FOURS, budget: int = NODE_BUDGET) -> list[int] | None:
@@ -135,7 +119,7 @@ def refute_vcf(position: Position, ranked: list[int], budget: int = NODE_BUDGET)
 
     None when they have no VCF (nothing to refute) or no ranked move refutes it.
     """
-    if find_vcf(_swap_side(position), budget=budget) is None:
+    if find_vcf(position.passed(), budget=budget) is None:
         return None
     for move in ranked:
         if position.is_legal(move) and find_vcf(position.play(move), budget=budget) is None:
