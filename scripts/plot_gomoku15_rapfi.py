@@ -5,7 +5,7 @@ minutes that trained each net, from zero, with and without threat search.
 
 Reads the ``zero9 match`` logs named in POINTS (their closing win-rate line); the minutes
 are those of docs/runs/gomoku15-rapfi/README.md (9.3 for the 9x9 tower, 19.7 for the shipped
-net, 15.5 for this session's run).
+net, 15.5 for the second leg, 12.2 for the third).
 """
 
 from __future__ import annotations
@@ -20,6 +20,8 @@ POINTS = [  # (log file, GPU minutes from zero, threat search)
     ("final_vs_rapfi10k.log", 44.5, False),
     ("shipped_threats_vs_rapfi10k.log", 29.0, True),
     ("final_threats_vs_rapfi10k.log", 44.5, True),
+    ("leg3_vs_rapfi10k.log", 56.7, False),
+    ("leg3_threats_vs_rapfi10k.log", 56.7, True),
 ]
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
