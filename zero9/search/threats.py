@@ -317,9 +317,8 @@ def find_vct(position: Position, max_threats: int = MAX_THREATS, budget: int = V
         settled, line = known(pos, threats)
         if settled:
             return line
-        spoilers = [p for q, others in doubles.items() for p in (q, *sorted(others))]
         first = None
-        for move in _unique(spoilers + lines.fours(defender)):
+        for move in _unique(_spoilers(doubles) + lines.fours(defender)):
             if pos.is_legal(move):
                 rest = attack(pos.play(move), threats)
                 if rest is None:
@@ -340,19 +339,37 @@ def refute_vct(position: Position, ranked: list[int], budget: int = VCT_BUDGET,
 
     Candidates: the points of the opponent's proven line and our own fours and threes (they
     gain a tempo), those in ``ranked`` (the search's order) first; ``tries`` of them at most.
-    None when there is nothing to refute or no candidate does.
+    A four or three of ours must spoil the threat, not only delay it: once they have answered
+    it, they must still have no win if they could move again. None when there is nothing to
+    refute or no candidate does.
     """
     threat = find_vcf(position.passed()) or find_vct(position.passed(), budget=budget)
     if threat is None:
         return None
+    us = position.to_play
     lines = _Lines(position)
-    candidates = set(threat) | set(lines.fours(position.to_play)) | set(lines.threes(position.to_play))
+    candidates = set(threat) | set(lines.fours(us)) | set(lines.threes(us))
     order = _unique([m for m in ranked if m in candidates] + sorted(candidates))
     for move in [m for m in order if position.is_legal(m)][:tries]:
         after = position.play(move)
-        if find_vcf(after) is None and find_vct(after, budget=budget) is None:
+        answered = [after.play(a).passed() for a in _answers(after, us) if after.is_legal(a)]
+        if all(find_vcf(p) is None and find_vct(p, budget=budget) is None for p in [after, *answered]):
             return move
     return None
+
+
+def _answers(position: Position, attacker: int) -> list[int]:
+    """The defender's answers to the attacker's four (the block) or three (its spoilers), else []."""
+    lines = _Lines(position)
+    fours = lines.winning(attacker)
+    if fours:
+        return fours[:1] if len(fours) == 1 else []
+    return _spoilers(lines.doubles(attacker))
+
+
+def _spoilers(doubles: dict[int, set[int]]) -> list[int]:
+    """The points that spoil double points: each one, then the other empty points of its windows."""
+    return _unique(p for q, others in doubles.items() for p in (q, *sorted(others)))
 
 
 def threat_move(position: Position, ranked: list[int], budget: int = NODE_BUDGET,
