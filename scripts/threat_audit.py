@@ -11,9 +11,12 @@ Vocabulary:
 - **entry**: the first position of a game, past the opening, where Rapfi (to move, at
   ``--nodes``) proved a win; the move before it is zero9's, the one that let Rapfi in.
 - **found**: at the entry, :func:`find_vcf` or :func:`find_vct` proves Rapfi's win too.
-- **refuted**: at the position before the entry (zero9 to move), :func:`refute_vct`, given the
-  net's policy as the ranking, picks a move after which neither find_vct nor the oracle at
-  ``--check-nodes`` finds a win for Rapfi.
+- **refuted**: at the position before the entry (zero9 to move), :func:`threat_move` (the
+  player's root decision: our VCF or VCT, else :func:`refute_vct` with the net's policy as the
+  ranking) insists on a move after which the oracle at ``--check-nodes`` finds no win for
+  Rapfi (find_vct finds none by construction).
+- **lost before**: the oracle at ``--check-nodes``, playing zero9's side there, sees itself
+  mated (``Eval -M``): no move holds, so no defence could have refuted.
 
 Prints one line per lost game, then the counts and the time each threat search took
 (mean and max): run it under ``flock /work/bench.lock`` when the times matter.
@@ -52,14 +55,19 @@ class Oracle:
         info = [("timeout_turn", "5000"), ("timeout_match", "0"), ("rule", "0"), ("max_node", str(nodes))]
         self.agent = PbrainAgent(f"rapfi@{nodes}", argv, timeout=120, info=info)
 
-    def mate(self, position) -> int | None:
+    def evaluation(self, position) -> str:
+        """Rapfi's last ``Eval`` for the side to move: a score, ``+M<n>`` (it wins), ``-M<n>`` (it loses)."""
         # a fresh brain each time: Rapfi answered a second BOARD after a move with "Unknown command"
         self.agent.close()
         self.agent.new_game(position.game)
         self.agent.genmove(position)
         evals = [m.group(1) for line in self.agent.drain_log() if (m := EVAL.search(line))]
-        last = evals[-1] if evals else ""
-        return int(last[2:]) if last.startswith("+M") else None
+        return evals[-1] if evals else ""
+
+    def mate(self, position) -> int | None:
+        """The plies of the win Rapfi proved for the side to move, or None."""
+        evaluation = self.evaluation(position)
+        return int(evaluation[2:]) if evaluation.startswith("+M") else None
 
     def close(self) -> None:
         self.agent.close()
@@ -107,6 +115,7 @@ def audit_game(path: Path, source: NetSource, oracle: Oracle, checker: Oracle, t
     row.update(vcf=vcf is not None, vct=vct is not None, line=len(vct) if vct else 0)
     row["played"] = game.action_to_vertex(record.actions[row["entry"] - 1])
     row["seen"] = find_vct(before.passed()) is not None or find_vcf(before.passed()) is not None
+    row["lost_before"] = checker.evaluation(before).startswith("-M")  # no move of zero9's holds, says Rapfi
     move = timed(threat_move, before, ranked_moves(source, before), times=times["threat_move (before entry)"])
     row["threat_move"] = None if move is None else game.action_to_vertex(move)
     if move is not None:
@@ -151,6 +160,10 @@ def main() -> None:
     print(f"the move before it: threat search sees the threat in {sum(r['seen'] for r in entered)}, "
           f"threat_move insists on a move in {len(moved)}; after it Rapfi at {args.check_nodes} nodes "
           f"proves no win in {sum(r['check_plies'] is None for r in moved)}")
+    print(f"the move before it was already lost (Rapfi at {args.check_nodes} nodes, on zero9's side, "
+          f"sees itself mated) in {sum(r['lost_before'] for r in entered)}; of the others, threat_move "
+          f"refuted in {sum(r['check_plies'] is None for r in moved if not r['lost_before'])} "
+          f"of {sum(not r['lost_before'] for r in entered)}")
     for name, values in times.items():
         if values:
             print(f"{name}: mean {statistics.mean(values):.3f} s, max {max(values):.3f} s "

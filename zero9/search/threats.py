@@ -53,7 +53,7 @@ NODE_BUDGET = 3000  # positions one find_vcf may look at
 MAX_THREATS = 8  # fours and threes of the attacker before the VCF that ends a VCT
 VCT_BUDGET = 300  # attacker and defender nodes one find_vct may expand: ~0.3 s at most in Python
 VCT_VCF_BUDGET = 15  # positions each VCF test inside find_vct may look at (VCT's own fours go deeper)
-REFUTE_TRIES = 16  # candidate moves refute_vct may try, a find_vct each
+REFUTE_TRIES = 10  # candidate moves refute_vct may try, a find_vct or more each
 READINGS = ("vcf", "vct")
 
 
@@ -87,6 +87,16 @@ def _as_mover(position: Position, colour: int) -> Position:
     return position if position.to_play == colour else position.passed()
 
 
+_CODES = np.array([0, 1, 32], np.int32)  # a window's sum of codes: black stones + 32 * white (connect < 32)
+
+
+def _stone_counts(board: np.ndarray, rows: np.ndarray, connect: int) -> tuple[np.ndarray, ...]:
+    """Black stones, white stones and empty points of each window in ``rows`` (one gather, one sum)."""
+    coded = _CODES[board][rows].sum(1)
+    black, white = coded % 32, coded // 32
+    return black, white, connect - black - white
+
+
 class _Lines:
     """One position's windows read once: per window, each colour's stones and the empty points."""
 
@@ -95,9 +105,8 @@ class _Lines:
         self.connect = position.game.connect
         self.board = np.frombuffer(position.board, np.uint8)
         self.w = windows(position.game.size, self.connect)
-        cells = self.board[self.w]
-        self.empty = (cells == EMPTY).sum(1)
-        self.stones = {BLACK: (cells == BLACK).sum(1), WHITE: (cells == WHITE).sum(1)}
+        black, white, self.empty = _stone_counts(self.board, self.w, self.connect)
+        self.stones = {BLACK: black, WHITE: white}
 
     def _gaps(self, colour: int, stones: int) -> np.ndarray:
         """``[k, connect - stones]``: the empty points of windows of ``stones`` of ``colour``, no other."""
@@ -170,9 +179,10 @@ def winning_through(position: Position, point: int, colour: int) -> list[int]:
     played there can have made (ascending)."""
     game = position.game
     rows = windows(game.size, game.connect)[point_windows(game.size, game.connect)[point]]
-    cells = np.frombuffer(position.board, np.uint8)[rows]
-    full = ((cells == colour).sum(1) == game.connect - 1) & ((cells == EMPTY).sum(1) == 1)
-    points = sorted(set(rows[full][cells[full] == EMPTY].tolist()))
+    board = np.frombuffer(position.board, np.uint8)
+    black, white, empty = _stone_counts(board, rows, game.connect)
+    full = rows[((black if colour == BLACK else white) == game.connect - 1) & (empty == 1)]
+    points = sorted(set(full[board[full] == EMPTY].tolist()))
     return [p for p in points if position.wins_at(p, colour)]
 
 
@@ -287,13 +297,13 @@ def find_vct(position: Position, max_threats: int = MAX_THREATS, budget: int = V
             return None
         if theirs:
             return forced(pos, theirs[0], defend, threats)
-        line = vcf(pos)
+        fours = lines.fours(attacker)
+        line = vcf(pos) if fours else None
         if line is not None or threats == 0:
             return line
         settled, line = known(pos, threats)
         if settled:
             return line
-        fours = lines.fours(attacker)
         for move in _unique(fours + lines.threes(attacker)):
             if pos.is_legal(move):
                 rest = defend(pos.play(move), threats - 1)
@@ -312,13 +322,14 @@ def find_vct(position: Position, max_threats: int = MAX_THREATS, budget: int = V
         if mine:
             return forced(pos, mine[0], attack, threats)
         doubles = lines.doubles(attacker)
-        if not doubles or vcf(pos) is not None:
+        fours = lines.fours(defender)
+        if not doubles or fours and vcf(pos) is not None:
             return None  # no threat left, or the defender's fours come first
         settled, line = known(pos, threats)
         if settled:
             return line
         first = None
-        for move in _unique(_spoilers(doubles) + lines.fours(defender)):
+        for move in _unique(_spoilers(doubles) + fours):
             if pos.is_legal(move):
                 rest = attack(pos.play(move), threats)
                 if rest is None:
