@@ -1,4 +1,4 @@
-"""Gomoku threat search: winning by continuous fours (VCF), and refusing the opponent's.
+"""Gomoku threat search: winning by continuous fours (VCF) or threats (VCT), and refusing the opponent's.
 
 A 400-visit PUCT search reads a few moves deep; strong Gomoku engines also prove forced wins
 that run twenty moves deep, because in Gomoku a **four** leaves the opponent one answer.
@@ -31,9 +31,11 @@ Vocabulary (on top of :mod:`zero9.games.gomoku`):
   defender has, ending in a five. :func:`find_vct` proves one by AND/OR search: at the
   attacker's nodes any four or three that wins (VCF first), at the defender's nodes every
   answer must lose (and a defender with a VCF of their own refutes a three: fours come first).
-- **defence against a VCT**: :func:`refute_vct` picks, among moves ranked by the search, then
-  the points of the opponent's proven line and our own fours, the first after which the
-  opponent has neither VCT nor VCF.
+- **defence against a VCT**: :func:`refute_vct` tries the search's choice, then the points of
+  the opponent's proven line and our own fours and threes, those the search ranks first, and
+  picks the first after which the opponent has neither VCT nor VCF. A four or three of ours
+  must **spoil** the threat, not **delay** it: once the opponent has answered it, they must
+  still have no win.
 - **reading**: what the player's threat search reads at the root: ``"vcf"`` (fours) or
   ``"vct"`` (fours and threes). Leaves of the tree only ever get the cheap VCF test.
 """
@@ -51,7 +53,7 @@ IN_TREE_BUDGET = 200  # positions a leaf's find_vcf may look at: the tree asks h
 MAX_FOURS = 12  # fours in a line (24 moves): Rapfi's proven wins in our games were 5-39 moves long
 NODE_BUDGET = 3000  # positions one find_vcf may look at
 MAX_THREATS = 8  # fours and threes of the attacker before the VCF that ends a VCT
-VCT_BUDGET = 300  # attacker and defender nodes one find_vct may expand: ~0.3 s at most in Python
+VCT_BUDGET = 300  # attacker and defender nodes one find_vct may expand (about 1 ms each in Python)
 VCT_VCF_BUDGET = 15  # positions each VCF test inside find_vct may look at (VCT's own fours go deeper)
 REFUTE_TRIES = 10  # candidate moves refute_vct may try, a find_vct or more each
 READINGS = ("vcf", "vct")
@@ -348,8 +350,9 @@ def refute_vct(position: Position, ranked: list[int], budget: int = VCT_BUDGET,
                tries: int = REFUTE_TRIES) -> int | None:
     """If the opponent would have a VCT (or VCF) here, the first candidate after which they have neither.
 
-    Candidates: the points of the opponent's proven line and our own fours and threes (they
-    gain a tempo), those in ``ranked`` (the search's order) first; ``tries`` of them at most.
+    Candidates: the search's own choice (``ranked[0]``), then the points of the opponent's proven
+    line and our own fours and threes (they gain a tempo), those in ``ranked`` (the search's
+    order) first; ``tries`` of them at most.
     A four or three of ours must spoil the threat, not only delay it: once they have answered
     it, they must still have no win if they could move again. None when there is nothing to
     refute or no candidate does.
@@ -360,7 +363,7 @@ def refute_vct(position: Position, ranked: list[int], budget: int = VCT_BUDGET,
     us = position.to_play
     lines = _Lines(position)
     candidates = set(threat) | set(lines.fours(us)) | set(lines.threes(us))
-    order = _unique([m for m in ranked if m in candidates] + sorted(candidates))
+    order = _unique(ranked[:1] + [m for m in ranked if m in candidates] + sorted(candidates))
     for move in [m for m in order if position.is_legal(m)][:tries]:
         after = position.play(move)
         answered = [after.play(a).passed() for a in _answers(after, us) if after.is_legal(a)]
