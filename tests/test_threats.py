@@ -1,8 +1,11 @@
-"""Gomoku threat search: fours, VCF, its refutation, proven leaves, and the player using them."""
+"""Gomoku threat search: fours, VCF, threes, VCT, their refutation, proven leaves, the player using them."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
+import pytest
 
 from zero9.games import make_game
 from zero9.search.evaluator import UniformEvaluator
@@ -10,16 +13,23 @@ from zero9.search.player import NetSource
 from zero9.search.threats import (
     ThreatEvaluator,
     find_vcf,
+    find_vct,
     four_moves,
     refute_vcf,
+    refute_vct,
     threat_move,
     windows,
     winning_points,
 )
 
 GAME = make_game("gomoku", 15)
+SHIPPED_NET = Path(__file__).resolve().parents[1] / "example-data" / "gomoku_15x15_best.pt"
 # Black: three down the H file and three along row 7; H7 makes two fours at once.
 DOUBLE_FOUR = ["H8", "A1", "H9", "A3", "H10", "A5", "J7", "C1", "K7", "C3", "L7", "C5"]
+# Black: a square of four stones (H8 J8 H10 J10), white's stones far off: a win by threes
+SQUARE = ["H8", "A1", "J8", "A3", "H10", "A5", "J10", "C1"]
+# White's own double four at O4 (O1-O3 and L4-N4), black's square beside it
+SQUARE_AND_WHITE_VCF = ["H8", "O1", "J8", "O2", "H10", "O3", "J10", "L4", "A15", "M4", "C15", "N4"]
 
 
 def vertices(actions):
@@ -72,6 +82,78 @@ def test_refute_vcf_blocks_and_threat_move_prefers_our_own_win():
     assert vertices([threat_move(GAME.play_moves(DOUBLE_FOUR), ranked)]) == ["H7"]
 
 
+def actions(*points):
+    return [GAME.vertex_to_action(v) for v in points]
+
+
+def play_out(position, line):
+    for move in line:
+        position = position.play(move)
+    return position
+
+
+def test_find_vct_proves_a_win_by_threes_where_no_vcf_exists():
+    pos = GAME.play_moves(SQUARE)
+    assert find_vcf(pos) is None  # not a single four on the board
+    line = find_vct(pos)
+    assert line is not None
+    end = play_out(pos, line)  # the defender's first answers, as the line gives them
+    assert end.is_terminal() and end.winner() == 1
+    # every answer to the first three was read: whatever white plays there, black still wins
+    three = pos.play(line[0])
+    for answer in actions("F8", "K8", "L8", "E8"):
+        assert find_vct(three.play(answer)) is not None, GAME.action_to_vertex(answer)
+
+
+def test_an_answered_three_is_no_vct():
+    # black's two (H8 J8) makes one open three at most: white answers it and black has nothing
+    pos = GAME.play_moves(["H8", "A1", "J8", "A3"])
+    assert find_vct(pos) is None
+    # the open three itself, black to move again: the open four wins
+    three = GAME.play_moves(["G8", "A1", "H8", "A3", "J8", "A5"])
+    assert vertices(find_vct(three)[:1]) in (["F8"], ["K8"])
+
+
+def test_the_defenders_fours_refute_a_three():
+    pos = GAME.play_moves(SQUARE_AND_WHITE_VCF)
+    assert pos.to_play == 1 and find_vcf(pos.passed()) is not None  # white's double four waits
+    assert find_vct(pos) is None  # any three of black's is met by white's fours, which come first
+
+
+def test_find_vct_keeps_to_its_budget():
+    pos = GAME.play_moves(SQUARE)
+    assert find_vct(pos, budget=0) is None and find_vct(pos, budget=1) is None
+    assert find_vct(pos, max_threats=1) is None  # one three is not enough here
+    assert find_vct(pos, budget=300) is not None
+
+
+def test_refute_vct_picks_a_move_that_spoils_the_three():
+    # black's split three G8 H8 _ K8: white to move must take J8, F8 or L8
+    pos = GAME.play_moves(["G8", "A1", "H8", "A3", "K8"])
+    assert find_vct(pos.passed()) is not None
+    move = refute_vct(pos, actions("A9", "L8", "J8"))
+    assert vertices([move]) == ["L8"]  # the search's best candidate; A9 is none
+    assert find_vct(pos.play(move)) is None and find_vcf(pos.play(move)) is None
+    assert refute_vct(GAME.play_moves(["H8", "J9"]), actions("A9")) is None  # nothing to refute
+
+
+def test_a_four_that_only_delays_the_threat_is_no_refutation():
+    white = GAME.play_moves(SQUARE[:-1])  # white to move, black's square threatens a VCT
+    assert find_vct(white.passed()) is not None
+    four = GAME.vertex_to_action("A2")  # A1 A2 A3 _ A5: black must block A4, then the square is still there
+    assert four in four_moves(white, 2)
+    assert refute_vct(white, [four]) != four
+
+
+def test_threat_move_plays_our_vct_only_when_it_reads_threes():
+    pos = GAME.play_moves(SQUARE)
+    line = find_vct(pos)
+    assert threat_move(pos, [], reading="vct") == line[0]
+    assert threat_move(pos, [], reading="vcf") is None
+    with pytest.raises(ValueError, match="threat reading"):
+        threat_move(pos, [], reading="vcx")
+
+
 def test_threat_evaluator_marks_proven_leaves_as_wins():
     evaluator = ThreatEvaluator(UniformEvaluator(GAME))
     priors, values = evaluator.evaluate([GAME.play_moves(DOUBLE_FOUR), GAME.play_moves(["H8", "J9"])])
@@ -106,3 +188,31 @@ def test_pbrain_threats_option_reaches_the_player():
     assert parser.parse_args(["--threats"]).threats is True
     engine = pbrain.PbrainEngine(NetSource(None), visits=8, seed=1, threats=True)
     assert engine._new_player(GAME).threats is True
+
+
+def test_threat_reading_reaches_the_player_from_match_and_pbrain():
+    import argparse
+
+    from zero9.arena import match
+    from zero9.arena.players import make_player
+    from zero9.protocols import pbrain
+
+    parser = argparse.ArgumentParser()
+    match.add_arguments(parser)
+    args = parser.parse_args(["a.pt", "b.pt", "--threats", "--threat-reading", "vcf"])
+    engines = match.engines_from_args(args)
+    assert (engines.threats, engines.threat_reading) == (True, "vcf")
+    assert parser.parse_args(["a.pt", "b.pt"]).threat_reading == "vct"
+    with pytest.raises(SystemExit):
+        parser.parse_args(["a.pt", "b.pt", "--threat-reading", "threes"])
+    agent = make_player(f"{SHIPPED_NET}@8", GAME, engines=engines)
+    agent.new_game(GAME)
+    assert (agent.player.threats, agent.player.threat_reading) == (True, "vcf")
+
+    parser = argparse.ArgumentParser()
+    pbrain.add_arguments(parser)
+    assert parser.parse_args(["--threats"]).threat_reading == "vct"
+    engine = pbrain.PbrainEngine(NetSource(None), visits=8, seed=1, threats=True, threat_reading="vcf")
+    assert engine._new_player(GAME).threat_reading == "vcf"
+    with pytest.raises(ValueError, match="threat reading"):
+        NetSource(None).player(GAME, threat_reading="vcx")

@@ -45,6 +45,9 @@ class PlayConfig:
     # Gomoku: prove our wins by fours and spoil the opponent's (search/threats.py). Off: against Rapfi it
     # moved the shipped net from 20.0% to 22.5% only (docs/runs/gomoku15-rapfi), short of the declared bar
     threats: bool = False
+    # what threats read at the root: "vct" fours and threes (issue 26's losses were VCTs), "vcf" fours only
+    # (the declared 34.2% match); leaves of the tree only ever get the cheap VCF test
+    threat_reading: str = "vct"
     threat_candidates: int = 24  # moves, best first, that may be tried to spoil the opponent's fours
 
 

@@ -64,6 +64,7 @@ from zero9.games import (
     play_moves,
 )
 from zero9.games.sgf import moves_from_position, save_sgf, write_sgf
+from zero9.search.threats import READINGS
 from zero9.settings import PlayConfig
 
 # ----------------------------------------------------------------------------- one game
@@ -374,8 +375,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--pbrain-info", action="append", default=[], metavar="KEY=VALUE",
                         help="send INFO KEY VALUE to every pbrain brain (repeatable), e.g. max_node=10000")
     parser.add_argument("--threats", action=argparse.BooleanOptionalAction, default=PlayConfig.threats,
-                        help="Gomoku: zero9 nets prove wins by fours and spoil the opponent's "
+                        help="Gomoku: zero9 nets prove forced wins and spoil the opponent's "
                         "(zero9/search/threats.py; default off)")
+    parser.add_argument("--threat-reading", choices=READINGS, default=PlayConfig.threat_reading,
+                        help="what --threats reads at the root: vct (fours and threes) or vcf (fours "
+                        f"only); default {PlayConfig.threat_reading}")
     parser.add_argument("--pachi", help="the Pachi binary for pachi:N players (default $ZERO9_PACHI, "
                         "then pachi on PATH)")
     parser.add_argument("--openings", help="file of openings, one per line as moves (H8 I9 ...): each is "
@@ -394,7 +398,8 @@ def engines_from_args(args: argparse.Namespace) -> EngineOptions:
         raise ValueError(f"--game-time {args.game_time:g} s is shorter than one "
                          f"--turn-time {args.turn_time:g} s")
     return EngineOptions(pachi=args.pachi, pbrain_info=tuple(parse_info(args.pbrain_info, "--pbrain-info")),
-                         turn_time=args.turn_time, game_time=args.game_time, threats=args.threats)
+                         turn_time=args.turn_time, game_time=args.game_time, threats=args.threats,
+                         threat_reading=args.threat_reading)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -81,7 +81,8 @@ class EngineOptions:
     as a pbrain brain hears them (INFO ``timeout_turn``, ``timeout_match``, ``time_left``);
     ``pbrain_info`` are further ``(key, value)`` INFO pairs for every brain, sent last so they
     override; ``pachi`` is the Pachi binary (None: ``$ZERO9_PACHI``, then PATH); ``threats``
-    turns Gomoku threat search (zero9/search/threats.py) on or off for zero9's own nets.
+    turns Gomoku threat search (zero9/search/threats.py) on or off for zero9's own nets, and
+    ``threat_reading`` says what it reads at the root (``vct`` or ``vcf``).
     """
 
     pachi: str | None = None
@@ -89,6 +90,7 @@ class EngineOptions:
     turn_time: float = DEFAULT_TURN_TIME
     game_time: float = 0.0
     threats: bool = PlayConfig.threats
+    threat_reading: str = PlayConfig.threat_reading
 
 
 def parse_info(words: list[str], where: str) -> list[tuple[str, str]]:
@@ -409,7 +411,7 @@ def make_player(spec: str | dict, game: Game, visits: int = PlayConfig.visits, s
     if isinstance(spec, dict):
         if spec.get("kind") == "net":
             return _net_agent(name, spec["path"], int(spec.get("visits") or visits), seed,
-                              spec.get("device", device), engines.threats)
+                              spec.get("device", device), engines)
         spec = spec["kind"]
     kind, _, arg = spec.partition(":")
     if spec == "random":
@@ -466,7 +468,7 @@ def make_player(spec: str | dict, game: Game, visits: int = PlayConfig.visits, s
     if not Path(path).is_file():
         raise ValueError(f"bad player {spec!r}: not a net file, nor random, uniform:V, mcts:N, gnugo:L, "
                          f"pachi:N, gtp:COMMAND, pbrain:COMMAND, gomokubench:LEVEL or level:NAME")
-    return _net_agent(name, path, _count(v, spec) if v else visits, seed, device, engines.threats)
+    return _net_agent(name, path, _count(v, spec) if v else visits, seed, device, engines)
 
 
 def _count(text: str, spec: str, lo: int = 1) -> int:
@@ -505,9 +507,10 @@ def _argv(text: str, spec: str) -> list[str]:
 
 
 def _net_agent(name: str, path: str, visits: int, seed: int | None, device: str,
-               threats: bool = PlayConfig.threats) -> SearchAgent:
+               engines: EngineOptions) -> SearchAgent:
     source = NetSource(path, device=device)
-    return SearchAgent(name, lambda g: source.player(g, visits=visits, seed=seed, threats=threats))
+    return SearchAgent(name, lambda g: source.player(g, visits=visits, seed=seed, threats=engines.threats,
+                                                     threat_reading=engines.threat_reading))
 
 
 def _level_agent(name: str, level, game: Game, seed: int | None, device: str) -> SearchAgent:

@@ -48,6 +48,7 @@ from zero9.games.game import actions_played
 from zero9.games.gomoku import point_from_xy, xy_from_point
 from zero9.nn.checkpoint import default_net_path
 from zero9.search.player import NetSource
+from zero9.search.threats import READINGS
 from zero9.settings import PlayConfig
 
 MIN_SIZE, MAX_SIZE = 5, 25  # zero9.games.gomoku's range; a net serves one size only
@@ -76,11 +77,13 @@ class PbrainEngine:
     """The brain's state machine: ``execute(line)`` -> list of reply lines."""
 
     def __init__(self, source, visits: int | None = PlayConfig.visits, seed: int | None = None,
-                 log: TextIO | None = None, threats: bool = PlayConfig.threats):
+                 log: TextIO | None = None, threats: bool = PlayConfig.threats,
+                 threat_reading: str = PlayConfig.threat_reading):
         self.source = source  # a zero9.search.player.NetSource
         self.visits = visits
         self.seed = seed
         self.threats = threats  # Gomoku threat search beside the net's search (zero9/search/threats.py)
+        self.threat_reading = threat_reading
         self.log = log
         self.game: Game | None = None
         self.position: Position | None = None
@@ -105,7 +108,7 @@ class PbrainEngine:
 
     def _new_player(self, game: Game):
         return self.source.player(game, visits=self.visits, seed=self.seed, resign_threshold=None,
-                                  threats=self.threats)
+                                  threats=self.threats, threat_reading=self.threat_reading)
 
     def _start(self, size: int) -> None:
         game = self._new_game(size, self.variant)
@@ -330,8 +333,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--device", default="auto", help="auto, cpu or cuda")
     parser.add_argument("--size", type=int, default=15, help="board size whose shipped net is the default")
     parser.add_argument("--threats", action=argparse.BooleanOptionalAction, default=PlayConfig.threats,
-                        help="prove wins by fours and spoil the opponent's beside the search "
+                        help="prove forced wins and spoil the opponent's beside the search "
                         "(zero9/search/threats.py; default off)")
+    parser.add_argument("--threat-reading", choices=READINGS, default=PlayConfig.threat_reading,
+                        help="what --threats reads at the root: vct (fours and threes) or vcf (fours "
+                        f"only); default {PlayConfig.threat_reading}")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -345,7 +351,8 @@ def run(args: argparse.Namespace) -> int:
     except (FileNotFoundError, ValueError) as e:
         print(f"zero9 pbrain: {e}", file=sys.stderr)
         return 2
-    engine = PbrainEngine(source, visits=args.visits, seed=args.seed, threats=args.threats)
+    engine = PbrainEngine(source, visits=args.visits, seed=args.seed, threats=args.threats,
+                          threat_reading=args.threat_reading)
     inp = io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="replace")
     return serve(engine, inp, sys.stdout)
 

@@ -50,7 +50,7 @@ from zero9.nn.checkpoint import load_net
 from zero9.search.batched import search_trees
 from zero9.search.evaluator import NetEvaluator, UniformEvaluator, history_key
 from zero9.search.puct import Node, Tree
-from zero9.search.threats import ThreatEvaluator, threat_move
+from zero9.search.threats import READINGS, ThreatEvaluator, threat_move
 from zero9.settings import PlayConfig, SearchConfig
 
 
@@ -102,7 +102,8 @@ class SearchPlayer:
                  resign_threshold: float | None = PlayConfig.resign_threshold, lcb: bool = False,
                  batch_size: int = PlayConfig.batch_size,
                  root_parallel: int = 1, seed: int | None = None, resign_min_moves: int | None = None,
-                 resign_min_visits: int = PlayConfig.resign_min_visits, threats: bool = PlayConfig.threats):
+                 resign_min_visits: int = PlayConfig.resign_min_visits, threats: bool = PlayConfig.threats,
+                 threat_reading: str = PlayConfig.threat_reading):
         self.game = game
         self.evaluator = evaluator
         self.visits, self.playouts, self.time_per_move = visits, playouts, time_per_move
@@ -113,6 +114,9 @@ class SearchPlayer:
         self.resign_min_visits = resign_min_visits
         self.lcb = lcb
         self.threats = threats
+        if threat_reading not in READINGS:
+            raise ValueError(f"bad threat reading {threat_reading!r}: expected one of {', '.join(READINGS)}")
+        self.threat_reading = threat_reading
         self.batch_size = batch_size
         self.root_parallel = root_parallel
         self._check_limits()
@@ -263,12 +267,12 @@ class SearchPlayer:
         return self.threats and position.game.name == "gomoku"
 
     def _threat_move(self, position: Position) -> int | None:
-        """Gomoku: the move threat search insists on (our win by fours, or spoiling theirs), else None."""
+        """Gomoku: the move threat search insists on (our forced win, or spoiling theirs), else None."""
         if not self._threats_apply(position) or position.move_number < self.randomcnt:
             return None
         actions, n, _, p = self._merged()
         order = np.lexsort((p, n))[::-1][:PlayConfig.threat_candidates]
-        return threat_move(position, [int(a) for a in actions[order]])
+        return threat_move(position, [int(a) for a in actions[order]], reading=self.threat_reading)
 
     def analyze(self, position: Position, on_stats: Callable[[list[MoveStats]], None], interval_s: float,
                 stop_event: threading.Event, max_visits: int | None = None) -> None:
