@@ -77,6 +77,7 @@ class SelfPlayConfig:
     move_cap: int | None = None  # None: 2 x number of actions; Go then ends by passing
     gumbel: bool = False  # Gumbel root search (zero9.search.gumbel) instead of PUCT + noise
     gumbel_actions: int = 16  # m, the root actions sampled
+    in_flight: int = 2  # batches a worker keeps in flight when its net answers later (inference server)
     seed: int | None = None
 
 

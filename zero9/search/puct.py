@@ -403,7 +403,11 @@ def evaluate_leaves(evaluator, leaves: list[Leaf]) -> None:
     """One evaluator call for ``leaves`` (of one tree or of many), then expand and back up each."""
     if not leaves:
         return
-    priors, values = evaluator.evaluate([leaf.node.position for leaf in leaves])
+    back_up_leaves(leaves, *evaluator.evaluate([leaf.node.position for leaf in leaves]))
+
+
+def back_up_leaves(leaves: list[Leaf], priors, values) -> None:
+    """Expand and back up each leaf with its row of the evaluator's answer."""
     if len(priors) != len(leaves) or len(values) != len(leaves):
         raise ValueError(f"the evaluator returned {len(priors)} priors and {len(values)} values "
                          f"for {len(leaves)} positions")
