@@ -117,8 +117,12 @@ class SelfPlay:
         """:meth:`games` with two batches in flight (the two halves of ``playing``, see
         :func:`zero9.search.batched.search_in_flight`); a game's slot stays, empty once all are started."""
         ended: list[GameRecord] = []
-        for _ in search_in_flight(lambda: [g.tree if g is not None else None for g in playing], self.evaluator,
-                                  self.cfg.leaves_per_tree, functools.partial(self.play_moves, playing, ended)):
+
+        def trees() -> list[Tree | None]:
+            return [g.tree if g is not None else None for g in playing]
+
+        for _ in search_in_flight(trees, self.evaluator, self.cfg.leaves_per_tree,
+                                  functools.partial(self.play_moves, playing, ended)):
             yield from ended
             ended.clear()
 

@@ -171,7 +171,7 @@ class RemoteNet:
 
     def collect(self, ticket: int) -> tuple[np.ndarray, np.ndarray]:
         """Wait for the answer to ``ticket``'s batch: ``(probs [n, A], value [n])``, copies."""
-        while ticket not in self._answered:  # the server answers in order; a reply may still be another slot's
+        while ticket not in self._answered:  # replies come in the order sent: the first may be the other slot's
             self._answered.add(self.reply.recv_bytes()[0])
         self._answered.discard(ticket)
         slot, n = self._slots[ticket], self._sizes[ticket]
@@ -262,7 +262,8 @@ def _shape_of(net_path: str) -> tuple[tuple[int, int, int], int]:
     return (net.config["in_planes"], net.size, net.size), net.num_actions
 
 
-def _serve(specs: list[tuple[SlotSpec, ...]], requests, replies, control, control_reply, device_name: str) -> None:
+def _serve(specs: list[tuple[SlotSpec, ...]], requests, replies, control, control_reply,
+           device_name: str) -> None:
     """The server's loop (a process of its own; see the module docstring)."""
     torch.set_num_threads(1)
     device = resolve_device(device_name)
