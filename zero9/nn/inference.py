@@ -171,7 +171,7 @@ class RemoteNet:
 
     def collect(self, ticket: int) -> tuple[np.ndarray, np.ndarray]:
         """Wait for the answer to ``ticket``'s batch: ``(probs [n, A], value [n])``, copies."""
-        while ticket not in self._answered:  # replies come in the order sent: the first may be the other slot's
+        while ticket not in self._answered:  # the first reply may be the other slot's
             self._answered.add(self.reply.recv_bytes()[0])
         self._answered.discard(ticket)
         slot, n = self._slots[ticket], self._sizes[ticket]
