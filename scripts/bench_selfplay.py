@@ -77,6 +77,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--warmup", type=float, default=20.0, help="seconds of self-play before measuring")
     p.add_argument("--no-server", action="store_true",
                    help="CUDA: every worker holds its own net (the old way) instead of one inference server")
+    p.add_argument("--server", action="store_true",
+                   help="CPU: use the inference server too (one process evaluates, workers search), "
+                        "to try --in-flight without a GPU")
     p.add_argument("--in-flight", type=int, default=2, choices=(1, 2),
                    help="batches each worker keeps in flight with the inference server (1: wait for each)")
     p.add_argument("--json", default=None, metavar="FILE", help="also write the figures as JSON")
@@ -99,7 +102,7 @@ def main(argv: list[str] | None = None) -> int:
     cfg = SelfPlayConfig(visits=args.visits, parallel_games=args.games_parallel, leaves_per_tree=args.leaves,
                          search=SearchConfig(noise=True), gumbel=args.gumbel, seed=1, resign_threshold=None,
                          in_flight=args.in_flight)
-    server = device.startswith("cuda") and not args.no_server
+    server = (device.startswith("cuda") and not args.no_server) or args.server
     in_flight = args.in_flight if server else 1  # without the server every net call waits
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "net.pt"

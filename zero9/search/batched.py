@@ -92,22 +92,32 @@ def search_in_flight(trees: Callable[[], Sequence[Tree | None]], evaluator, leav
         return leaves, (evaluator.submit([leaf.node.position for leaf in leaves]) if leaves else None)
 
     in_flight: list[tuple[list[Leaf], object] | None] = [None, None]  # per half: its leaves and batch
+
+    def step(h: int) -> bool:
+        """Half ``h``'s batch answered: back it up, the caller's hook, the half's next batch out."""
+        leaves, asked = in_flight[h]
+        in_flight[h] = None
+        if leaves:
+            back_up_leaves(leaves, *evaluator.collect(asked))
+        ended = on_step(halves[h])
+        in_flight[h] = submit(halves[h])  # out before the caller's work at the yield
+        return ended
+
     try:
         with gc_paused():
             for h, half in enumerate(halves):
                 in_flight[h] = submit(half)
-            while in_flight[0] is not None or in_flight[1] is not None:
-                for h, half in enumerate(halves):
-                    if in_flight[h] is None:
-                        continue
-                    leaves, asked = in_flight[h]
-                    in_flight[h] = None
-                    if leaves:
-                        back_up_leaves(leaves, *evaluator.collect(asked))
-                    ended = on_step(half)
-                    in_flight[h] = submit(half)  # the next batch goes out before the caller's work
-                    if ended:
-                        yield
+        h = 0
+        while in_flight[0] is not None or in_flight[1] is not None:
+            # The collector is paused between yields, as search_trees pauses it between games ending.
+            with gc_paused():
+                ended = False
+                while not ended and (in_flight[0] is not None or in_flight[1] is not None):
+                    if in_flight[h] is not None:
+                        ended = step(h)
+                    h = 1 - h
+            if ended:
+                yield
     finally:
         for item in in_flight:  # stopped early: every ticket is answered, so the net's slots come back
             if item is not None and item[0]:
