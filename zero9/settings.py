@@ -80,6 +80,10 @@ class SelfPlayConfig:
     in_flight: int = 2  # batches a worker keeps in flight when its net answers later (inference server)
     seed: int | None = None
 
+    def __post_init__(self):
+        if self.in_flight not in (1, 2):
+            raise ValueError(f"in_flight must be 1 or 2, got {self.in_flight}")
+
 
 PCR_SHARE = 0.25  # KataGo's share of full searches when playout cap randomisation is on
 

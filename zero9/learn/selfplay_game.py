@@ -20,11 +20,7 @@ Vocabulary (tree terms are :mod:`zero9.search.puct`'s, G and K :mod:`zero9.searc
   ``resign_min_moves`` moves. A share ``no_resign_share`` of games never resign; they
   note the first move at which each side *would* have resigned, so the
   false-resignation rate can be measured (Leela Zero's resignation analysis).
-- **two batches in flight** (``in_flight = 2``, when the evaluator's net answers later:
-  the inference server): the games are split in two halves that take turns, one
-  searching while the other's batch is on the GPU (:func:`zero9.search.batched.search_in_flight`).
-  Each game searches as it would with one batch; the evaluator's random symmetries and
-  cache see another order, so the games are not the same as with ``in_flight = 1``.
+- **two batches in flight** (``in_flight``, with the inference server): :mod:`zero9.search.batched`.
 - **record**: a :class:`GameRecord` of :class:`MoveRecord` s; :mod:`zero9.learn.selfplay` writes it.
 """
 
@@ -38,7 +34,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from zero9.games import Game, Position, opponent
-from zero9.search.batched import search_in_flight, search_trees
+from zero9.search.batched import search_slots
 from zero9.search.gumbel import GumbelTree
 from zero9.search.puct import Tree
 from zero9.settings import SelfPlayConfig
@@ -103,35 +99,18 @@ class SelfPlay:
     def games(self) -> Iterator[GameRecord]:
         playing: list[_Game | None] = [self.new_game() for _ in range(min(self.cfg.parallel_games,
                                                                           self.n_games))]
-        if self.cfg.in_flight == 2 and getattr(self.evaluator, "answers_later", False):
-            yield from self.games_in_flight(playing)
-            return
-        while playing:
-            ended: list[GameRecord] = []
-            search_trees([g.tree for g in playing], self.evaluator, self.cfg.leaves_per_tree,
-                         on_step=functools.partial(self.play_moves, playing, ended))
-            yield from ended
-            playing = [g for g in playing if g is not None]
-
-    def games_in_flight(self, playing: list[_Game | None]) -> Iterator[GameRecord]:
-        """:meth:`games` with two batches in flight (the two halves of ``playing``, see
-        :func:`zero9.search.batched.search_in_flight`); a game's slot stays, empty once all are started."""
         ended: list[GameRecord] = []
-
-        def trees() -> list[Tree | None]:
-            return [g.tree if g is not None else None for g in playing]
-
-        for _ in search_in_flight(trees, self.evaluator, self.cfg.leaves_per_tree,
-                                  functools.partial(self.play_moves, playing, ended)):
+        in_flight = self.cfg.in_flight if getattr(self.evaluator, "answers_later", False) else 1
+        trees = lambda: [g and g.tree for g in playing]  # noqa: E731 (None for an empty slot)
+        for _ in search_slots(trees, self.evaluator, self.cfg.leaves_per_tree,
+                              functools.partial(self.play_moves, playing, ended), in_flight):
             yield from ended
             ended.clear()
 
-    def play_moves(self, playing: list[_Game | None], ended: list[GameRecord], slots: range | None = None
-                   ) -> bool:
-        """After each evaluator call: play the move of every game whose search is done (of ``slots``
-        only, if given). A game that ends makes way for a new one (None once all are started); True
-        then: the records go out."""
-        for i in slots if slots is not None else range(len(playing)):
+    def play_moves(self, playing: list[_Game | None], ended: list[GameRecord], slots: range) -> bool:
+        """After each step: play the move of each game of ``slots`` whose search is done. A game that
+        ends makes way for a new one (None once all are started); True then: the records go out."""
+        for i in slots:
             g = playing[i]
             if g is not None and g.tree.leaves_wanted(1) == 0 and self.play_move(g):
                 ended.append(g.record)
@@ -212,6 +191,4 @@ def play_games(game: Game, evaluator, n_games: int, config: SelfPlayConfig | Non
     config = config or SelfPlayConfig()
     if config.visits < 1 or config.parallel_games < 1 or config.leaves_per_tree < 1:
         raise ValueError("visits, parallel_games and leaves_per_tree must be >= 1")
-    if config.in_flight not in (1, 2):
-        raise ValueError(f"in_flight must be 1 or 2, got {config.in_flight}")
     return SelfPlay(game, evaluator, n_games, config).games()

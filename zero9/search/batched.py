@@ -33,7 +33,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 
 from zero9.search.gcpause import gc_paused
-from zero9.search.puct import Leaf, Tree, back_up_leaves, collect_leaves, evaluate_leaves
+from zero9.search.puct import Leaf, Tree, collect_leaves, evaluate_leaves
 
 
 def search_trees(trees: Sequence[Tree], evaluator, leaves_per_tree: int = 1, deadline: float | None = None,
@@ -68,6 +68,24 @@ def select_leaves(trees: Sequence[Tree | None], leaves_per_tree: int) -> list[Le
     return [leaf for tree, k in zip(trees, wanted, strict=True) if k for leaf in collect_leaves(tree, k)]
 
 
+def search_slots(trees: Callable[[], Sequence[Tree | None]], evaluator, leaves_per_tree: int,
+                 on_step: Callable[[range], bool], in_flight: int = 1) -> Iterator[None]:
+    """Search the trees of a fixed number of slots, yielding whenever ``on_step`` returns True.
+
+    ``trees()`` gives the current tree of every slot (None: an empty slot); the caller may
+    put a new tree in a slot inside ``on_step(slots)``, which plays the moves of those
+    slots. ``in_flight = 1``: :func:`search_trees` over the filled slots; 2:
+    :func:`search_in_flight`. Ends when no tree is left (or none wants leaves).
+    """
+    if in_flight == 2:
+        yield from search_in_flight(trees, evaluator, leaves_per_tree, on_step)
+        return
+    every = range(len(trees()))
+    while live := [tree for tree in trees() if tree is not None]:
+        search_trees(live, evaluator, leaves_per_tree, on_step=lambda: on_step(every))
+        yield
+
+
 def search_in_flight(trees: Callable[[], Sequence[Tree | None]], evaluator, leaves_per_tree: int,
                      on_step: Callable[[range], bool]) -> Iterator[None]:
     """Search the trees in two halves with a batch in flight each; yields whenever ``on_step`` returns True.
@@ -98,7 +116,7 @@ def search_in_flight(trees: Callable[[], Sequence[Tree | None]], evaluator, leav
         leaves, asked = in_flight[h]
         in_flight[h] = None
         if leaves:
-            back_up_leaves(leaves, *evaluator.collect(asked))
+            evaluate_leaves(evaluator, leaves, evaluator.collect(asked))
         ended = on_step(halves[h])
         in_flight[h] = submit(halves[h])  # out before the caller's work at the yield
         return ended
