@@ -20,7 +20,7 @@ from helpers import random_planes, randomise_bn
 from test_search_fingerprint import ProbeNet, digest, selfplay_items, tree_items
 
 from zero9.games import make_game
-from zero9.learn.selfplay import play_selfplay
+from zero9.learn.selfplay import WorkerPool, play_selfplay
 from zero9.learn.selfplay_game import play_games
 from zero9.nn.checkpoint import load_net, save_checkpoint
 from zero9.nn.chunks import read_chunk
@@ -135,3 +135,19 @@ def test_selfplay_through_the_server_with_two_batches_in_flight(tmp_path):
     files = sorted((tmp_path / "chunks").glob("*.npz"))
     assert stats.games == 5 and len(files) == 5
     assert stats.moves == sum(len(read_chunk(f)) for f in files) and stats.evals > 0
+
+
+def test_a_pool_stopped_mid_search_serves_the_next_round(tmp_path):
+    # A round stopped by time leaves one half's batch in flight: the worker collects it before its
+    # next job, so the reused pool (autotrain's) starts the next round with both slots free.
+    game = make_game("go", 7)
+    path = saved_net(tmp_path, game)
+    cfg = SelfPlayConfig(visits=12, parallel_games=3, leaves_per_tree=4, seed=2, move_cap=30, in_flight=2)
+    server = InferenceServer(str(path), "cpu", workers=2, max_batch=cfg.parallel_games * cfg.leaves_per_tree)
+    with WorkerPool(2, 1, inference=server) as pool:
+        stopped = play_selfplay(path, 10**6, cfg, tmp_path / "a", None, progress=False, seconds=3, pool=pool)
+        assert stopped.evals > 0
+        stats = play_selfplay(path, 4, cfg, tmp_path / "b", None, progress=False, pool=pool)
+    files = sorted((tmp_path / "b").glob("*.npz"))
+    assert stats.games == 4 and len(files) == 4
+    assert stats.moves == sum(len(read_chunk(f)) for f in files)
