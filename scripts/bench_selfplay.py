@@ -122,10 +122,13 @@ def main(argv: list[str] | None = None) -> int:
           f"mean batch per worker request {stats.evals / max(1, stats.calls):.1f} over "
           f"{stats.measured_seconds:.1f}s measured")
     print(f"net evaluations/s during self-play: {selfplay_rate:,.0f}")
+    waiting = stats.measured_net_seconds / (workers * stats.measured_seconds or 1.0)
+    print(f"workers' time inside the net (waiting for it): {100 * waiting:.0f}%")
     result = {"evals_per_s": round(selfplay_rate), "batch": batch, "device": device,
               "net": f"{args.blocks}x{args.filters}", "game": game.to_dict(), "workers": workers,
               "inference_server": server, "in_flight": in_flight, "games_parallel": args.games_parallel,
-              "leaves": args.leaves,              "visits": args.visits, "seconds": stats.measured_seconds}
+              "leaves": args.leaves,              "visits": args.visits, "seconds": stats.measured_seconds,
+              "net_wait_share": round(waiting, 3)}
     if device.startswith("cuda"):
         dev = torch.device(device)
         forward = compiled_forward(net, dev, buckets=(1024, 4096))

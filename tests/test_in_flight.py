@@ -16,16 +16,16 @@ import dataclasses
 import numpy as np
 import pytest
 import torch
-from helpers import random_planes, randomise_bn
+from helpers import random_planes
+from test_inference import saved_net
 from test_search_fingerprint import ProbeNet, digest, selfplay_items, tree_items
 
 from zero9.games import make_game
 from zero9.learn.selfplay import WorkerPool, play_selfplay
 from zero9.learn.selfplay_game import play_games
-from zero9.nn.checkpoint import load_net, save_checkpoint
+from zero9.nn.checkpoint import load_net
 from zero9.nn.chunks import read_chunk
 from zero9.nn.inference import InferenceServer
-from zero9.nn.net import make_net
 from zero9.search.batched import search_in_flight, search_trees
 from zero9.search.evaluator import NetEvaluator
 from zero9.search.puct import Tree
@@ -96,14 +96,6 @@ def test_selfplay_plays_the_same_games_with_two_batches_in_flight(game_name):
 def test_in_flight_must_be_one_or_two():
     with pytest.raises(ValueError, match="in_flight must be 1 or 2, got 3"):
         SelfPlayConfig(in_flight=3)
-
-
-def saved_net(tmp_path, game):
-    torch.manual_seed(0)
-    net = make_net(game, blocks=1, filters=8)
-    randomise_bn(net)
-    save_checkpoint(tmp_path / "net.pt", net, {"game": game.to_dict()})
-    return tmp_path / "net.pt"
 
 
 def test_two_tickets_get_their_own_answers(tmp_path):

@@ -485,6 +485,7 @@ class SelfPlayStats:
     wins: dict[str, int] = field(default_factory=lambda: {"B": 0, "W": 0, "draw": 0})
     measured_evals: float = 0.0  # evaluations inside the measuring window (after warm-up)
     measured_seconds: float = 0.0
+    measured_net_seconds: float = 0.0  # the workers' time inside the net (waiting for its answers), summed
 
     def as_dict(self) -> dict[str, Any]:
         d = dataclasses.asdict(self)
@@ -610,9 +611,13 @@ def _run_jobs(pool: WorkerPool, jobs: list[WorkerJob], games: int, progress: boo
 def _measure(stats: SelfPlayStats, counters, warm_counters, warm_at, now) -> None:
     if warm_counters is None or warm_at is None or now <= warm_at:
         return
-    total = sum(c.get("evals", 0) for c in counters.values())
-    before = sum(c.get("evals", 0) for c in warm_counters.values())
-    stats.measured_evals, stats.measured_seconds = total - before, now - warm_at
+
+    def since_warm(name: str) -> float:
+        total = sum(c.get(name, 0) for c in counters.values())
+        return total - sum(c.get(name, 0) for c in warm_counters.values())
+
+    stats.measured_evals, stats.measured_seconds = since_warm("evals"), now - warm_at
+    stats.measured_net_seconds = since_warm("net_seconds")
 
 
 def _add_game(stats: SelfPlayStats, summary: dict) -> None:

@@ -25,9 +25,12 @@ Vocabulary:
   the answer. ``predict`` is submit then collect.
 - **ticket**: what ``submit`` returns and ``collect`` takes: the number of the slot the
   batch went into.
-- **request**: ``(worker, slot, n)`` on the server's queue, "that slot holds ``n``
-  positions"; the reply is one byte, the slot's number, on the worker's own pipe once
-  the outputs are in that slot. Only these small messages are pickled; positions never are.
+- **request**: five bytes on the worker's own request pipe, the slot's number and ``n``:
+  "that slot holds ``n`` positions"; the reply is one byte, the slot's number, on the
+  worker's reply pipe once the outputs are in that slot. Positions never go through a
+  pipe. Pipes, not a shared queue: a queue's put hands the message to a feeder thread,
+  which waits for the GIL while the worker searches (up to the 5 ms switch interval), so
+  a batch in flight would reach the server late; ``send_bytes`` writes at once.
 - **round of the server**: take every request waiting, run them as one batch (or a
   few, at most the largest bucket each), answer each slot.
 
@@ -39,10 +42,11 @@ from __future__ import annotations
 
 import multiprocessing as mp
 import queue
+import struct
 import sys
 import time
 from dataclasses import dataclass
-from multiprocessing import shared_memory
+from multiprocessing import connection, shared_memory
 
 import numpy as np
 import torch
@@ -50,6 +54,7 @@ import torch
 from zero9.nn.checkpoint import load_net
 from zero9.nn.net import ZeroNet, resolve_device
 
+REQUEST = struct.Struct("<BI")  # a request: slot number, positions in it
 BUCKETS = (256, 512, 1024, 2048, 4096)  # batch sizes compiled; a batch is padded up to the next one
 IN_FLIGHT = 2  # slots per worker: batches one worker may have in flight at once
 
@@ -166,7 +171,7 @@ class RemoteNet:
         ticket = self._free.pop(0)
         n = self._sizes[ticket] = len(planes)
         self._slots[ticket].planes[:n] = planes  # 0/1 floats -> bytes
-        self.requests.put((self.specs[ticket].worker, ticket, n))
+        self.requests.send_bytes(REQUEST.pack(ticket, n))
         return ticket
 
     def collect(self, ticket: int) -> tuple[np.ndarray, np.ndarray]:
@@ -203,18 +208,18 @@ class InferenceServer:
                                      tuple(f"z9-{id(self):x}-{w}-{s}-{k}" for k in ("in", "p", "v")))
                             for s in range(IN_FLIGHT)) for w in range(workers)]
         self.slots = [_Slot(spec, create=True) for specs in self.specs for spec in specs]
-        self.requests = ctx.Queue()
-        pipes = [ctx.Pipe(duplex=False) for _ in range(workers)]
-        self.replies = [r for r, _ in pipes]
+        asks = [ctx.Pipe(duplex=False) for _ in range(workers)]  # (receiving end, sending end) each
+        answers = [ctx.Pipe(duplex=False) for _ in range(workers)]
+        self.requests, self.replies = [send for _, send in asks], [receive for receive, _ in answers]
         self.control, self.control_reply = ctx.Queue(), ctx.Queue()
         self.proc = ctx.Process(target=_serve, daemon=True,
-                                args=(self.specs, self.requests, [s for _, s in pipes], self.control,
-                                      self.control_reply, device))
+                                args=(self.specs, [r for r, _ in asks], [s for _, s in answers],
+                                      self.control, self.control_reply, device))
         self.proc.start()
         self.load(net_path)
 
     def client(self, worker: int) -> RemoteNet:
-        return RemoteNet(self.specs[worker], self.requests, self.replies[worker])
+        return RemoteNet(self.specs[worker], self.requests[worker], self.replies[worker])
 
     def load(self, net_path: str, timeout: float = 900.0) -> dict:
         """Serve ``net_path`` from now on (the first load compiles); returns the server's stats so far."""
@@ -298,15 +303,13 @@ def _serve(specs: list[tuple[SlotSpec, ...]], requests, replies, control, contro
                 control_reply.put(("loaded", dict(stats)))
             except Exception as e:  # tell the caller, keep serving
                 control_reply.put(("error", f"{type(e).__name__}: {e}"))
-        try:
-            waiting = [requests.get(timeout=0.05)]
-        except queue.Empty:
+        waiting = []  # (worker, slot, n): everything already sent joins this round
+        for pipe in connection.wait(requests, timeout=0.05):
+            w = requests.index(pipe)
+            while pipe.poll():
+                waiting.append((w, *REQUEST.unpack(pipe.recv_bytes())))
+        if not waiting:
             continue
-        while True:  # everything already queued joins this round
-            try:
-                waiting.append(requests.get_nowait())
-            except queue.Empty:
-                break
         start = time.perf_counter()
         while waiting:
             group, total = [], 0
