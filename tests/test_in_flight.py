@@ -75,13 +75,13 @@ def test_each_tree_searches_as_with_one_batch():
         assert digest(tree_items(a)) == digest(tree_items(b))
 
 
-@pytest.mark.parametrize("game_name", ["go", "gomoku"])
+@pytest.mark.parametrize("game_name", ["go", "gomoku", "go-gumbel"])
 def test_selfplay_plays_the_same_games_with_two_batches_in_flight(game_name):
-    game = make_game("go", 9) if game_name == "go" else make_game("gomoku", 7, connect=4)
+    game = make_game("gomoku", 7, connect=4) if game_name == "gomoku" else make_game("go", 9)
     cfg = SelfPlayConfig(visits=24, parallel_games=5, leaves_per_tree=4, seed=5, randomcnt=6,
                          resign_threshold=0.3, resign_min_moves=10, no_resign_share=0.5,
                          full_search_share=0.5, fast_visits=8, opening_moves=4, opening_visits=6,
-                         move_cap=60)
+                         move_cap=60, gumbel=game_name == "go-gumbel", gumbel_actions=8)
     runs = {}
     for in_flight in (1, 2):
         evaluator = exact_evaluator(game)
@@ -137,6 +137,7 @@ def test_a_pool_stopped_mid_search_serves_the_next_round(tmp_path):
     cfg = SelfPlayConfig(visits=12, parallel_games=3, leaves_per_tree=4, seed=2, move_cap=30, in_flight=2)
     server = InferenceServer(str(path), "cpu", workers=2, max_batch=cfg.parallel_games * cfg.leaves_per_tree)
     with WorkerPool(2, 1, inference=server) as pool:
+        play_selfplay(path, 2, cfg, tmp_path / "a", None, progress=False, pool=pool)  # workers up
         stopped = play_selfplay(path, 10**6, cfg, tmp_path / "a", None, progress=False, seconds=3, pool=pool)
         assert stopped.evals > 0
         stats = play_selfplay(path, 4, cfg, tmp_path / "b", None, progress=False, pool=pool)

@@ -81,7 +81,7 @@ def search_slots(trees: Callable[[], Sequence[Tree | None]], evaluator, leaves_p
         yield from search_in_flight(trees, evaluator, leaves_per_tree, on_step)
         return
     every = range(len(trees()))
-    while live := [tree for tree in trees() if tree is not None]:
+    while (live := [tree for tree in trees() if tree is not None]) and any(t.leaves_wanted(1) for t in live):
         search_trees(live, evaluator, leaves_per_tree, on_step=lambda: on_step(every))
         yield
 
