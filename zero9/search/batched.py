@@ -55,9 +55,16 @@ def search_trees(trees: Sequence[Tree], evaluator, leaves_per_tree: int = 1, dea
             if leaves is None:
                 break
             evaluate_leaves(evaluator, leaves)
+            del leaves  # see _drop_paths
             if on_step is not None and on_step():
                 break
     return sum(tree.playouts - s for tree, s in zip(trees, start, strict=True))
+
+
+# _drop_paths: a step's leaves are dropped before ``on_step``. Their paths hold the roots, so a
+# move played there frees its tree's unplayed subtrees at once, and the next selection reuses that
+# memory while it is still in cache; held until the next step, the tree went only after it (self-play
+# measured 4-6% slower per CPU second).
 
 
 def select_leaves(trees: Sequence[Tree | None], leaves_per_tree: int) -> list[Leaf] | None:
@@ -117,6 +124,7 @@ def search_in_flight(trees: Callable[[], Sequence[Tree | None]], evaluator, leav
         in_flight[h] = None
         if leaves:
             evaluate_leaves(evaluator, leaves, evaluator.collect(asked))
+        del leaves, asked  # see _drop_paths
         ended = on_step(halves[h])
         in_flight[h] = submit(halves[h])  # out before the caller's work at the yield
         return ended
