@@ -4,7 +4,7 @@
     python scripts/bench_search.py --play-mode     # + single tree vs root parallel at equal time
     python scripts/bench_search.py --tune --match-games 60   # + c_puct / FPU grid (zero9.search.puct's table)
     python scripts/bench_search.py --skip-net --profile      # + cProfile of the 9x9 K=8 tree search
-    python scripts/bench_search.py --per-core [--profile]    # only figure 3 (+ its cProfile)
+    python scripts/bench_search.py --per-core [--profile] [--in-flight 2]   # only figure 3 (+ its cProfile)
 
 1. ``9x9 go: N sims/s``: simulations per second of :mod:`zero9.search.puct` with the
    :class:`~zero9.search.evaluator.UniformEvaluator` on one core (mid-game 9x9 Go, 8x8
@@ -20,6 +20,9 @@
    symmetry, cache) in front of a **free net** that answers uniform priors at once; counted
    after a warm-up, cache hits excluded. Reference in the same run: the board's
    ``play()``/s of figure 1; the ratio says how many board moves' time one evaluation costs.
+   ``--in-flight 2``: the same through the two-halves driver that workers of the inference
+   server run (:func:`zero9.search.batched.search_in_flight`), the free net answering at
+   ``collect``: what splitting each step's batch in two costs a core.
 """
 
 from __future__ import annotations
@@ -165,7 +168,8 @@ def bench_net_share(args) -> None:
     moves = 0
     games = play_games(game, evaluator, args.games, config)
     deadline = start + args.seconds
-    inner = evaluator.evaluate
+    step = "submit" if args.in_flight == 2 else "evaluate"  # the evaluator call that starts each step
+    inner = getattr(evaluator, step)
 
     def evaluate_until_deadline(positions):
         # Stop after the time budget at a step boundary: the share is over whole steps, not whole games.
@@ -173,7 +177,7 @@ def bench_net_share(args) -> None:
             raise TimeoutError
         return inner(positions)
 
-    evaluator.evaluate = evaluate_until_deadline
+    setattr(evaluator, step, evaluate_until_deadline)
     try:
         for record in games:
             moves += len(record.moves)
@@ -206,18 +210,29 @@ class FreeNet:
                 np.zeros(len(planes), np.float32))
 
 
+class LaterFreeNet(FreeNet):
+    """The free net with the inference server's ticket API: ``submit`` keeps a batch, ``collect`` answers."""
+
+    def submit(self, planes: np.ndarray) -> np.ndarray:
+        return planes
+
+    def collect(self, ticket: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        return self.predict(ticket)
+
+
 def per_core_selfplay(args) -> tuple[float, float, float]:
     """Figure 3: net evaluations per second and per CPU second of this process after the warm-up, and
     the seconds measured (self-play on this core; on a shared machine the CPU-second figure is the
     steadier one)."""
     game = make_game("go", 9)
-    net = FreeNet(game.num_actions)
+    net = (LaterFreeNet if args.in_flight == 2 else FreeNet)(game.num_actions)
     evaluator = NetEvaluator(net, rng=np.random.default_rng(0))
     config = SelfPlayConfig(visits=400, parallel_games=64, leaves_per_tree=8, search=SearchConfig(noise=True),
-                            seed=1, resign_threshold=None)
+                            seed=1, resign_threshold=None, in_flight=args.in_flight)
     start = time.perf_counter()
     warm_at, measured_from, deadline = start + args.core_warmup, None, start + args.core_warmup + args.seconds
-    inner = evaluator.evaluate
+    step = "submit" if args.in_flight == 2 else "evaluate"  # the evaluator call that starts each step
+    inner = getattr(evaluator, step)
 
     def evaluate_until_deadline(positions):
         # Self-play's step boundaries: count from the first step after the warm-up, stop at the deadline.
@@ -229,7 +244,7 @@ def per_core_selfplay(args) -> tuple[float, float, float]:
             raise TimeoutError
         return inner(positions)
 
-    evaluator.evaluate = evaluate_until_deadline
+    setattr(evaluator, step, evaluate_until_deadline)
     try:
         for _ in play_games(game, evaluator, 10**9, config):
             pass
@@ -246,7 +261,8 @@ def bench_per_core(args) -> None:
     rate, cpu_rate, seconds = per_core_selfplay(args)
     print(f"reference: 9x9 go board speed {ref:,.0f} play()/s")
     print(f"per core: {rate:,.0f} net evaluations/s, {cpu_rate:,.0f} per CPU second (9x9 go self-play, "
-          f"64 games x 8 leaves, 400 visits, free net behind NetEvaluator, {seconds:.0f} s after "
+          f"64 games x 8 leaves, 400 visits, {args.in_flight} batch(es) in flight, free net behind "
+          f"NetEvaluator, {seconds:.0f} s after "
           f"{args.core_warmup:.0f} s warm-up); {ref / rate:.2f} board moves' time per evaluation")
     if args.profile:
         import cProfile
@@ -371,6 +387,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--skip-net", action="store_true")
     parser.add_argument("--per-core", action="store_true",
                         help="only figure 3: self-play net evaluations/s of one core with a free net")
+    parser.add_argument("--in-flight", type=int, default=1, choices=(1, 2),
+                        help="--per-core: 2 runs the two-halves driver of the inference server's workers "
+                             "(its CPU cost: half the batch per call)")
     parser.add_argument("--core-warmup", type=float, default=20.0, help="--per-core: seconds before counting")
     parser.add_argument("--profile-sort", default="tottime", help="pstats sort key of --profile")
     parser.add_argument("--profile", action="store_true", help="cProfile the 9x9 tree search")

@@ -1,7 +1,7 @@
 """Self-play throughput against the net's raw batched forward speed, measured in the same run.
 
     PYTHONPATH=. python3 scripts/bench_selfplay.py --device cuda --game go --size 9 --blocks 10 \\
-        --filters 128 --workers 14 --games-parallel 64 --leaves 8 --seconds 60
+        --filters 128 --workers 15 --games-parallel 64 --leaves 8 --seconds 60 [--in-flight 1]
 
 Prints: net evaluations/s during self-play (cache hits excluded, counted after a
 warm-up), and the reference measured in the same run once self-play has stopped: the
@@ -9,8 +9,10 @@ net's *ceiling*, the compiled bf16 channels-last forward with CUDA graphs that t
 inference server runs (:func:`zero9.nn.inference.compiled_forward`), at batch 1024 and
 4096 and at the mean batch the server saw; the ratio of the two; and the settings.
 On the CPU (and with ``--no-server``) the reference is ``net.predict`` instead, the call
-each worker then makes. ``--json FILE`` writes ``{"evals_per_s", "ceiling_pos_per_s",
-"ratio", "batch", "device", "net", ...}``. A random net of the asked shape is used:
+each worker then makes. ``--in-flight 1|2`` (default 2): batches each worker keeps in
+flight with the inference server; 1 waits for each answer (the A/B of issue 25).
+``--json FILE`` writes ``{"evals_per_s", "ceiling_pos_per_s", "ratio", "batch", "device",
+"net", ...}``. A random net of the asked shape is used:
 speed does not depend on the weights (games from a random net are longer, if anything).
 """
 
@@ -75,6 +77,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--warmup", type=float, default=20.0, help="seconds of self-play before measuring")
     p.add_argument("--no-server", action="store_true",
                    help="CUDA: every worker holds its own net (the old way) instead of one inference server")
+    p.add_argument("--server", action="store_true",
+                   help="CPU: use the inference server too (one process evaluates, workers search), "
+                        "to try --in-flight without a GPU")
+    p.add_argument("--in-flight", type=int, default=2, choices=(1, 2),
+                   help="batches each worker keeps in flight with the inference server (1: wait for each)")
     p.add_argument("--json", default=None, metavar="FILE", help="also write the figures as JSON")
     args = p.parse_args(argv)
 
@@ -93,11 +100,13 @@ def main(argv: list[str] | None = None) -> int:
     net = make_net(game, args.blocks, args.filters)
     workers = args.workers or default_workers(device)
     cfg = SelfPlayConfig(visits=args.visits, parallel_games=args.games_parallel, leaves_per_tree=args.leaves,
-                         search=SearchConfig(noise=True), gumbel=args.gumbel, seed=1, resign_threshold=None)
+                         search=SearchConfig(noise=True), gumbel=args.gumbel, seed=1, resign_threshold=None,
+                         in_flight=args.in_flight)
+    server = (device.startswith("cuda") and not args.no_server) or args.server
+    in_flight = args.in_flight if server else 1  # without the server every net call waits
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "net.pt"
         save_checkpoint(path, net, {"game": game.to_dict()})
-        server = device.startswith("cuda") and not args.no_server
         stats = play_selfplay(path, 10**9, cfg, Path(tmp) / "chunks", None, workers=workers, device=device,
                               progress=False, seconds=args.warmup + args.seconds, warmup_seconds=args.warmup,
                               inference_server=server)
@@ -106,17 +115,20 @@ def main(argv: list[str] | None = None) -> int:
     shape = (num_planes(game), game.size, game.size)
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     print(f"settings: {game.to_dict()}, net {args.blocks}x{args.filters}, device {device}, "
-          f"workers {workers}, inference server {server}, "
+          f"workers {workers}, inference server {server}, batches in flight {in_flight}, "
           f"games in flight {args.games_parallel}/worker, leaves {args.leaves}/game, visits {args.visits}, "
           f"gumbel {args.gumbel}, cores {os.cpu_count()}, load {load:.1f}")
     print(f"self-play: {stats.games} games finished, {stats.moves} moves, "
           f"mean batch per worker request {stats.evals / max(1, stats.calls):.1f} over "
           f"{stats.measured_seconds:.1f}s measured")
     print(f"net evaluations/s during self-play: {selfplay_rate:,.0f}")
+    waiting = stats.measured_net_seconds / (workers * stats.measured_seconds or 1.0)
+    print(f"workers' time inside the net (waiting for it): {100 * waiting:.0f}%")
     result = {"evals_per_s": round(selfplay_rate), "batch": batch, "device": device,
               "net": f"{args.blocks}x{args.filters}", "game": game.to_dict(), "workers": workers,
-              "inference_server": server, "games_parallel": args.games_parallel, "leaves": args.leaves,
-              "visits": args.visits, "seconds": stats.measured_seconds}
+              "inference_server": server, "in_flight": in_flight, "games_parallel": args.games_parallel,
+              "leaves": args.leaves,              "visits": args.visits, "seconds": stats.measured_seconds,
+              "net_wait_share": round(waiting, 3)}
     if device.startswith("cuda"):
         dev = torch.device(device)
         forward = compiled_forward(net, dev, buckets=(1024, 4096))

@@ -80,7 +80,12 @@ class SelfPlayConfig:
     move_cap: int | None = None  # None: 2 x number of actions; Go then ends by passing
     gumbel: bool = False  # Gumbel root search (zero9.search.gumbel) instead of PUCT + noise
     gumbel_actions: int = 16  # m, the root actions sampled
+    in_flight: int = 2  # batches a worker keeps in flight when its net answers later (inference server)
     seed: int | None = None
+
+    def __post_init__(self):
+        if self.in_flight not in (1, 2):
+            raise ValueError(f"in_flight must be 1 or 2, got {self.in_flight}")
 
 
 PCR_SHARE = 0.25  # KataGo's share of full searches when playout cap randomisation is on

@@ -6,8 +6,8 @@ per tree per net call, full/fast moves, opening moves, no-resign games):
 - **worker**: one process running :func:`zero9.learn.selfplay_game.play_games` with its own
   copy of the net (``--workers W``, default one per core; each gets
   ``cores // W`` torch threads so they do not fight). ``W = 1`` plays in-process.
-  On CUDA every worker holds its own model on the shared GPU; a single shared
-  inference process was not built (see ``docs/run-directory.md``).
+  On CUDA with several workers one inference server owns the GPU
+  (:mod:`zero9.nn.inference`) and each worker keeps two batches in flight (``--in-flight``).
 - **record**: one finished game written *as soon as it ends*, atomically: an npz
   shard (:mod:`zero9.nn.chunks`) with its recorded positions (full-search moves only),
   and an SGF beside it. The name ``{time_ns}-w{worker}-{seq}-{positions}p`` sorts in
@@ -103,6 +103,9 @@ def add_selfplay_arguments(parser: argparse.ArgumentParser, defaults: dict | Non
     g.add_argument("--gumbel", action="store_true", help="Gumbel root search instead of PUCT + noise")
     g.add_argument("--gumbel-actions", type=int, default=c.gumbel_actions,
                    help="root actions Gumbel search samples")
+    g.add_argument("--in-flight", type=int, default=c.in_flight, choices=(1, 2),
+                   help="batches each worker keeps in flight with the inference server (2: it searches "
+                        "half its games while the GPU evaluates the other half's)")
     g.add_argument("--no-sgf", action="store_true", help="write no SGF files (sgfmill not needed)")
     g.add_argument("--lz-chunks", action="store_true", help="also write Leela Zero text chunks (Go)")
 
@@ -137,6 +140,7 @@ def selfplay_config(args: argparse.Namespace, seed: int | None = None) -> SelfPl
         move_cap=args.move_cap,
         gumbel=args.gumbel,
         gumbel_actions=args.gumbel_actions,
+        in_flight=getattr(args, "in_flight", SelfPlayConfig.in_flight),
         seed=seed,
     )
 
@@ -240,15 +244,34 @@ class _CountingEvaluator:
         self.parent = os.getppid()
 
     def evaluate(self, positions):
+        self.check()
+        out = self.inner.evaluate(positions)
+        self.tick()
+        return out
+
+    def check(self) -> None:
         if self.stop is not None and self.stop.is_set():
             raise StopSelfPlay
-        out = self.inner.evaluate(positions)
+
+    def tick(self) -> None:
         now = time.monotonic()
         if now - self.last >= TICK_SECONDS:
             self.last = now
             if os.getppid() != self.parent:
                 raise StopSelfPlay  # the main process died (kill -9): an orphan must not play on
             self.report()
+
+    @property
+    def answers_later(self) -> bool:
+        return self.inner.answers_later
+
+    def submit(self, positions):
+        self.check()
+        return self.inner.submit(positions)
+
+    def collect(self, asked):
+        out = self.inner.collect(asked)
+        self.tick()
         return out
 
     def counters(self) -> dict[str, float]:
@@ -462,6 +485,7 @@ class SelfPlayStats:
     wins: dict[str, int] = field(default_factory=lambda: {"B": 0, "W": 0, "draw": 0})
     measured_evals: float = 0.0  # evaluations inside the measuring window (after warm-up)
     measured_seconds: float = 0.0
+    measured_net_seconds: float = 0.0  # the workers' time inside the net (waiting for its answers), summed
 
     def as_dict(self) -> dict[str, Any]:
         d = dataclasses.asdict(self)
@@ -587,9 +611,13 @@ def _run_jobs(pool: WorkerPool, jobs: list[WorkerJob], games: int, progress: boo
 def _measure(stats: SelfPlayStats, counters, warm_counters, warm_at, now) -> None:
     if warm_counters is None or warm_at is None or now <= warm_at:
         return
-    total = sum(c.get("evals", 0) for c in counters.values())
-    before = sum(c.get("evals", 0) for c in warm_counters.values())
-    stats.measured_evals, stats.measured_seconds = total - before, now - warm_at
+
+    def since_warm(name: str) -> float:
+        total = sum(c.get(name, 0) for c in counters.values())
+        return total - sum(c.get(name, 0) for c in warm_counters.values())
+
+    stats.measured_evals, stats.measured_seconds = since_warm("evals"), now - warm_at
+    stats.measured_net_seconds = since_warm("net_seconds")
 
 
 def _add_game(stats: SelfPlayStats, summary: dict) -> None:

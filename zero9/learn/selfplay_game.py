@@ -20,6 +20,7 @@ Vocabulary (tree terms are :mod:`zero9.search.puct`'s, G and K :mod:`zero9.searc
   ``resign_min_moves`` moves. A share ``no_resign_share`` of games never resign; they
   note the first move at which each side *would* have resigned, so the
   false-resignation rate can be measured (Leela Zero's resignation analysis).
+- **two batches in flight** (``in_flight``, with the inference server): :mod:`zero9.search.batched`.
 - **record**: a :class:`GameRecord` of :class:`MoveRecord` s; :mod:`zero9.learn.selfplay` writes it.
 """
 
@@ -33,7 +34,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from zero9.games import Game, Position, opponent
-from zero9.search.batched import search_trees
+from zero9.search.batched import search_slots
 from zero9.search.gumbel import GumbelTree
 from zero9.search.puct import Tree
 from zero9.settings import SelfPlayConfig
@@ -98,18 +99,20 @@ class SelfPlay:
     def games(self) -> Iterator[GameRecord]:
         playing: list[_Game | None] = [self.new_game() for _ in range(min(self.cfg.parallel_games,
                                                                           self.n_games))]
-        while playing:
-            ended: list[GameRecord] = []
-            search_trees([g.tree for g in playing], self.evaluator, self.cfg.leaves_per_tree,
-                         on_step=functools.partial(self.play_moves, playing, ended))
+        ended: list[GameRecord] = []
+        in_flight = self.cfg.in_flight if getattr(self.evaluator, "answers_later", False) else 1
+        trees = lambda: [g and g.tree for g in playing]  # noqa: E731 (None for an empty slot)
+        for _ in search_slots(trees, self.evaluator, self.cfg.leaves_per_tree,
+                              functools.partial(self.play_moves, playing, ended), in_flight):
             yield from ended
-            playing = [g for g in playing if g is not None]
+            ended.clear()
 
-    def play_moves(self, playing: list[_Game | None], ended: list[GameRecord]) -> bool:
-        """After each evaluator call: play the move of every game whose search is done. A game that
+    def play_moves(self, playing: list[_Game | None], ended: list[GameRecord], slots: range) -> bool:
+        """After each step: play the move of each game of ``slots`` whose search is done. A game that
         ends makes way for a new one (None once all are started); True then: the records go out."""
-        for i, g in enumerate(playing):
-            if g.tree.leaves_wanted(1) == 0 and self.play_move(g):
+        for i in slots:
+            g = playing[i]
+            if g is not None and g.tree.leaves_wanted(1) == 0 and self.play_move(g):
                 ended.append(g.record)
                 playing[i] = self.new_game() if self.started < self.n_games else None
         return bool(ended)

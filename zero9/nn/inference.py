@@ -14,14 +14,25 @@ Vocabulary:
   :meth:`RemoteNet.predict` has :meth:`zero9.nn.net.ZeroNet.predict`'s contract (planes
   ``[B, C, N, N]`` in; ``probs [B, A]`` and ``value [B]`` out), so
   :class:`zero9.search.evaluator.NetEvaluator` works on it unchanged.
-- **slot**: one worker's shared memory: ``planes`` uint8 ``[max_batch, C, N, N]`` (the
+- **slot**: one batch's shared memory: ``planes`` uint8 ``[max_batch, C, N, N]`` (the
   input planes are 0/1, so a byte each: a quarter of float32's traffic), ``probs``
-  float32 ``[max_batch, A]`` and ``value`` float32 ``[max_batch]``.
-- **request**: ``(worker, n)`` on the server's queue, "my slot holds ``n`` positions";
-  the reply is one byte on the worker's own pipe once its outputs are in its slot.
-  Only these small messages are pickled; positions never are.
+  float32 ``[max_batch, A]`` and ``value`` float32 ``[max_batch]``. Each worker has
+  :data:`IN_FLIGHT` slots.
+- **in flight**: a batch submitted and not yet collected. A worker may keep one per slot:
+  :meth:`RemoteNet.submit` puts a batch in a free slot and returns at once, so the
+  worker's core selects the leaves of its other games while the GPU evaluates these
+  (:func:`zero9.search.batched.search_in_flight`); :meth:`RemoteNet.collect` waits for
+  the answer. ``predict`` is submit then collect.
+- **ticket**: what ``submit`` returns and ``collect`` takes: the number of the slot the
+  batch went into.
+- **request**: five bytes on the worker's own request pipe, the slot's number and ``n``:
+  "that slot holds ``n`` positions"; the reply is one byte, the slot's number, on the
+  worker's reply pipe once the outputs are in that slot. Positions never go through a
+  pipe. Pipes, not a shared queue: a queue's put hands the message to a feeder thread,
+  which waits for the GIL while the worker searches (up to the 5 ms switch interval), so
+  a batch in flight would reach the server late; ``send_bytes`` writes at once.
 - **round of the server**: take every request waiting, run them as one batch (or a
-  few, at most the largest bucket each), answer each worker.
+  few, at most the largest bucket each), answer each slot.
 
 :func:`compiled_forward` is the same recipe for the benchmark's ceiling
 (``scripts/bench_selfplay.py``): the reference is the forward the server runs.
@@ -31,10 +42,11 @@ from __future__ import annotations
 
 import multiprocessing as mp
 import queue
+import struct
 import sys
 import time
 from dataclasses import dataclass
-from multiprocessing import shared_memory
+from multiprocessing import connection, shared_memory
 
 import numpy as np
 import torch
@@ -42,7 +54,9 @@ import torch
 from zero9.nn.checkpoint import load_net
 from zero9.nn.net import ZeroNet, resolve_device
 
+REQUEST = struct.Struct("<BI")  # a request: slot number, positions in it
 BUCKETS = (256, 512, 1024, 2048, 4096)  # batch sizes compiled; a batch is padded up to the next one
+IN_FLIGHT = 2  # slots per worker: batches one worker may have in flight at once
 
 
 def compiled_forward(net: ZeroNet, device: torch.device, buckets: tuple[int, ...] = BUCKETS):
@@ -92,9 +106,10 @@ def compiled_forward(net: ZeroNet, device: torch.device, buckets: tuple[int, ...
 
 @dataclass
 class SlotSpec:
-    """Shapes and shared-memory names of one worker's slot (picklable)."""
+    """Shapes and shared-memory names of one slot of a worker (picklable)."""
 
     worker: int
+    slot: int  # its number among the worker's IN_FLIGHT slots: the ticket of a batch in it
     max_batch: int
     planes_shape: tuple[int, int, int]  # (C, N, N)
     num_actions: int
@@ -127,31 +142,51 @@ class _Slot:
 
 
 class RemoteNet:
-    """A worker's stand-in for the net: ``predict`` goes through the server (see the module docstring)."""
+    """A worker's stand-in for the net: batches go through the server (see the module docstring)."""
 
-    def __init__(self, spec: SlotSpec, requests, reply):
-        self.spec, self.requests, self.reply = spec, requests, reply
-        self._slot: _Slot | None = None
-        c, n, _ = spec.planes_shape
-        self.size, self.num_actions, self.config = n, spec.num_actions, {"in_planes": c}
+    def __init__(self, specs: tuple[SlotSpec, ...], requests, reply):
+        self.specs, self.requests, self.reply = specs, requests, reply
+        self.max_batch = specs[0].max_batch
+        self._slots: list[_Slot] | None = None  # opened on first use, in the worker process
+        self._free = list(range(len(specs)))  # tickets (slot numbers) with no batch in flight
+        self._sizes = [0] * len(specs)  # positions in each slot's batch
+        self._answered: set[int] = set()  # slots whose reply came while we waited for another
+        c, n, _ = specs[0].planes_shape
+        self.size, self.num_actions, self.config = n, specs[0].num_actions, {"in_planes": c}
 
     def __getstate__(self):
-        return {"spec": self.spec, "requests": self.requests, "reply": self.reply}
+        return {"specs": self.specs, "requests": self.requests, "reply": self.reply}
 
     def __setstate__(self, state):
-        self.__init__(state["spec"], state["requests"], state["reply"])
+        self.__init__(state["specs"], state["requests"], state["reply"])
+
+    def submit(self, planes: np.ndarray) -> int:
+        """Send ``planes`` (at most ``max_batch``) to the server without waiting; returns the ticket."""
+        if len(planes) > self.max_batch:
+            raise ValueError(f"a batch of {len(planes)} is above the slot's {self.max_batch} positions")
+        if not self._free:
+            raise RuntimeError(f"all {len(self.specs)} slots have a batch in flight: collect one first")
+        if self._slots is None:
+            self._slots = [_Slot(spec, create=False) for spec in self.specs]
+        ticket = self._free.pop(0)
+        n = self._sizes[ticket] = len(planes)
+        self._slots[ticket].planes[:n] = planes  # 0/1 floats -> bytes
+        self.requests.send_bytes(REQUEST.pack(ticket, n))
+        return ticket
+
+    def collect(self, ticket: int) -> tuple[np.ndarray, np.ndarray]:
+        """Wait for the answer to ``ticket``'s batch: ``(probs [n, A], value [n])``, copies."""
+        while ticket not in self._answered:  # the first reply may be the other slot's
+            self._answered.add(self.reply.recv_bytes()[0])
+        self._answered.discard(ticket)
+        slot, n = self._slots[ticket], self._sizes[ticket]
+        out = slot.probs[:n].copy(), slot.value[:n].copy()  # the slot is refilled by the next submit
+        self._free.append(ticket)
+        return out
 
     def predict(self, planes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        if self._slot is None:
-            self._slot = _Slot(self.spec, create=False)
-        slot, out = self._slot, []
-        for start in range(0, len(planes), self.spec.max_batch):  # a batch above the slot goes in parts
-            part = planes[start:start + self.spec.max_batch]
-            n = len(part)
-            slot.planes[:n] = part  # 0/1 floats -> bytes
-            self.requests.put((self.spec.worker, n))
-            self.reply.recv_bytes()
-            out.append((slot.probs[:n].copy(), slot.value[:n].copy()))
+        out = [self.collect(self.submit(planes[start:start + self.max_batch]))  # a big batch goes in parts
+               for start in range(0, len(planes), self.max_batch)]
         if len(out) == 1:
             return out[0]
         return np.concatenate([p for p, _ in out]), np.concatenate([v for _, v in out])
@@ -169,22 +204,22 @@ class InferenceServer:
             raise ValueError(f"max_batch {max_batch} is above the largest bucket {BUCKETS[-1]}")
         ctx = mp.get_context("spawn")
         planes_shape, num_actions = _shape_of(net_path)
-        self.specs = [SlotSpec(w, max_batch, planes_shape, num_actions,
-                               tuple(f"z9-{id(self):x}-{w}-{k}" for k in ("in", "p", "v")))
-                      for w in range(workers)]
-        self.slots = [_Slot(s, create=True) for s in self.specs]
-        self.requests = ctx.Queue()
-        pipes = [ctx.Pipe(duplex=False) for _ in range(workers)]
-        self.replies = [r for r, _ in pipes]
+        self.specs = [tuple(SlotSpec(w, s, max_batch, planes_shape, num_actions,
+                                     tuple(f"z9-{id(self):x}-{w}-{s}-{k}" for k in ("in", "p", "v")))
+                            for s in range(IN_FLIGHT)) for w in range(workers)]
+        self.slots = [_Slot(spec, create=True) for specs in self.specs for spec in specs]
+        asks = [ctx.Pipe(duplex=False) for _ in range(workers)]  # (receiving end, sending end) each
+        answers = [ctx.Pipe(duplex=False) for _ in range(workers)]
+        self.requests, self.replies = [send for _, send in asks], [receive for receive, _ in answers]
         self.control, self.control_reply = ctx.Queue(), ctx.Queue()
         self.proc = ctx.Process(target=_serve, daemon=True,
-                                args=(self.specs, self.requests, [s for _, s in pipes], self.control,
-                                      self.control_reply, device))
+                                args=(self.specs, [r for r, _ in asks], [s for _, s in answers],
+                                      self.control, self.control_reply, device))
         self.proc.start()
         self.load(net_path)
 
     def client(self, worker: int) -> RemoteNet:
-        return RemoteNet(self.specs[worker], self.requests, self.replies[worker])
+        return RemoteNet(self.specs[worker], self.requests[worker], self.replies[worker])
 
     def load(self, net_path: str, timeout: float = 900.0) -> dict:
         """Serve ``net_path`` from now on (the first load compiles); returns the server's stats so far."""
@@ -232,14 +267,15 @@ def _shape_of(net_path: str) -> tuple[tuple[int, int, int], int]:
     return (net.config["in_planes"], net.size, net.size), net.num_actions
 
 
-def _serve(specs: list[SlotSpec], requests, replies, control, control_reply, device_name: str) -> None:
+def _serve(specs: list[tuple[SlotSpec, ...]], requests, replies, control, control_reply,
+           device_name: str) -> None:
     """The server's loop (a process of its own; see the module docstring)."""
     torch.set_num_threads(1)
     device = resolve_device(device_name)
-    slots = [_Slot(s, create=False) for s in specs]
+    slots = [[_Slot(spec, create=False) for spec in mine] for mine in specs]  # [worker][slot]
     forward, net = None, None
     stats = {"batches": 0, "positions": 0, "busy_s": 0.0}
-    pinned = torch.empty((BUCKETS[-1], *specs[0].planes_shape), dtype=torch.uint8,
+    pinned = torch.empty((BUCKETS[-1], *specs[0][0].planes_shape), dtype=torch.uint8,
                          pin_memory=device.type == "cuda")
     while True:
         try:
@@ -267,32 +303,31 @@ def _serve(specs: list[SlotSpec], requests, replies, control, control_reply, dev
                 control_reply.put(("loaded", dict(stats)))
             except Exception as e:  # tell the caller, keep serving
                 control_reply.put(("error", f"{type(e).__name__}: {e}"))
-        try:
-            waiting = [requests.get(timeout=0.05)]
-        except queue.Empty:
+        waiting = []  # (worker, slot, n): everything already sent joins this round
+        for pipe in connection.wait(requests, timeout=0.05):
+            w = requests.index(pipe)
+            while pipe.poll():
+                waiting.append((w, *REQUEST.unpack(pipe.recv_bytes())))
+        if not waiting:
             continue
-        while True:  # everything already queued joins this round
-            try:
-                waiting.append(requests.get_nowait())
-            except queue.Empty:
-                break
         start = time.perf_counter()
         while waiting:
             group, total = [], 0
-            while waiting and total + waiting[0][1] <= BUCKETS[-1]:
-                w, n = waiting.pop(0)
-                pinned[total:total + n].numpy()[:] = slots[w].planes[:n]
-                group.append((w, total, n))
+            while waiting and total + waiting[0][2] <= BUCKETS[-1]:
+                w, s, n = waiting.pop(0)
+                pinned[total:total + n].numpy()[:] = slots[w][s].planes[:n]
+                group.append((w, s, total, n))
                 total += n
             x = pinned[:total].to(device, non_blocking=True)
             probs, value = forward(x)
             probs, value = probs.cpu().numpy(), value.cpu().numpy()
-            for w, at, n in group:
-                slots[w].probs[:n] = probs[at:at + n]
-                slots[w].value[:n] = value[at:at + n]
-                replies[w].send_bytes(b"1")
+            for w, s, at, n in group:
+                slots[w][s].probs[:n] = probs[at:at + n]
+                slots[w][s].value[:n] = value[at:at + n]
+                replies[w].send_bytes(bytes((s,)))
             stats["batches"] += 1
             stats["positions"] += total
         stats["busy_s"] += time.perf_counter() - start
-    for slot in slots:
-        slot.close()
+    for mine in slots:
+        for slot in mine:
+            slot.close()

@@ -21,6 +21,12 @@ Vocabulary:
   entry. The cache is a bounded LRU (oldest entry dropped first).
 - **net time**: :class:`NetEvaluator` adds the seconds spent inside
   ``net.predict`` to ``net_seconds`` (the benchmark's "% of wall time inside the net").
+- **in flight**: ``evaluate`` in two halves, :meth:`NetEvaluator.submit` (look-ups,
+  features, the batch sent) and :meth:`NetEvaluator.collect` (the answer, the cache),
+  with an :class:`Asked` batch between them. When the net answers later (the inference
+  server's :class:`zero9.nn.inference.RemoteNet`), the caller can search on between the
+  two: :func:`zero9.search.batched.search_in_flight`. Cache entries are written at
+  ``collect``, so a position asked again while its batch is in flight is a miss.
 """
 
 from __future__ import annotations
@@ -69,6 +75,21 @@ class UniformEvaluator:
         return out
 
 
+class Asked:
+    """A batch between :meth:`NetEvaluator.submit` and :meth:`NetEvaluator.collect`: the rows the cache
+    answered are in ``priors``/``values``; the net's answer (or its ticket) fills the others."""
+
+    __slots__ = ("positions", "priors", "values", "misses", "repeats", "syms", "ticket", "answer")
+
+    def __init__(self, positions: Sequence[Position], priors: np.ndarray, values: np.ndarray):
+        self.positions, self.priors, self.values = positions, priors, values
+        self.misses: dict[tuple[int, ...], int] = {}  # key -> the first row asking for it
+        self.repeats: list[tuple[int, int]] = []  # (row, first row) of a leaf asked twice in the batch
+        self.syms: np.ndarray | None = None  # the symmetry each miss was sent under
+        self.ticket = None  # the net's ticket while the batch is in flight
+        self.answer: tuple[np.ndarray, np.ndarray] | None = None  # the net's (probs, values) of the misses
+
+
 class NetEvaluator:
     """A ZeroNet behind features, a random symmetry per position, and an LRU cache."""
 
@@ -87,16 +108,29 @@ class NetEvaluator:
         self.cache_hits = 0
         self.net_seconds = 0.0
 
+    @property
+    def answers_later(self) -> bool:
+        """The net takes a batch and answers later (``submit``/``collect``: the inference server's
+        RemoteNet), so a caller gains by keeping two batches in flight."""
+        return hasattr(self.net, "submit")
+
     def evaluate(self, positions: Sequence[Position]) -> tuple[np.ndarray, np.ndarray]:
+        return self.collect(self.submit(positions, wait=True))
+
+    def submit(self, positions: Sequence[Position], wait: bool = False) -> Asked:
+        """The first half of ``evaluate``: cache look-ups, features, and the net's batch sent off.
+
+        A net that answers later (see :attr:`answers_later`) gets the batch through its ``submit``
+        unless ``wait``; any other net computes it here. :meth:`collect` gives the answer.
+        """
         # Self-play asks for hundreds of positions a call: whole-batch numpy operations, and a
         # Python loop only where each position needs its own (keys, cache entries).
         with self._lock:
             self.positions += len(positions)
             num_actions = positions[0].game.num_actions if positions else 0
-            priors = np.empty((len(positions), num_actions), np.float32)
-            values = np.empty(len(positions), np.float32)
-            misses: dict[tuple[int, ...], int] = {}  # key -> the first row asking for it
-            repeats: list[tuple[int, int]] = []  # (row, first row) of a leaf asked twice in the batch
+            asked = Asked(positions, np.empty((len(positions), num_actions), np.float32),
+                          np.empty(len(positions), np.float32))
+            priors, values, misses, repeats = asked.priors, asked.values, asked.misses, asked.repeats
             cache = self._cache
             for j, position in enumerate(positions):
                 key = history_key(position)
@@ -112,30 +146,49 @@ class NetEvaluator:
             if misses:
                 first = list(misses.values())
                 planes = features.encode_batch([positions[j] for j in first])
-                syms = (self.rng.integers(0, 8, len(first)) if self.random_symmetry
-                        else np.zeros(len(first), np.intp))
+                syms = asked.syms = (self.rng.integers(0, 8, len(first)) if self.random_symmetry
+                                     else np.zeros(len(first), np.intp))
                 for s in np.unique(syms):
                     if s:
                         planes[syms == s] = features.transform_planes(planes[syms == s], int(s))
                 start = time.perf_counter()
-                probs, vals = self.net.predict(np.ascontiguousarray(planes))
+                planes = np.ascontiguousarray(planes)
+                if self.answers_later and not wait:
+                    asked.ticket = self.net.submit(planes)
+                else:
+                    asked.answer = self.net.predict(planes)
                 self.net_seconds += time.perf_counter() - start
                 self.calls += 1
-                probs = np.asarray(probs, np.float32)
-                size = positions[0].game.size
-                for s in np.unique(syms):
-                    if s:
-                        rows = syms == s
-                        back = features.inverse_symmetry(int(s))
-                        probs[rows] = features.transform_policy(probs[rows], back, size)
-                priors[first], values[first] = probs, vals
-                for repeat, row in repeats:
-                    priors[repeat], values[repeat] = priors[row], values[row]
-                if self.cache_size:
-                    cache.update(zip(misses, zip(probs, np.asarray(vals, np.float64).tolist(), strict=True),
-                                     strict=True))
-                    while len(cache) > self.cache_size:
-                        cache.popitem(last=False)  # the least recently used
+            return asked
+
+    def collect(self, asked: Asked) -> tuple[np.ndarray, np.ndarray]:
+        """The second half of ``evaluate``: the net's answer in, the cache filled; ``(priors, values)``."""
+        with self._lock:
+            if not asked.misses:
+                return asked.priors, asked.values
+            if asked.answer is None:
+                start = time.perf_counter()
+                asked.answer = self.net.collect(asked.ticket)
+                self.net_seconds += time.perf_counter() - start
+            probs, vals = asked.answer
+            priors, values, misses, syms = asked.priors, asked.values, asked.misses, asked.syms
+            first = list(misses.values())
+            probs = np.asarray(probs, np.float32)
+            size = asked.positions[0].game.size
+            for s in np.unique(syms):
+                if s:
+                    rows = syms == s
+                    back = features.inverse_symmetry(int(s))
+                    probs[rows] = features.transform_policy(probs[rows], back, size)
+            priors[first], values[first] = probs, vals
+            for repeat, row in asked.repeats:
+                priors[repeat], values[repeat] = priors[row], values[row]
+            if self.cache_size:
+                cache = self._cache
+                cache.update(zip(misses, zip(probs, np.asarray(vals, np.float64).tolist(), strict=True),
+                                 strict=True))
+                while len(cache) > self.cache_size:
+                    cache.popitem(last=False)  # the least recently used
             return priors, values
 
     def clear_cache(self) -> None:

@@ -399,11 +399,12 @@ def collect_leaves(tree: Tree, k: int) -> list[Leaf]:
     return leaves
 
 
-def evaluate_leaves(evaluator, leaves: list[Leaf]) -> None:
-    """One evaluator call for ``leaves`` (of one tree or of many), then expand and back up each."""
+def evaluate_leaves(evaluator, leaves: list[Leaf], answer: tuple | None = None) -> None:
+    """One evaluator call for ``leaves`` (of one tree or of many; ``answer``: its result, already in),
+    then expand and back up each."""
     if not leaves:
         return
-    priors, values = evaluator.evaluate([leaf.node.position for leaf in leaves])
+    priors, values = answer or evaluator.evaluate([leaf.node.position for leaf in leaves])
     if len(priors) != len(leaves) or len(values) != len(leaves):
         raise ValueError(f"the evaluator returned {len(priors)} priors and {len(values)} values "
                          f"for {len(leaves)} positions")
