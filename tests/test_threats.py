@@ -199,20 +199,20 @@ def test_threat_reading_reaches_the_player_from_match_and_pbrain():
 
     parser = argparse.ArgumentParser()
     match.add_arguments(parser)
-    args = parser.parse_args(["a.pt", "b.pt", "--threats", "--threat-reading", "vcf"])
+    args = parser.parse_args(["a.pt", "b.pt", "--threats", "--threat-reading", "vct"])
     engines = match.engines_from_args(args)
-    assert (engines.threats, engines.threat_reading) == (True, "vcf")
-    assert parser.parse_args(["a.pt", "b.pt"]).threat_reading == "vct"
+    assert (engines.threats, engines.threat_reading) == (True, "vct")
+    assert parser.parse_args(["a.pt", "b.pt"]).threat_reading == "vcf"
     with pytest.raises(SystemExit):
         parser.parse_args(["a.pt", "b.pt", "--threat-reading", "threes"])
     agent = make_player(f"{SHIPPED_NET}@8", GAME, engines=engines)
     agent.new_game(GAME)
-    assert (agent.player.threats, agent.player.threat_reading) == (True, "vcf")
+    assert (agent.player.threats, agent.player.threat_reading) == (True, "vct")
 
     parser = argparse.ArgumentParser()
     pbrain.add_arguments(parser)
-    assert parser.parse_args(["--threats"]).threat_reading == "vct"
-    engine = pbrain.PbrainEngine(NetSource(None), visits=8, seed=1, threats=True, threat_reading="vcf")
-    assert engine._new_player(GAME).threat_reading == "vcf"
+    assert parser.parse_args(["--threats"]).threat_reading == "vcf"
+    engine = pbrain.PbrainEngine(NetSource(None), visits=8, seed=1, threats=True, threat_reading="vct")
+    assert engine._new_player(GAME).threat_reading == "vct"
     with pytest.raises(ValueError, match="threat reading"):
         NetSource(None).player(GAME, threat_reading="vcx")

@@ -45,9 +45,10 @@ class PlayConfig:
     # Gomoku: prove our wins by fours and spoil the opponent's (search/threats.py). Off: against Rapfi it
     # moved the shipped net from 20.0% to 22.5% only (docs/runs/gomoku15-rapfi), short of the declared bar
     threats: bool = False
-    # what threats read at the root: "vct" fours and threes (issue 26's losses were VCTs), "vcf" fours only
-    # (the declared 34.2% match); leaves of the tree only ever get the cheap VCF test
-    threat_reading: str = "vct"
+    # what threats read at the root: "vcf" fours only, or "vct" fours and threes; the tree's leaves only
+    # ever get the cheap VCF test. vcf: against Rapfi 10k reading threes scored 27.9%, fours only 40.0%
+    # (the same net and 120 games, docs/runs/gomoku15-rapfi)
+    threat_reading: str = "vcf"
     threat_candidates: int = 24  # moves, best first, that may be tried to spoil the opponent's fours
 
 
