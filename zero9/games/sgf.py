@@ -237,16 +237,26 @@ def parse_sgf(data: str | bytes) -> SgfRecord:
     the same record and every error is sgfmill's reading's.
     """
     raw = data.encode("utf-8") if isinstance(data, str) else bytes(data)
+    record = _parse_plain(raw)
+    return record if record is not None else _parse_whole(raw)
+
+
+def _parse_plain(raw: bytes) -> SgfRecord | None:
+    """The record of a plain, valid game record; None for anything else."""
     plain = _PLAIN_GAME.match(raw)
-    if plain:
-        try:
-            tree = _sgfmill_game(b"(;" + plain["root"] + b")")
-            game = _read_game(tree.get_root(), tree.get_size())
-            moves = _read_plain_moves(plain["moves"], game)
-        except (ValueError, SgfError):
-            moves = None  # sgfmill's reading of the whole record says what is wrong
-        if moves is not None:
-            return _record(tree, game, moves)
+    if not plain:
+        return None
+    try:
+        tree = _sgfmill_game(b"(;" + plain["root"] + b")")
+        game = _read_game(tree.get_root(), tree.get_size())
+        moves = _read_plain_moves(plain["moves"], game)
+        return None if moves is None else _record(tree, game, moves)
+    except ValueError:  # SgfError too: the whole record's reading says what is wrong
+        return None
+
+
+def _parse_whole(raw: bytes) -> SgfRecord:
+    """Any game record, read whole by sgfmill: the main line's moves node by node."""
     tree = _sgfmill_game(raw)
     game = _read_game(tree.get_root(), tree.get_size())
     return _record(tree, game, _read_moves(tree, game))
