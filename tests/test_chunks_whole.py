@@ -12,6 +12,7 @@ import random
 
 import numpy as np
 import pytest
+from helpers import corrupted
 
 from zero9.games import BLACK, WHITE
 from zero9.nn.chunks import (
@@ -156,17 +157,7 @@ def test_random_corruptions_read_the_same_both_ways():
     alphabet = "01afgAF.-e \n\t"
     whole = 0
     for _ in range(600):
-        text = list(base)
-        for _ in range(rng.randrange(1, 3)):
-            i = rng.randrange(len(text))
-            kind = rng.randrange(3)
-            if kind == 0:
-                del text[i]
-            elif kind == 1:
-                text.insert(i, rng.choice(alphabet))
-            else:
-                text[i] = rng.choice(alphabet)
-        text = "".join(text)
+        text = "".join(corrupted(base, rng, alphabet, rng.randrange(1, 3)))
         whole += _parse_lz_chunk_whole(text, "t.gz") is not None
         assert_same_both_ways(text)
     assert 20 < whole < 580  # both readers were exercised

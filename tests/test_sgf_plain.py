@@ -12,6 +12,7 @@ import random
 from pathlib import Path
 
 import pytest
+from helpers import corrupted
 
 from zero9.games import make_game
 from zero9.games.sgf import _parse_plain, _parse_whole, parse_sgf, write_sgf
@@ -132,16 +133,7 @@ def test_random_corruptions_read_the_same_both_ways():
     alphabet = b"()[];\\BWAEaesz9 \n:"
     plain = 0
     for _ in range(600):
-        raw = bytearray(base)
-        for _ in range(rng.randrange(1, 4)):
-            i = rng.randrange(len(raw))
-            kind = rng.randrange(3)
-            if kind == 0:
-                del raw[i]
-            elif kind == 1:
-                raw.insert(i, rng.choice(alphabet))
-            else:
-                raw[i] = rng.choice(alphabet)
+        raw = bytearray(corrupted(base, rng, alphabet, rng.randrange(1, 4)))
         plain += _parse_plain(bytes(raw)) is not None
         assert_same_as_sgfmill(bytes(raw))
     assert 20 < plain < 580  # both ways were exercised
