@@ -34,8 +34,10 @@ Root conventions (owned by this module, not passed in ``properties``):
 - ``RE``: the result, GTP style (``B+3.5``, ``W+R``, ``0``, ``?``); not written
   when empty.
 
-sgfmill does the reading; it is imported inside the readers so that importing this
-module (and writing SGF, which needs no parser) works without it.
+sgfmill does the reading (of a **plain record**, one game tree with one move per node, the
+moves are read by a regular expression and only the root by sgfmill: see :func:`parse_sgf`);
+it is imported inside the readers so that importing this module (and writing SGF, which
+needs no parser) works without it.
 """
 
 from __future__ import annotations
