@@ -3,9 +3,14 @@
 - **random planes**: a reproducible batch of 0/1 network inputs ``[B, C, N, N]``.
 - **randomised batch norm**: non-trivial running statistics and betas, so a test
   sees what batch norm does (a fresh net's BN is the identity and hides mistakes).
+- **corruption**: a file's text with a few random edits (a character deleted, inserted or
+  replaced), for comparing two readers on damaged input.
 """
 
 from __future__ import annotations
+
+import random
+from collections.abc import Sequence
 
 import numpy as np
 import torch
@@ -28,3 +33,19 @@ def randomise_bn(net: nn.Module, seed: int = 0) -> None:
         for name, p in net.named_parameters():
             if name.endswith("beta"):
                 p.copy_(torch.randn(p.shape, generator=g))
+
+
+def corrupted(text: Sequence, rng: random.Random, alphabet: Sequence, edits: int) -> list:
+    """``text`` (a str or bytes) as a list with ``edits`` random edits from ``alphabet``: each deletes,
+    inserts or replaces one character."""
+    out = list(text)
+    for _ in range(edits):
+        i = rng.randrange(len(out))
+        kind = rng.randrange(3)
+        if kind == 0:
+            del out[i]
+        elif kind == 1:
+            out.insert(i, rng.choice(alphabet))
+        else:
+            out[i] = rng.choice(alphabet)
+    return out

@@ -34,8 +34,10 @@ Root conventions (owned by this module, not passed in ``properties``):
 - ``RE``: the result, GTP style (``B+3.5``, ``W+R``, ``0``, ``?``); not written
   when empty.
 
-sgfmill does the reading; it is imported inside the readers so that importing this
-module (and writing SGF, which needs no parser) works without it.
+sgfmill does the reading (of a **plain record**, one game tree with one move per node, the
+moves are read by a regular expression and only the root by sgfmill: see :func:`parse_sgf`);
+it is imported inside the readers so that importing this module (and writing SGF, which
+needs no parser) works without it.
 """
 
 from __future__ import annotations
@@ -43,6 +45,7 @@ from __future__ import annotations
 import json
 import operator
 import os
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -215,23 +218,88 @@ def _escape(text: str) -> str:
 # ----------------------------------------------------------------------------- reading
 
 
+# A plain game record: one game tree without variations whose nodes after the root each hold
+# just one move, ``;B[cf]`` (what zero9, Leela Zero and autogtp write). The tokens are sgfmill's:
+# property names of 1 to 64 capitals, values in brackets with backslash escapes, blanks between.
+_PLAIN_GAME = re.compile(rb"""
+    \s* \( \s* ;
+    (?P<root> (?: \s* [A-Z]{1,64} (?: \s* \[ [^\\\]]* (?: \\. [^\\\]]* )* \] )+ )* )
+    (?P<moves> (?: \s* ; \s* [BW] \s* \[ [a-z]{0,2} \] )* )
+    \s* \)
+""", re.VERBOSE | re.DOTALL)
+_PLAIN_MOVE = re.compile(rb";\s*([BW])\s*\[([a-z]{0,2})\]")
+
+
 def parse_sgf(data: str | bytes) -> SgfRecord:
-    """The first game in SGF ``data``. :class:`SgfError` (a ValueError) naming what is wrong."""
+    """The first game in SGF ``data``. :class:`SgfError` (a ValueError) naming what is wrong.
+
+    A plain game record (see ``_PLAIN_GAME``) has its moves read by one regular expression and
+    only its root node by sgfmill (a server checks thousands of games a minute); anything else,
+    and any plain record that is not simply valid, is read whole by sgfmill, so both ways give
+    the same record and every error is sgfmill's reading's.
+    """
+    raw = data.encode("utf-8") if isinstance(data, str) else bytes(data)
+    record = _parse_plain(raw)
+    return record if record is not None else _parse_whole(raw)
+
+
+def _parse_plain(raw: bytes) -> SgfRecord | None:
+    """The record of a plain, valid game record; None for anything else."""
+    plain = _PLAIN_GAME.match(raw)
+    if not plain:
+        return None
+    try:
+        tree = _sgfmill_game(b"(;" + plain["root"] + b")")
+        game = _read_game(tree.get_root(), tree.get_size())
+        moves = _read_plain_moves(plain["moves"], game)
+        return None if moves is None else _record(tree, game, moves)
+    except ValueError:  # SgfError too: the whole record's reading says what is wrong
+        return None
+
+
+def _parse_whole(raw: bytes) -> SgfRecord:
+    """Any game record, read whole by sgfmill: the main line's moves node by node."""
+    tree = _sgfmill_game(raw)
+    game = _read_game(tree.get_root(), tree.get_size())
+    return _record(tree, game, _read_moves(tree, game))
+
+
+def _sgfmill_game(raw: bytes) -> Any:
     from sgfmill import sgf  # the reader alone needs sgfmill (see the module docstring)
 
-
-    raw = data.encode("utf-8") if isinstance(data, str) else bytes(data)
     try:
-        tree = sgf.Sgf_game.from_bytes(raw)
+        return sgf.Sgf_game.from_bytes(raw)
     except ValueError as e:
         raise SgfError("unreadable SGF", str(e)) from None
+
+
+def _record(tree: Any, game: Game, moves: list[tuple[int, int]]) -> SgfRecord:
+    """The record of ``tree``'s root (the game, setup, result and properties) and ``moves``."""
     root = tree.get_root()
-    game = _read_game(root, tree.get_size())
     setup = _read_setup(root, game.size)
-    moves = _read_moves(tree, game)
     result = _text(root, "RE")
     properties = {key: _text(root, key) for key in root.properties() if key not in OWNED_PROPERTIES}
     return SgfRecord(game, setup, moves, result, properties)
+
+
+def _read_plain_moves(text: bytes, game: Game) -> list[tuple[int, int]] | None:
+    """The moves of a plain record's move nodes, read as sgfmill reads them (``B[]`` and, up to
+    19x19, ``B[tt]`` pass); None if one is not a point on the board or a pass the game lacks."""
+    size, moves = game.size, []
+    for colour, value in _PLAIN_MOVE.findall(text):
+        if value == b"" or (value == b"tt" and size <= 19):
+            if game.pass_action is None:
+                return None
+            action = game.pass_action
+        else:
+            if len(value) != 2:
+                return None
+            column, row = value[0] - 97, size - value[1] + 96  # row 0 is the bottom row
+            if not (0 <= column < size and 0 <= row < size):
+                return None
+            action = row * size + column
+        moves.append((BLACK if colour == b"B" else WHITE, action))
+    return moves
 
 
 def read_sgf(path: str | os.PathLike) -> SgfRecord:

@@ -249,7 +249,139 @@ def read_lz_chunk(path: str | os.PathLike) -> ChunkData:
 
 
 def parse_lz_chunk(text: str, name: str = "<text>") -> ChunkData:
-    """Parse v1 chunk text; ``name`` is used in error messages (with 1-based line numbers)."""
+    """Parse v1 chunk text; ``name`` is used in error messages (with 1-based line numbers).
+
+    A well-formed chunk is read by :func:`_parse_lz_chunk_whole` (numpy on the whole text, no
+    per-line Python); anything it does not accept goes to :func:`_parse_lz_chunk_lines`, which
+    reads the same format line by line and names the first thing wrong, so both give the same
+    records and every error is the line-by-line reader's.
+    """
+    fast = _parse_lz_chunk_whole(text, name)
+    return fast if fast is not None else _parse_lz_chunk_lines(text, name)
+
+
+def _lz_chunk_data(planes: np.ndarray, to_play: np.ndarray, policy: np.ndarray, value: np.ndarray,
+                   name: str) -> ChunkData:
+    """The records, planes 16 and 17 rebuilt from the side to move."""
+    records, size = len(planes), planes.shape[-1]
+    full = np.zeros((records, LZ_PLANES, size, size), dtype=np.uint8)
+    full[:, :LZ_STORED_PLANES] = planes
+    full[to_play == BLACK, 16] = 1
+    full[to_play == WHITE, 17] = 1
+    game = {"game": "go", "size": size, "komi": 7.5}
+    return ChunkData(full, to_play, policy, value, None, game, {"format": "lz-v1"}, [name])
+
+
+# The whole-text reader's alphabet: hex digits, numbers, spaces and newlines. Any other byte (a
+# tab, a carriage return, "nan") sends the chunk to the line-by-line reader.
+_WHOLE_TEXT_BYTES = b"0123456789abcdefABCDEF.eE+- \n"
+_POLICY_BYTES = b"0123456789.eE+- \n"
+_TOKEN_WIDTH = 16  # longest probability the whole-text reader takes ("{:.9g}" writes at most 15)
+
+
+def _parse_lz_chunk_whole(text: str, name: str) -> ChunkData | None:
+    """A well-formed chunk's records, read with numpy on the whole text; None when the text is
+    anything else (then :func:`_parse_lz_chunk_lines` reads it and names what is wrong).
+
+    Lines are split at ``\\n`` only, which is what ``splitlines`` does on this alphabet. Accepted
+    here are only: plane lines of exactly the board's width in hex and 0/1 digits, side lines
+    ``0``/``1``, outcome lines ``1``/``-1``, and policy lines of the same number of finite,
+    non-negative numbers, each distinct number converted once by Python's ``float``.
+    """
+    if not text.isascii():
+        return None
+    raw = text.encode("ascii").rstrip(b"\n")
+    if not raw or raw.translate(None, _WHOLE_TEXT_BYTES):
+        return None
+    chars = np.frombuffer(raw, dtype=np.uint8)
+    ends = np.append(np.flatnonzero(chars == ord("\n")), len(raw))  # each line's end (exclusive)
+    starts = np.concatenate([[0], ends[:-1] + 1])
+    if len(ends) % LZ_LINES:
+        return None
+    records = len(ends) // LZ_LINES
+    line = np.arange(records)[:, None] * LZ_LINES  # each record's first line
+    policy = _whole_text_policies(raw, starts[17::LZ_LINES], ends[17::LZ_LINES])
+    if policy is None:
+        return None
+    try:
+        size = _size_from_actions(policy.shape[1], name)
+    except ValueError:
+        return None
+    hex_digits, bit_digits = _plane_line_layout(size)
+    width = hex_digits + bit_digits
+    plane_lines = (line + np.arange(LZ_STORED_PLANES)).ravel()
+    if (ends[plane_lines] - starts[plane_lines] != width).any():
+        return None
+    # so each record's 16 plane lines are one block of 16 * (width + 1) bytes, newlines included
+    block = np.lib.stride_tricks.sliding_window_view(chars, LZ_STORED_PLANES * (width + 1) - 1)
+    values = _HEX_VALUE[block[starts[line[:, 0]]]]
+    values = np.pad(values, ((0, 0), (0, 1))).reshape(-1, width + 1)[:, :width]
+    if (values[:, :hex_digits] == 255).any() or (values[:, hex_digits:] > 1).any():
+        return None
+    planes = np.concatenate([_nibble_bits(values[:, :hex_digits]), values[:, hex_digits:]], axis=1)
+    planes = planes.reshape(records, LZ_STORED_PLANES, size, size)
+    side, outcome = line[:, 0] + 16, line[:, 0] + 18
+    side_char = chars[starts[side]]
+    if (ends[side] - starts[side] != 1).any() or ((side_char != ord("0")) & (side_char != ord("1"))).any():
+        return None
+    outcome_length = ends[outcome] - starts[outcome]
+    last = chars[ends[outcome] - 1]
+    won = (outcome_length == 1) & (last == ord("1"))
+    lost = (outcome_length == 2) & (chars[starts[outcome]] == ord("-")) & (last == ord("1"))
+    if not (won | lost).all():
+        return None
+    to_play = np.where(side_char == ord("0"), BLACK, WHITE).astype(np.int8)
+    return _lz_chunk_data(planes, to_play, policy, np.where(won, 1.0, -1.0).astype(np.float32), name)
+
+
+def _whole_text_policies(raw: bytes, starts: np.ndarray, ends: np.ndarray) -> np.ndarray | None:
+    """The policy lines ``raw[starts[i]:ends[i]]`` as ``[records, actions]``, or None unless every
+    line holds the same number of finite, non-negative numbers. Tokens are found with numpy; the
+    zeros (most of a policy) are recognised by their bytes and each other distinct token is
+    converted once, by ``float`` as the line-by-line reader does."""
+    text = b"\n".join(raw[s:e] for s, e in zip(starts.tolist(), ends.tolist(), strict=True)) + b"\n"
+    if text.translate(None, _POLICY_BYTES):
+        return None
+    chars = np.frombuffer(text + bytes(_TOKEN_WIDTH), dtype=np.uint8)
+    blank = (chars[:len(text)] == ord(" ")) | (chars[:len(text)] == ord("\n"))
+    edges = np.diff(blank.view(np.int8), prepend=np.int8(1))  # -1: a token starts, +1: one ended
+    token_starts, token_ends = np.flatnonzero(edges == -1), np.flatnonzero(edges == 1)
+    newlines = np.flatnonzero(chars[:len(text)] == ord("\n"))
+    per_line = np.diff(np.searchsorted(token_starts, newlines), prepend=0)  # tokens on each line
+    actions = int(per_line[0])
+    if actions == 0 or (per_line != actions).any():
+        return None
+    lengths = token_ends - token_starts
+    if lengths.max() > _TOKEN_WIDTH:
+        return None
+    zero = (lengths == 1) & (chars[token_starts] == ord("0"))
+    values = np.zeros(len(token_starts), dtype=np.float32)
+    others = np.flatnonzero(~zero)
+    if len(others):
+        window = chars[token_starts[others, None] + np.arange(_TOKEN_WIDTH)]
+        window[np.arange(_TOKEN_WIDTH) >= lengths[others, None]] = 0
+        distinct, index = np.unique(window.view(f"S{_TOKEN_WIDTH}").ravel(), return_inverse=True)
+        try:
+            numbers = np.array([float(token) for token in distinct.tolist()], dtype=np.float32)
+        except ValueError:
+            return None
+        values[others] = numbers[index]
+    if not np.isfinite(values).all() or (values < 0).any():
+        return None
+    return values.reshape(len(starts), actions)
+
+
+def _nibble_bits(nibbles: np.ndarray) -> np.ndarray:
+    """Hex digit values ``[L, D]`` (0-15) -> their bits, most significant first, ``[L, 4 * D]``."""
+    if nibbles.shape[1] % 2:
+        nibbles = np.concatenate([nibbles, np.zeros((len(nibbles), 1), np.uint8)], axis=1)
+        return _nibble_bits(nibbles)[:, :-4]
+    return np.unpackbits((nibbles[:, 0::2] << 4) | nibbles[:, 1::2], axis=1)
+
+
+def _parse_lz_chunk_lines(text: str, name: str) -> ChunkData:
+    """The line-by-line reader: the reference for :func:`_parse_lz_chunk_whole`, and the one that
+    names what is wrong in a bad chunk."""
     lines = text.splitlines()
     while lines and not lines[-1].strip():
         lines.pop()
@@ -265,12 +397,7 @@ def parse_lz_chunk(text: str, name: str = "<text>") -> ChunkData:
     to_play = _parse_column(lines, 16, lambda line, lineno: _parse_side(line, name, lineno), np.int8)
     policy = _parse_policies(lines, actions, name)
     value = _parse_column(lines, 18, lambda line, lineno: _parse_outcome(line, name, lineno), np.float32)
-    full = np.zeros((records, LZ_PLANES, size, size), dtype=np.uint8)
-    full[:, :LZ_STORED_PLANES] = planes
-    full[to_play == BLACK, 16] = 1
-    full[to_play == WHITE, 17] = 1
-    game = {"game": "go", "size": size, "komi": 7.5}
-    return ChunkData(full, to_play, policy, value, None, game, {"format": "lz-v1"}, [name])
+    return _lz_chunk_data(planes, to_play, policy, value, name)
 
 
 def _bit_planes(bitboards: list[int], nn: int) -> np.ndarray:
