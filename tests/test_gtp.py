@@ -352,3 +352,16 @@ def test_subprocess_lz_analyze_streams_until_the_next_command():
     finally:
         if proc.poll() is None:
             proc.kill()
+
+
+def test_a_seed_repeats_genmove_net_symmetries_included():
+    # -s N seeds the net's random symmetries too: before, two engines with one seed differed.
+    net = NetSource(os.path.join(os.path.dirname(__file__), "..", "example-data", "go_9x9_best.pt"))
+
+    def moves(seed: int) -> list[str]:
+        e = GTPEngine(make_game("go", 9), net, EngineOptions(visits=60, seed=seed))
+        return [ok(e, f"genmove {colour}") for colour in "bwbwbw"]
+
+    first = moves(7)
+    assert moves(7) == first
+    assert any(moves(s) != first for s in (8, 9, 10)), "the seed should matter"

@@ -304,7 +304,8 @@ class GTPEngine:
 
     def _set_game(self, game: Game, setup: list[tuple[int, int]] | None = None) -> None:
         """New game (size, komi or rules) and an empty board; builds the search player."""
-        evaluator = self.source.evaluator(game)
+        # The net's random symmetries come from the seed too, so that -s N repeats genmove.
+        evaluator = self.source.evaluator(game, np.random.default_rng(self.options.seed))
         self.game = game
         self.player = self._make_player(game, evaluator)
         self._reset(setup or [])
