@@ -28,15 +28,7 @@ case "${1:-}" in
     HOURS="${HOURS:-0.37}" bash scripts/device/train_go9.sh
     touch /tmp/runs/go9.trained ;;
   pack)  # the newest chunks that fit in PACK_BYTES, with everything else but the SGFs and old nets
-    cd $run || exit 1
-    keep=() total=0
-    for d in $(ls -d chunks/gen* | sort -r); do
-      s=$(du -sb "$d" | cut -f1); [ $((total + s)) -gt "${PACK_BYTES:-28000000}" ] && break
-      keep+=("$d"); total=$((total + s))
-    done
-    tar czf /tmp/go9.tgz status.json config.json ratings logs "nets/$(best).pt" "${keep[@]}"
-    cd /tmp && split -b 15M -d go9.tgz "$OUT/go9.tgz.part"
-    ls -la "$OUT"; echo "carried ${#keep[@]} rounds of chunks, $total bytes" ;;
+    bash scripts/device/pack_run.sh $run go9 "${PACK_BYTES:-28000000}" ;;
   resume)
     [ -d $run ] || { mkdir -p $run && tar xzf .gocarry/go9.tgz -C $run; }
     left=$(python3 -c "print(max(0.0, 1800 - $ROUND_SECONDS - $(wall)) / 3600)")

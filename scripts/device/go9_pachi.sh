@@ -35,16 +35,8 @@ case "${1:-}" in
     train 400 "${HOURS:-0.15}"
     touch /tmp/runs/go9p.trained ;;
   pack)  # the newest chunks that fit in PACK_BYTES, with everything else but the SGFs and old nets
-    cd $run || exit 1
-    keep=() total=0
-    for d in $(ls -d chunks/gen* | sort -r); do
-      s=$(du -sb "$d" | cut -f1); [ $((total + s)) -gt "${PACK_BYTES:-40000000}" ] && break
-      keep+=("$d"); total=$((total + s))
-    done
-    tar czf /tmp/go9p.tgz status.json config.json ratings logs "nets/$(best).pt" "${keep[@]}"
-    cd /tmp && split -b 15M -d go9p.tgz "$OUT/go9p.tgz.part"
-    cp /tmp/runs/go9p.log "$OUT/"; cp "$run/nets/$(best).pt" "$OUT/"
-    ls -la "$OUT"; echo "carried ${#keep[@]} rounds of chunks, $total bytes" ;;
+    bash scripts/device/pack_run.sh $run go9p "${PACK_BYTES:-40000000}"
+    cp /tmp/runs/go9p.log "$OUT/"; cp "$run/nets/$(best).pt" "$OUT/" ;;
   match)  # NET at 400 visits against Pachi at PLAYOUTS, GAMES games, colours alternating
     OMP_NUM_THREADS=1 python3 -m zero9 match "$2@400" "pachi:$3" --game go --size 9 --komi 7.5 \
       --games "$4" --parallel 15 --device cuda --seed 25 --sgf-dir "/tmp/runs/pachi$3_sgf" \
