@@ -64,7 +64,7 @@ from zero9.games import (
     play_moves,
 )
 from zero9.games.sgf import moves_from_position, save_sgf, write_sgf
-from zero9.search.threats import READINGS
+from zero9.search.player import add_threat_arguments
 from zero9.settings import PlayConfig
 
 # ----------------------------------------------------------------------------- one game
@@ -374,12 +374,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         "running out loses on time")
     parser.add_argument("--pbrain-info", action="append", default=[], metavar="KEY=VALUE",
                         help="send INFO KEY VALUE to every pbrain brain (repeatable), e.g. max_node=10000")
-    parser.add_argument("--threats", action=argparse.BooleanOptionalAction, default=PlayConfig.threats,
-                        help="Gomoku: zero9 nets prove forced wins and spoil the opponent's "
-                        "(zero9/search/threats.py; default off)")
-    parser.add_argument("--threat-reading", choices=READINGS, default=PlayConfig.threat_reading,
-                        help="what --threats reads at the root: vct (fours and threes) or vcf (fours "
-                        f"only); default {PlayConfig.threat_reading}")
+    add_threat_arguments(parser)
     parser.add_argument("--pachi", help="the Pachi binary for pachi:N players (default $ZERO9_PACHI, "
                         "then pachi on PATH)")
     parser.add_argument("--openings", help="file of openings, one per line as moves (H8 I9 ...): each is "

@@ -47,8 +47,7 @@ from zero9.games import Game, IllegalMove, Position, make_game
 from zero9.games.game import actions_played
 from zero9.games.gomoku import point_from_xy, xy_from_point
 from zero9.nn.checkpoint import default_net_path
-from zero9.search.player import NetSource
-from zero9.search.threats import READINGS
+from zero9.search.player import NetSource, add_threat_arguments
 from zero9.settings import PlayConfig
 
 MIN_SIZE, MAX_SIZE = 5, 25  # zero9.games.gomoku's range; a net serves one size only
@@ -332,12 +331,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("-t", "--threads", type=int, default=1, help="torch threads")
     parser.add_argument("--device", default="auto", help="auto, cpu or cuda")
     parser.add_argument("--size", type=int, default=15, help="board size whose shipped net is the default")
-    parser.add_argument("--threats", action=argparse.BooleanOptionalAction, default=PlayConfig.threats,
-                        help="prove forced wins and spoil the opponent's beside the search "
-                        "(zero9/search/threats.py; default off)")
-    parser.add_argument("--threat-reading", choices=READINGS, default=PlayConfig.threat_reading,
-                        help="what --threats reads at the root: vct (fours and threes) or vcf (fours "
-                        f"only); default {PlayConfig.threat_reading}")
+    add_threat_arguments(parser)
 
 
 def run(args: argparse.Namespace) -> int:
