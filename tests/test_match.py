@@ -1,5 +1,6 @@
 """Matches against real programs: GNU Go over GTP, gomokubench, zero9's own pbrain; faults and SPRT."""
 
+import argparse
 import os
 import subprocess
 import sys
@@ -8,8 +9,8 @@ import textwrap
 import pytest
 
 from zero9.arena.gtpclient import GTPClient, find_gnugo, gnugo_command
-from zero9.arena.match import play_match
-from zero9.arena.players import make_player, spec_name
+from zero9.arena.match import add_arguments, engines_from_args, play_match
+from zero9.arena.players import EngineOptions, make_player, spec_name
 from zero9.games import make_game
 from zero9.games.sgf import read_sgf
 
@@ -163,3 +164,23 @@ def test_parallel_games_in_worker_processes(tmp_path):
     assert [g.index for g in result.games] == [0, 1, 2, 3]
     assert len(list(tmp_path.glob("game-*.sgf"))) == 4
     assert result.wins + result.losses + result.draws == 4
+
+
+def test_search_options_reach_the_nets_search_and_bad_ones_are_refused():
+    net = "example-data/gomoku_9x9_best.pt"
+    game = make_game("gomoku", 9)
+    agent = make_player(f"{net}@16", game, engines=EngineOptions(c_puct=1.5, fpu_reduction=0.0, batch_size=1,
+                                                                  lcb=True))
+    agent.new_game(game)
+    player = agent.player
+    assert (player.config.c_puct, player.config.fpu_reduction, player.batch_size, player.lcb) == (1.5, 0.0, 1,
+                                                                                                   True)
+    parser = argparse.ArgumentParser()
+    add_arguments(parser)
+    args = parser.parse_args([net, "random", "--c-puct", "2", "--batch-size", "1", "--lcb"])
+    engines = engines_from_args(args)
+    assert (engines.c_puct, engines.fpu_reduction, engines.batch_size, engines.lcb) == (2.0, 0.5, 1, True)
+    for bad, message in ((["--c-puct", "0"], "--c-puct"), (["--fpu-reduction", "-1"], "--fpu-reduction"),
+                         (["--batch-size", "0"], "--batch-size")):
+        with pytest.raises(ValueError, match=message):
+            engines_from_args(parser.parse_args([net, "random", *bad]))

@@ -65,7 +65,7 @@ from zero9.games import (
 )
 from zero9.games.sgf import moves_from_position, save_sgf, write_sgf
 from zero9.search.player import add_threat_arguments
-from zero9.settings import PlayConfig
+from zero9.settings import PlayConfig, SearchConfig
 
 # ----------------------------------------------------------------------------- one game
 
@@ -375,6 +375,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--pbrain-info", action="append", default=[], metavar="KEY=VALUE",
                         help="send INFO KEY VALUE to every pbrain brain (repeatable), e.g. max_node=10000")
     add_threat_arguments(parser)
+    search = parser.add_argument_group("search of zero9 nets")
+    search.add_argument("--c-puct", type=float, default=SearchConfig.c_puct,
+                        help=f"PUCT exploration constant (default {SearchConfig.c_puct:g})")
+    search.add_argument("--fpu-reduction", type=float, default=SearchConfig.fpu_reduction,
+                        help=f"first-play urgency reduction (default {SearchConfig.fpu_reduction:g})")
+    search.add_argument("--batch-size", type=int, default=PlayConfig.batch_size,
+                        help=f"leaves per net call, with virtual loss (default {PlayConfig.batch_size}; "
+                        "1: one leaf at a time)")
+    search.add_argument("--lcb", action="store_true",
+                        help="choose the move by its lower confidence bound (Leela Zero's), not by visits")
     parser.add_argument("--pachi", help="the Pachi binary for pachi:N players (default $ZERO9_PACHI, "
                         "then pachi on PATH)")
     parser.add_argument("--openings", help="file of openings, one per line as moves (H8 I9 ...): each is "
@@ -389,12 +399,19 @@ def engines_from_args(args: argparse.Namespace) -> EngineOptions:
     for option, value in (("--turn-time", args.turn_time), ("--game-time", args.game_time)):
         if value < 0:
             raise ValueError(f"{option} must be >= 0 seconds, got {value:g}")
+    if args.c_puct <= 0:
+        raise ValueError(f"--c-puct must be > 0, got {args.c_puct:g}")
+    if args.fpu_reduction < 0:
+        raise ValueError(f"--fpu-reduction must be >= 0, got {args.fpu_reduction:g}")
+    if args.batch_size < 1:
+        raise ValueError(f"--batch-size must be >= 1, got {args.batch_size}")
     if args.game_time and args.game_time < args.turn_time:
         raise ValueError(f"--game-time {args.game_time:g} s is shorter than one "
                          f"--turn-time {args.turn_time:g} s")
     return EngineOptions(pachi=args.pachi, pbrain_info=tuple(parse_info(args.pbrain_info, "--pbrain-info")),
                          turn_time=args.turn_time, game_time=args.game_time, threats=args.threats,
-                         threat_reading=args.threat_reading)
+                         threat_reading=args.threat_reading, c_puct=args.c_puct,
+                         fpu_reduction=args.fpu_reduction, batch_size=args.batch_size, lcb=args.lcb)
 
 
 def run(args: argparse.Namespace) -> int:

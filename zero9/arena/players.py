@@ -64,7 +64,7 @@ from zero9.games.gomoku import point_from_xy, xy_from_point
 from zero9.nn.checkpoint import default_net_path
 from zero9.search.mcts_pure import _random_move, rollout_player
 from zero9.search.player import NetSource
-from zero9.settings import PlayConfig
+from zero9.settings import PlayConfig, SearchConfig
 
 DEFAULT_MOVE_TIMEOUT = 120.0  # seconds an external engine may think before it forfeits
 PACHI_MIN_PLAYOUTS = 500  # Pachi's GJ_MINGAMES: it aborts on a fixed-playout search below this
@@ -82,7 +82,9 @@ class EngineOptions:
     ``pbrain_info`` are further ``(key, value)`` INFO pairs for every brain, sent last so they
     override; ``pachi`` is the Pachi binary (None: ``$ZERO9_PACHI``, then PATH); ``threats``
     turns Gomoku threat search (zero9/search/threats.py) on or off for zero9's own nets, and
-    ``threat_reading`` says what it reads at the root (``vct`` or ``vcf``).
+    ``threat_reading`` says what it reads at the root (``vct`` or ``vcf``); ``c_puct``,
+    ``fpu_reduction``, ``batch_size`` (leaves per net call) and ``lcb`` (choose the move by its
+    lower confidence bound, Leela Zero's) are the search's own settings for zero9's nets.
     """
 
     pachi: str | None = None
@@ -91,6 +93,10 @@ class EngineOptions:
     game_time: float = 0.0
     threats: bool = PlayConfig.threats
     threat_reading: str = PlayConfig.threat_reading
+    c_puct: float = SearchConfig.c_puct
+    fpu_reduction: float = SearchConfig.fpu_reduction
+    batch_size: int = PlayConfig.batch_size
+    lcb: bool = False
 
 
 def parse_info(words: list[str], where: str) -> list[tuple[str, str]]:
@@ -509,8 +515,10 @@ def _argv(text: str, spec: str) -> list[str]:
 def _net_agent(name: str, path: str, visits: int, seed: int | None, device: str,
                engines: EngineOptions) -> SearchAgent:
     source = NetSource(path, device=device)
-    return SearchAgent(name, lambda g: source.player(g, visits=visits, seed=seed, threats=engines.threats,
-                                                     threat_reading=engines.threat_reading))
+    return SearchAgent(name, lambda g: source.player(
+        g, visits=visits, seed=seed, threats=engines.threats, threat_reading=engines.threat_reading,
+        c_puct=engines.c_puct, fpu_reduction=engines.fpu_reduction, batch_size=engines.batch_size,
+        lcb=engines.lcb))
 
 
 def _level_agent(name: str, level, game: Game, seed: int | None, device: str) -> SearchAgent:
