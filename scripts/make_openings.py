@@ -28,24 +28,11 @@ import random
 import sys
 import time
 
-import numpy as np
-
-from zero9.arena.openings import write_openings
+from zero9.arena.openings import canonical_opening, read_openings, write_openings
 from zero9.games import BLACK, make_game, play_moves
 from zero9.nn.checkpoint import default_net_path, load_net
-from zero9.nn.features import transform_policy
 from zero9.search.evaluator import NetEvaluator
 from zero9.search.player import SearchPlayer
-
-
-def canonical(actions: tuple[int, ...], size: int) -> tuple[int, ...]:
-    """The smallest of an opening's 8 symmetric images (as a tuple of actions), to spot repeats."""
-    images = []
-    for sym in range(8):
-        perm = transform_policy(np.arange(size * size), sym, size)  # perm[new point] = old point
-        where = np.argsort(perm)  # old point -> new point
-        images.append(tuple(int(where[a]) for a in actions))
-    return min(images)
 
 
 def random_candidate(rng: random.Random, size: int, stones: int, radius: int) -> tuple[int, ...]:
@@ -78,6 +65,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--candidates", type=int, default=400, help="most candidates to judge (default 400)")
     parser.add_argument("--seed", type=int, default=1, help="random seed of the candidates (default 1)")
     parser.add_argument("--out", help="the file to write (default example-data/openings_GAME_NxN.txt)")
+    parser.add_argument("--exclude", action="append", default=[], metavar="FILE",
+                        help="skip openings of this file, under any symmetry (repeatable): a tuning set "
+                             "that shares no opening with a match's set")
     args = parser.parse_args(argv)
     args.net = args.net or default_net_path(args.game, args.size)
     args.out = args.out or f"example-data/openings_{args.game}_{args.size}x{args.size}.txt"
@@ -92,13 +82,15 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"{args.net} is a {net.size}x{net.size} net, not {args.size}x{args.size}")
     player = SearchPlayer(game, NetEvaluator(net), visits=args.visits, seed=0, resign_threshold=None)
     rng = random.Random(args.seed)
+    excluded = {canonical_opening(opening, args.size) for path in args.exclude
+                for opening in read_openings(path, game)}
     seen: set[tuple[int, ...]] = set()
     judged: list[tuple[float, tuple[int, ...]]] = []  # (Black's winrate, opening)
     started = time.monotonic()
     for _ in range(args.candidates):
         actions = random_candidate(rng, args.size, args.stones, args.radius)
-        key = canonical(actions, args.size)
-        if key in seen or play_moves(game, list(actions)).is_terminal():
+        key = canonical_opening(actions, args.size)
+        if key in seen or key in excluded or play_moves(game, list(actions)).is_terminal():
             continue
         seen.add(key)
         b = black_winrate(player, game, actions)
@@ -117,7 +109,8 @@ def main(argv: list[str] | None = None) -> int:
               f"zero9 match --openings\n"
               f"made by scripts/make_openings.py --game {args.game} --net {args.net} --count {args.count} "
               f"--stones {args.stones} --radius {args.radius} --visits {args.visits} --margin {args.margin} "
-              f"--candidates {args.candidates} --seed {args.seed}\n"
+              f"--candidates {args.candidates} --seed {args.seed}"
+              + "".join(f" --exclude {path}" for path in args.exclude) + "\n"
               f"judge: net hash {meta.get('hash', '?')}; comment = Black's winrate by its search\n"
               f"format: one opening per line, moves from the empty board as vertices, Black first")
     path = write_openings(args.out, game, [a for _, a in chosen], header=header,

@@ -11,7 +11,7 @@ import pytest
 
 from zero9.arena.gtpclient import GTPClient, find_gnugo, find_pachi, gnugo_command
 from zero9.arena.match import play_match
-from zero9.arena.openings import opening_for_game, parse_openings, read_openings
+from zero9.arena.openings import canonical_opening, opening_for_game, parse_openings, read_openings
 from zero9.arena.players import EngineOptions, make_player, spec_name
 from zero9.games import make_game
 from zero9.games.sgf import read_sgf
@@ -213,10 +213,15 @@ def test_opening_files_are_read_checked_and_played_twice_with_colours_swapped(tm
         assert f"opening {g.index // 2}" in record.properties.get("GC", "")
 
 
-def test_shipped_gomoku_openings_are_legal_and_many():
-    openings = read_openings("example-data/openings_gomoku_15x15.txt", make_game("gomoku", 15))
+def test_shipped_gomoku_openings_are_legal_and_many_and_the_tuning_set_shares_none_with_the_match_set():
+    game = make_game("gomoku", 15)
+    openings = read_openings("example-data/openings_gomoku_15x15.txt", game)
     assert len(openings) >= 50 and len(set(openings)) == len(openings)
     assert all(len(o) >= 3 for o in openings)
+    tuning = read_openings("example-data/openings_gomoku_15x15_tuning.txt", game)
+    assert len(tuning) == 60 and all(len(o) == 3 for o in tuning)
+    match_set, tuning_set = ({canonical_opening(o, 15) for o in file} for file in (openings, tuning))
+    assert len(tuning_set) == 60 and not match_set & tuning_set
 
 
 def test_shipped_go_openings_are_legal_and_make_openings_writes_go_ones(tmp_path):
@@ -230,4 +235,13 @@ def test_shipped_go_openings_are_legal_and_make_openings_writes_go_ones(tmp_path
     done = subprocess.run(command, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     assert "9x9 Go (komi 7.5) openings" in out.read_text()
-    assert len(read_openings(out, go)) == 2
+    first = read_openings(out, go)
+    assert len(first) == 2
+    # --exclude: the same candidates again, none of the first file's openings (under any symmetry)
+    again = tmp_path / "again.txt"
+    done = subprocess.run(command[:-1] + [str(again), "--exclude", str(out)], capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert f"--exclude {out}" in again.read_text()
+    second = read_openings(again, go)
+    assert not {canonical_opening(o, 9) for o in first} & {canonical_opening(o, 9) for o in second}

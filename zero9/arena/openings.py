@@ -13,6 +13,9 @@ Vocabulary:
 
     openings = read_openings("example-data/openings_gomoku_15x15.txt", make_game("gomoku", 15))
     opening_for_game(openings, 5)  # the moves game 5 starts from: opening 2
+
+- **the same opening**: two openings whose stones are the same under one of the board's 8
+  symmetries (:func:`canonical_opening`): a tuning set must share none with a match's set.
 """
 
 from __future__ import annotations
@@ -20,10 +23,23 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import numpy as np
+
 from zero9.games import Game, play_moves
+from zero9.nn.features import transform_policy
 from zero9.util.files import atomic_write_text
 
 EMPTY_OPENING = "-"
+
+
+def canonical_opening(actions: tuple[int, ...], size: int) -> tuple[int, ...]:
+    """The smallest of an opening's 8 symmetric images (as a tuple of board points), to spot repeats."""
+    images = []
+    for sym in range(8):
+        perm = transform_policy(np.arange(size * size), sym, size)  # perm[new point] = old point
+        where = np.argsort(perm)  # old point -> new point
+        images.append(tuple(int(where[a]) for a in actions))
+    return min(images)
 
 
 def parse_openings(text: str, game: Game, where: str = "openings") -> list[tuple[int, ...]]:
