@@ -189,6 +189,54 @@ def test_a_game_clock_that_runs_out_loses_on_time(tmp_path):
     assert "ran out of its 0.5 s game time" in result.games[0].events[0]
 
 
+@pytest.mark.timeout(120)
+def test_a_turn_the_brain_dropped_as_rapfi_does_is_sent_again_once(tmp_path):
+    # Rapfi reads a command's first word while its last search is still marked running, drops it,
+    # then reads the coordinates as a command: 'ERROR Unknown command: x,y'. This brain does that to
+    # its first TURN of each game, and to every TURN in a game where it is told max_node=0.
+    script = tmp_path / "dropping_brain.py"
+    script.write_text(textwrap.dedent("""
+        import sys
+        taken, dropped, stubborn = set(), False, False
+        def move():
+            for y in range(7):
+                for x in range(7):
+                    if (x, y) not in taken:
+                        taken.add((x, y))
+                        return f"{x},{y}"
+        lines = iter(sys.stdin)
+        for line in lines:
+            words = line.split()
+            word = words[0].upper() if words else ""
+            if word == "START":
+                taken, dropped = set(), False
+                print("OK", flush=True)
+            elif word == "INFO" and words[1:] == ["max_node", "0"]:
+                stubborn = True
+            elif word == "BEGIN":
+                print(move(), flush=True)
+            elif word == "TURN":
+                if stubborn or not dropped:
+                    dropped = True
+                    print(f"ERROR Unknown command: {words[1]}", flush=True)
+                    continue
+                x, y = words[1].split(",")
+                taken.add((int(x), int(y)))
+                print(move(), flush=True)
+            elif word == "END":
+                break
+    """))
+    game = make_game("gomoku", 7)
+    result = play_match("random", f"pbrain:{sys.executable} {script}", game, 2, seed=5,
+                        sgf_dir=tmp_path / "games")
+    assert all(not g.result.endswith("F") for g in result.games), [g.events for g in result.games]
+    log = (tmp_path / "games" / "engines.log").read_text()
+    assert log.count("dropped 'TURN") == 2 and "sent again" in log
+    # Dropped twice in a row is a fault, as any other ERROR.
+    stubborn = play_match("random", f"pbrain:max_node=0 {sys.executable} {script}", game, 1, seed=5)
+    assert stubborn.games[0].result.endswith("F") and "Unknown command" in stubborn.games[0].events[0]
+
+
 # ----------------------------------------------------------------------------- openings
 
 

@@ -271,8 +271,15 @@ class PbrainAgent:
         except (OSError, ValueError):
             raise AgentFault(f"brain {self.name} stopped reading") from None
 
-    def _reply(self, what: str) -> str:
-        """The next answer line, skipping MESSAGE/DEBUG chatter."""
+    def _reply(self, what: str, resend: str | None = None) -> str:
+        """The next answer line, skipping MESSAGE/DEBUG chatter.
+
+        ``resend``: the command just sent (``TURN x,y``). A brain that answers ``ERROR Unknown
+        command: x,y`` read the command's first word and dropped it, then took its arguments for a
+        command: Rapfi does this to a command that arrives in the instant between printing its
+        move and marking its search finished (its protocol loop drops commands while it thinks).
+        Such a command is sent again, once, and the brain log says so; any other ERROR is a fault.
+        """
 
         deadline = time.monotonic() + self.timeout
         while True:
@@ -288,6 +295,12 @@ class PbrainAgent:
                 self._log.append(line)
                 continue
             if word in ("ERROR", "UNKNOWN"):
+                arguments = resend.split(" ", 1)[-1] if resend else None
+                if arguments and line.rstrip().endswith(f"Unknown command: {arguments}"):
+                    self._log.append(f"zero9: the brain dropped {resend!r} ({line!r}); sent again")
+                    self._write(resend)
+                    resend = None
+                    continue
                 raise AgentFault(f"brain {self.name} answered {what} with {line!r}")
             return line
 
@@ -311,17 +324,19 @@ class PbrainAgent:
         new = moves[len(self.sent):]
         if self.time_left_ms is not None:
             self._write(f"INFO time_left {max(0, self.time_left_ms)}")
+        turn = None
         if not moves:
             self._write("BEGIN")
         elif moves[: len(self.sent)] == self.sent and len(new) == 1:
-            self._write(f"TURN {xy_from_point(new[0], size)}")
+            turn = f"TURN {xy_from_point(new[0], size)}"
+            self._write(turn)
         else:
             me = position.to_play
             self._write("BOARD")
             for colour, action in _coloured(moves):
                 self._write(f"{xy_from_point(action, size)},{1 if colour == me else 2}")
             self._write("DONE")
-        reply = self._reply("a move")
+        reply = self._reply("a move", resend=turn)
         try:
             x, y = (int(v) for v in reply.split(","))
             action = point_from_xy(x, y, size)
