@@ -3,7 +3,10 @@
 One **round** (generation ``g``, counted from 0):
 
 1. **self-play**: the best net plays ``--games-per-gen`` games; each finished game is a
-   record under ``chunks/gen{g}/`` (:mod:`zero9.learn.selfplay`).
+   record under ``chunks/gen{g}/`` (:mod:`zero9.learn.selfplay`). The workers' games in
+   flight when the round has its games **straddle** into the next round, which they play
+   on with its net (``--no-straddle``: every round ends all its games; see
+   :mod:`zero9.learn.selfplay`'s rounds and sessions).
 2. **train**: the trainer's latest net learns ``--steps`` steps on the newest window
    (:mod:`zero9.learn.train`); the result is the **candidate**, saved as
    ``nets/<hash>.pt`` (with optimizer state) and, for Go, ``nets/<hash>.txt.gz``.
@@ -19,10 +22,11 @@ One **round** (generation ``g``, counted from 0):
    ``ratings/games.jsonl`` and :func:`zero9.arena.elo.bayeselo` refits ``ratings/ratings.json``.
 
 Until ``--generations`` rounds are done, ``--hours`` have passed, or Ctrl-C / SIGTERM,
-which stop at the next safe point (:mod:`zero9.util.interrupts`): games in flight are
-dropped whole, a training round saves its state after the current step, and the command
-exits 0. One process owns a run directory at a time (:mod:`zero9.util.runlock`): a second
-``autotrain`` on the same ``--dir`` exits at once, naming the first one's PID and host.
+which stop at the next safe point (:mod:`zero9.util.interrupts`): games in flight (and
+games held for the next round) are dropped whole, a training round saves its state
+after the current step, and the command exits 0. One process owns a run directory at a
+time (:mod:`zero9.util.runlock`): a second ``autotrain`` on the same ``--dir`` exits at
+once, naming the first one's PID and host.
 
 **Resuming**: the run directory (``--dir``) holds the config; rerunning the same
 command continues. Each step is idempotent against what is on disk: self-play
@@ -37,7 +41,8 @@ from the command line of each invocation.
 
 **Ray** (``--ray auto|ADDRESS``, :mod:`zero9.learn.raypool`): self-play and rating games
 run on actors across a cluster's nodes; this process still writes every file, so a
-run switches between local and Ray mode and resumes either way (``docs/ray.md``).
+run switches between local and Ray mode and resumes either way (``docs/ray.md``). Ray's
+actors end every game with its round (no straddling).
 """
 
 from __future__ import annotations
@@ -125,6 +130,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     loop.add_argument("--ray", default=None, metavar="auto|ADDRESS",
                       help="self-play and rating games on a Ray cluster (auto: the running one, else a local "
                            "one); --workers is then actors per node (0: one per CPU). See docs/ray.md")
+    loop.add_argument("--no-straddle", action="store_true",
+                      help="end every game with its round (else the workers' games in flight go on into the "
+                           "next round with its net: no round waits for its longest games)")
     loop.add_argument("--threads", type=int, default=0,
                       help="torch CPU threads per process (0: training 1 for small nets, else one per core; "
                            "self-play workers share the cores)")
@@ -337,25 +345,39 @@ class AutoTrain:
         if have:
             print(f"generation {g} has {have} games on disk; playing the remaining {need}")
         cfg = self.selfplay
+        # With straddling only the seed of this invocation's first round is used: it starts the sessions.
         seed = None if self.args.seed is None else self.args.seed * 100_003 + g * 1009 + have
         cfg = type(cfg)(**{**cfg.__dict__, "seed": seed})
+        straddle = self.straddles()
+        if straddle:
+            # No more games in flight than a round asks for (as a round without straddling starts): a game
+            # then spans about one round. With 4 times as many, a tiny run's rounds were all of games
+            # begun 1-3 rounds before, and its held-out loss fell by 0.00-0.02 instead of 0.05-0.12.
+            per_worker = -(-self.args.games_per_gen // self.pool.size)
+            cfg = type(cfg)(**{**cfg.__dict__, "parallel_games": min(cfg.parallel_games, per_worker)})
         options = config_summary(cfg)
         play = getattr(self.pool, "play_selfplay", play_selfplay)  # a Ray pool plays rounds its own way
         stats = play(rd.net_path(best), need, cfg, rd.gen_chunks_dir(g),
                      rd.gen_sgf_dir(g) if self.sgf else None, pool=self.pool,
-                     device=self.device, progress=True, options=options,
+                     device=self.device, progress=True, options=options, straddle=straddle,
                      lz_dir=rd.root / "lz_chunks" / f"gen{g:04d}" if self.args.lz_chunks else None)
         counts = self.game_counts()
         row = {"generation": g, "net": best, "time": time.time(), "wall_seconds": self.wall_seconds(),
-               "total_games": counts["games"]}
+               "total_games": counts["games"], "straddle": straddle}
         row.update(stats.as_dict())
         if hasattr(self.pool, "lost"):  # Ray: actors now, and actors lost (and replaced) so far
             row.update(ray_actors=self.pool.size, ray_lost=self.pool.lost)
         append_jsonl(rd.selfplay_log, row)
         rd.write_status(wall_seconds=self.wall_seconds(), **counts)
-        print(f"self-play gen {g}: {stats.games} games in {stats.seconds:.0f}s, "
+        carried = f" ({stats.carried} begun in an earlier round)" if stats.carried else ""
+        print(f"self-play gen {g}: {stats.games} games{carried} in {stats.seconds:.0f}s, "
               f"{row['moves_per_s']:.1f} moves/s, "
               f"{row['evals_per_s']:.0f} evals/s, mean length {row['mean_length']:.1f}, results {stats.wins}")
+
+    def straddles(self) -> bool:
+        """Whether games go on from one round into the next (not with --no-straddle, nor on Ray, whose
+        actors play each round's games as sessions of their own)."""
+        return not self.args.no_straddle and not self.args.ray
 
     def train_round(self, g: int, status: dict) -> str:
         rd = self.run_dir

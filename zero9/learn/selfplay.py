@@ -19,7 +19,21 @@ per tree per net call, full/fast moves, opening moves, no-resign games):
 - **net evaluations**: positions the net actually computed (cache hits excluded);
   **batch**: evaluations per net call.
 - **quota**: the games a worker plays; the main process splits ``--games`` among
-  workers, so a run of N games writes exactly N records.
+  workers, so a run of N games writes exactly N records (``zero9 selfplay``, and
+  ``zero9 autotrain --no-straddle``: every game of a round ends in it).
+- **round**, **session**, **straddling** (``zero9 autotrain``, as KataGo's and Leela Zero's
+  continuous self-play): each worker of a kept :class:`WorkerPool` plays one endless
+  session of games (:class:`_Session`) whose games in flight go on from one round into
+  the next, so no round waits for its longest games with its workers idle. A round asks
+  for N games: the workers share one count of the games the round still lacks
+  (``WorkerPool.left``); each game that ends **claims** a place and is written into the
+  round's folders, and once none is left every worker **pauses** (its games kept,
+  mid-search) until the next round's job brings the new net. A game that ends after the
+  round had its N is **held** by its worker and is the first record of the next round;
+  like a game in flight, it is dropped if the run stops between rounds. Records name the
+  net the game ended with (``net``) and, when the game was in flight in rounds with
+  other nets, all of them (``nets``, oldest first). The first round's config (its seed)
+  starts each worker's session; later rounds change only the net and the folders.
 """
 
 from __future__ import annotations
@@ -46,7 +60,7 @@ from tqdm import tqdm
 
 from zero9.games import BLACK, EMPTY
 from zero9.games.sgf import save_sgf, write_sgf
-from zero9.learn.selfplay_game import GameRecord, play_games
+from zero9.learn.selfplay_game import GameRecord, SelfPlay, play_games
 from zero9.nn import features
 from zero9.nn.checkpoint import game_from_meta, load_net
 from zero9.nn.chunks import ChunkData, ownership_target, write_lz_chunk, write_npz_shard
@@ -182,35 +196,45 @@ def record_chunk(record: GameRecord):
                      to_play, policy, value, ownership, game.to_dict(), {}, [])
 
 
-def sgf_text(record: GameRecord, net_hash: str, options: dict[str, Any]) -> str:
-    """The game as SGF with the net hash, options and result in the root."""
+def sgf_text(record: GameRecord, net_hash: str, options: dict[str, Any],
+             nets: list[str] | None = None) -> str:
+    """The game as SGF with the net hash (and ``nets``, see :func:`write_record`), options and result
+    in the root."""
 
     params = record.game.to_dict()
-    comment = json.dumps({"net": net_hash, "game": params, "options": options, "resigned": record.resigned,
-                          "no_resign": record.no_resign, "would_resign": record.would_resign}, sort_keys=True)
+    info = {"net": net_hash, "game": params, "options": options, "resigned": record.resigned,
+            "no_resign": record.no_resign, "would_resign": record.would_resign}
+    if nets:
+        info["nets"] = nets
     moves = [(m.position.to_play, m.action) for m in record.moves]
     player = f"zero9 {net_hash}"
     return write_sgf(record.game, moves, record.result or "?", properties={
         "PB": player, "PW": player, "GN": f"zero9 self-play {net_hash} #{record.index}",
-        "PC": "zero9 self-play", "C": comment})
+        "PC": "zero9 self-play", "C": json.dumps(info, sort_keys=True)})
 
 
 def write_record(record: GameRecord, stem: str, chunk_dir: Path, sgf_dir: Path | None, net_hash: str,
-                 options: dict[str, Any], lz_dir: Path | None = None) -> Path:
+                 options: dict[str, Any], lz_dir: Path | None = None, nets: list[str] | None = None) -> Path:
     """Write the SGF, the optional LZ chunk, then the shard of one game; returns the shard's path.
 
     The shard goes last because it commits the record: the game count is the shards on
     disk, and the files of a game killed before its shard are swept on restart
-    (:meth:`zero9.learn.rundir.RunDir.sweep_uncommitted_records`).
+    (:meth:`zero9.learn.rundir.RunDir.sweep_uncommitted_records`). ``net_hash`` is the net
+    the game ended with; ``nets``, every net of the rounds it was in flight in, oldest
+    first (a game of a session), goes beside it into the SGF and the shard when there are two or more.
     """
 
+    nets = nets if nets is not None and len(nets) > 1 else None
     data = record_chunk(record)
     if sgf_dir is not None:
-        save_sgf(sgf_dir / f"{stem}.sgf", sgf_text(record, net_hash, options))
+        save_sgf(sgf_dir / f"{stem}.sgf", sgf_text(record, net_hash, options, nets))
     if lz_dir is not None and record.game.name == "go" and record.winner != EMPTY and len(data):
         write_lz_chunk(lz_dir / f"{stem}.gz", data)
     path = chunk_dir / f"{stem}-{len(data)}p.npz"
-    write_npz_shard(path, data, meta={"net": net_hash, "result": record.result})
+    meta = {"net": net_hash, "result": record.result}
+    if nets:
+        meta["nets"] = nets
+    write_npz_shard(path, data, meta=meta)
     return path
 
 
@@ -220,12 +244,12 @@ def write_record(record: GameRecord, stem: str, chunk_dir: Path, sgf_dir: Path |
 
 @dataclass
 class WorkerJob:
-    """Everything a worker needs; picklable for spawn."""
+    """Everything a worker needs for a quota, or for a round of its session; picklable for spawn."""
 
     worker: int
     net_path: str
     device: str
-    games: int
+    games: int  # a quota: the worker's games; a round: the round's (the pool's shared count decides)
     config: SelfPlayConfig
     chunk_dir: str
     sgf_dir: str | None
@@ -233,32 +257,50 @@ class WorkerJob:
     threads: int
     cache_size: int = 100_000
     options: dict = field(default_factory=dict)
+    round: int = 0  # a round's number: the worker's "paused" message names it
 
 
 class _CountingEvaluator:
-    """The NetEvaluator plus periodic counter reports and a stop check (see StopSelfPlay)."""
+    """The NetEvaluator plus periodic counter reports, a stop check (see StopSelfPlay) and, in a
+    session, the pause between rounds (``pause``: see :class:`_Session`)."""
 
-    def __init__(self, inner, report, stop):
-        self.inner, self.report, self.stop = inner, report, stop
+    def __init__(self, inner, report, stop, pause=None):
+        self.inner, self.report, self.stop, self.pause = inner, report, stop, pause
         self.last = time.monotonic()
         self.parent = os.getppid()
+        self.base = dict.fromkeys(("evals", "calls", "requests", "net_seconds"), 0)  # at the round's start
+        self.in_flight: set = set()  # batches submitted and not yet collected
+        self.stale: set = set()  # batches submitted before the net changed (see new_net)
 
     def evaluate(self, positions):
         self.check()
+        self.wait()
         out = self.inner.evaluate(positions)
         self.tick()
         return out
 
     def check(self) -> None:
         if self.stop is not None and self.stop.is_set():
-            raise StopSelfPlay
+            raise self.stopping()
+
+    def stopping(self) -> StopSelfPlay:
+        """The exception that ends the games; they collect their batches in flight without pausing."""
+        self.pause = None
+        return StopSelfPlay()
+
+    def wait(self) -> None:
+        """A session's pause point: between a batch's answer and the trees taking it in, so that every
+        game that ended before it has come out of the games' generator already (and names the net it
+        ended with), and no batch of the worker's is left uncollected if the games end here."""
+        if self.pause is not None:
+            self.pause()
 
     def tick(self) -> None:
         now = time.monotonic()
         if now - self.last >= TICK_SECONDS:
             self.last = now
             if os.getppid() != self.parent:
-                raise StopSelfPlay  # the main process died (kill -9): an orphan must not play on
+                raise self.stopping()  # the main process died (kill -9): an orphan must not play on
             self.report()
 
     @property
@@ -267,17 +309,41 @@ class _CountingEvaluator:
 
     def submit(self, positions):
         self.check()
-        return self.inner.submit(positions)
+        asked = self.inner.submit(positions)
+        self.in_flight.add(asked)
+        return asked
 
     def collect(self, asked):
         out = self.inner.collect(asked)
+        self.in_flight.discard(asked)
+        if asked in self.stale:
+            # The old net's answer: the trees that asked take it, as they took its earlier answers,
+            # but the cache must not hand it to a later request.
+            self.stale.discard(asked)
+            self.inner.clear_cache()
+        self.wait()
         self.tick()
         return out
 
-    def counters(self) -> dict[str, float]:
+    def new_net(self, net=None) -> None:
+        """The net changed (``net``: the worker's own; None: the inference server's): empty the cache,
+        whose entries are the old net's answers, and again after each batch it still answers."""
+        if net is not None:
+            self.inner.net = net
+        self.stale = set(self.in_flight)
+        self.inner.clear_cache()
+
+    def totals(self) -> dict[str, float]:
         e = self.inner
         return {"evals": e.positions - e.cache_hits, "calls": e.calls, "requests": e.positions,
                 "net_seconds": e.net_seconds}
+
+    def counters(self) -> dict[str, float]:
+        """The counters since the round began (a quota: since the start)."""
+        return {k: v - self.base[k] for k, v in self.totals().items()}
+
+    def restart_counters(self) -> None:
+        self.base = self.totals()
 
 
 def run_worker(job: WorkerJob, out_queue, stop=None, remote: RemoteNet | None = None) -> None:
@@ -315,14 +381,174 @@ def run_worker(job: WorkerJob, out_queue, stop=None, remote: RemoteNet | None = 
         out_queue.put(("error", job.worker, f"{type(e).__name__}: {e}\n{traceback.format_exc()}"))
 
 
-def game_summary(record: GameRecord, path: Path) -> dict[str, Any]:
+def game_summary(record: GameRecord, path: Path, carried: bool = False) -> dict[str, Any]:
     return {"moves": len(record.moves), "recorded": sum(m.recorded for m in record.moves),
             "result": record.result, "winner": record.winner, "resigned": record.resigned,
-            "no_resign": record.no_resign, "false_resign": record.false_resignation, "path": str(path)}
+            "no_resign": record.no_resign, "false_resign": record.false_resignation, "path": str(path),
+            "carried": carried}
+
+
+# --------------------------------------------------------------------------------------
+# sessions: games that straddle rounds
+
+
+def claim(left) -> bool:
+    """Take one of the games the round still lacks from the pool's shared count; False when none is left."""
+    with left.get_lock():
+        if left.value <= 0:
+            return False
+        left.value -= 1
+        return True
+
+
+class _Session:
+    """One worker's games across autotrain's rounds: one :class:`SelfPlay`, paused between rounds.
+
+    A round's job brings the net, the folders and the seed-bearing config (the first round's
+    starts the session; later rounds' configs are not used). Each game that ends takes a
+    place in the round (:func:`claim`) and is written into the round's folders; when none
+    is left the record is **held** and written first in the next round. The pause is inside
+    the evaluator (:meth:`_CountingEvaluator.wait`): once the round has all its games, the
+    worker reports ``("paused", worker, round, counters)`` and runs other jobs (rating
+    matches) until the next round's job; then it serves that round's net (the cache
+    emptied when it is another one) and its games search on from where they were.
+    """
+
+    def __init__(self, job: WorkerJob, jobs: _Jobs, out_queue, stop, remote: RemoteNet | None, left):
+        if job.threads > 0:
+            torch.set_num_threads(job.threads)
+        self.jobs, self.out_queue, self.remote, self.left = jobs, out_queue, remote, left
+        self.worker, self.options = job.worker, job.options
+        net, self.meta = self.load(job)
+        inner = NetEvaluator(remote if remote is not None else net, cache_size=job.cache_size,
+                             rng=np.random.default_rng(job.config.seed))
+        self.evaluator = _CountingEvaluator(inner, self.report, stop, pause=self.wait_while_full)
+        # No quota: a session plays until the pool closes (or stops it).
+        self.selfplay = SelfPlay(game_from_meta(self.meta), self.evaluator, sys.maxsize, job.config)
+        self.rounds: list[tuple[int, str]] = []  # per round: (games begun before it, its net's hash)
+        self.held: list[tuple[GameRecord, list[str]]] = []  # (record, its nets) ended after the round's last
+        self.seq = 0  # records written
+        self.begin(job)
+
+    def load(self, job: WorkerJob):
+        return load_net(job.net_path, device="cpu" if self.remote is not None else job.device)
+
+    def report(self) -> None:
+        self.out_queue.put(("tick", self.worker, self.evaluator.counters()))
+
+    def begin(self, job: WorkerJob) -> None:
+        """Take round ``job``: its net, its folders, then the records held from the round before."""
+        if self.rounds:
+            net, meta = self.load(job)
+            if meta["hash"] != self.meta["hash"]:
+                self.evaluator.new_net(None if self.remote is not None else net)
+                self.meta = meta
+        self.job = job
+        self.rounds.append((self.selfplay.started, self.meta["hash"]))
+        self.evaluator.restart_counters()
+        held, self.held = self.held, []
+        for record, nets in held:
+            self.commit(record, nets, carried=True)
+
+    def play(self) -> None:
+        for record in self.selfplay.games():
+            first = max(k for k, (begun, _) in enumerate(self.rounds) if begun <= record.index)
+            hashes = [h for _, h in self.rounds[first:]]
+            nets = [h for k, h in enumerate(hashes) if k == 0 or h != hashes[k - 1]]  # a kept net plays on
+            self.commit(record, nets, carried=first < len(self.rounds) - 1)
+
+    def commit(self, record: GameRecord, nets: list[str], carried: bool) -> None:
+        """Write the record into the round's folders if the round still lacks a game, else hold it."""
+        if not claim(self.left):
+            self.held.append((record, nets))
+            return
+        job = self.job
+        stem = f"{time.time_ns():019d}-w{self.worker:02d}-{self.seq:05d}"
+        self.seq += 1
+        path = write_record(record, stem, Path(job.chunk_dir), Path(job.sgf_dir) if job.sgf_dir else None,
+                            nets[-1], self.options, Path(job.lz_dir) if job.lz_dir else None, nets)
+        self.out_queue.put(("game", self.worker, game_summary(record, path, carried),
+                            self.evaluator.counters()))
+
+    def wait_while_full(self) -> None:
+        """The pause: while the round has all its games, say so and wait for the next round's job."""
+        while self.left.value <= 0:
+            self.out_queue.put(("paused", self.worker, self.job.round, self.evaluator.counters()))
+            while True:
+                item = self.jobs.next()
+                if item is None or item[0] == "selfplay":  # the pool closes, or a quota takes this worker
+                    self.jobs.back = item
+                    raise self.evaluator.stopping()  # these games are dropped
+                if item[0] == "round":
+                    self.begin(item[1])
+                    break
+                run_job(self.worker, item, self.out_queue, self.jobs.stop, self.remote)
+
+
+def run_session(job: WorkerJob, jobs: _Jobs, out_queue, stop, remote: RemoteNet | None, left) -> None:
+    """Play rounds of a session from ``job`` on, until the pool closes or stops its games."""
+    try:
+        session = _Session(job, jobs, out_queue, stop, remote, left)
+        try:
+            session.play()
+        except StopSelfPlay:
+            pass  # the games in flight (and the held records) are dropped, as a quota's are
+    except BaseException as e:  # the main process must hear about it, not wait forever
+        out_queue.put(("error", job.worker, f"{type(e).__name__}: {e}\n{traceback.format_exc()}"))
 
 
 # --------------------------------------------------------------------------------------
 # the worker pool: processes started once per command and reused for every round
+
+
+class _Jobs:
+    """A worker's end of its job queue. :meth:`next` gives the next job (one put ``back`` first), or
+    None for good once the pool closes or the main process dies."""
+
+    def __init__(self, jobs, stop, parent: int | None):
+        self.jobs, self.stop, self.parent = jobs, stop, parent
+        self.back = None
+        self.closed = False
+
+    def next(self):
+        if self.back is not None:
+            item, self.back = self.back, None
+            return item
+        while not self.closed:
+            try:
+                item = self.jobs.get(timeout=1.0)
+            except queue.Empty:
+                if self.parent is not None and os.getppid() != self.parent:
+                    self.closed = True  # orphaned by a kill -9 of the main process
+                continue
+            if item is None:
+                self.closed = True
+            else:
+                return item
+        return None
+
+
+def run_job(worker: int, item: tuple, out_queue, stop, remote: RemoteNet | None) -> None:
+    """A quota (``"selfplay"``) or a function call (``"call"``: rating matches) on this worker."""
+    kind, payload = item
+    if kind == "selfplay":
+        run_worker(payload, out_queue, stop, remote)
+    elif kind == "call":
+        fn, kwargs = payload
+        try:
+            out_queue.put(("result", worker, fn(**kwargs)))
+        except BaseException as e:
+            out_queue.put(("error", worker, f"{type(e).__name__}: {e}\n{traceback.format_exc()}"))
+
+
+def serve_jobs(worker: int, jobs: _Jobs, out_queue, remote: RemoteNet | None, left) -> None:
+    """A worker's loop: quotas, calls, and rounds of its session (which runs the next rounds' jobs
+    itself), until the pool closes."""
+    while (item := jobs.next()) is not None:
+        if item[0] == "round":
+            run_session(item[1], jobs, out_queue, jobs.stop, remote, left)
+        else:
+            run_job(worker, item, out_queue, jobs.stop, remote)
 
 
 def die_with_parent(parent: int) -> None:
@@ -341,8 +567,8 @@ def die_with_parent(parent: int) -> None:
         os._exit(1)
 
 
-def _pool_main(worker: int, jobs, out_queue, stop, threads: int, parent: int,
-               remote: RemoteNet | None = None) -> None:
+def _pool_main(worker: int, jobs, out_queue, stop, threads: int, parent: int, remote: RemoteNet | None,
+               left) -> None:
     """A pool process: run jobs from ``jobs`` until ``None`` arrives or the parent dies."""
 
     die_with_parent(parent)
@@ -350,24 +576,7 @@ def _pool_main(worker: int, jobs, out_queue, stop, threads: int, parent: int,
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     if threads > 0:
         torch.set_num_threads(threads)
-    while True:
-        try:
-            item = jobs.get(timeout=1.0)
-        except queue.Empty:
-            if os.getppid() != parent:
-                return  # orphaned by a kill -9 of the main process
-            continue
-        if item is None:
-            return
-        kind, payload = item
-        if kind == "selfplay":
-            run_worker(payload, out_queue, stop, remote)
-        elif kind == "call":
-            fn, kwargs = payload
-            try:
-                out_queue.put(("result", worker, fn(**kwargs)))
-            except BaseException as e:
-                out_queue.put(("error", worker, f"{type(e).__name__}: {e}\n{traceback.format_exc()}"))
+    serve_jobs(worker, _Jobs(jobs, stop, parent), out_queue, remote, left)
 
 
 class WorkerPool:
@@ -375,23 +584,29 @@ class WorkerPool:
 
     Starting a process costs a torch import (seconds on a busy machine), so the
     autotrain loop starts its pool once. ``workers == 0`` means no processes: jobs
-    run in a thread of this process.
+    run in one thread of this process. ``left`` is the count the workers' sessions share:
+    the games the round still lacks (see :class:`_Session`).
     """
 
     def __init__(self, workers: int, threads: int = 1, inference: InferenceServer | None = None):
         self.workers, self.threads, self.inference = workers, threads, inference
         self.ctx = mp.get_context("spawn")
+        self.left = self.ctx.Value("q", 0)
+        self.rounds = 0  # rounds of sessions played
 
         if workers == 0:
-            self.out_queue, self.stop, self.job_queues, self.procs = queue.Queue(), threading.Event(), [], []
+            self.out_queue, self.stop, self.job_queues, self.procs = queue.Queue(), threading.Event(), \
+                [queue.Queue()], []
+            self.thread = threading.Thread(target=serve_jobs, daemon=True, args=(
+                0, _Jobs(self.job_queues[0], self.stop, None), self.out_queue, None, self.left))
+            self.thread.start()
             return
         self.out_queue, self.stop = self.ctx.Queue(), self.ctx.Event()
         self.job_queues = [self.ctx.Queue() for _ in range(workers)]
         clients = [inference.client(w) if inference else None for w in range(workers)]
-        self.procs = [self.ctx.Process(target=_pool_main,
-                                       args=(w, q, self.out_queue, self.stop, threads, os.getpid(), client),
-                                       daemon=True) for (w, q), client in zip(enumerate(self.job_queues),
-                                                                              clients, strict=True)]
+        self.procs = [self.ctx.Process(target=_pool_main, daemon=True, args=(
+            w, q, self.out_queue, self.stop, threads, os.getpid(), client, self.left))
+            for (w, q), client in zip(enumerate(self.job_queues), clients, strict=True)]
         # Ctrl-C reaches every process of the group: the workers ignore it (spawn passes the ignore on,
         # so even one still importing torch prints nothing) and the parent, which reports it in one
         # line, stops them through close().
@@ -409,19 +624,12 @@ class WorkerPool:
         return max(1, self.workers)
 
     def submit(self, worker: int, kind: str, payload) -> None:
-        if self.workers == 0:
-            if kind == "selfplay":
-                target, args = run_worker, (payload, self.out_queue, self.stop)
-            else:
-                fn, kwargs = payload
-                target, args = lambda: self.out_queue.put(("result", worker, fn(**kwargs))), ()
-            self._thread = threading.Thread(target=target, args=args, daemon=True)
-            self._thread.start()
-            return
         self.job_queues[worker].put((kind, payload))
 
     def alive(self) -> bool:
-        return self.workers == 0 or all(p.is_alive() for p in self.procs)
+        if self.workers == 0:
+            return self.thread.is_alive()
+        return all(p.is_alive() for p in self.procs)
 
     def call_all(self, calls: list[tuple]) -> list:
         """Run ``fn(**kwargs)`` for each ``(fn, kwargs)`` (at most one per worker); results in order."""
@@ -432,13 +640,8 @@ class WorkerPool:
             self.submit(w, "call", call)
         results: dict[int, Any] = {}
         while len(results) < len(calls):
-            check_stop()
-            try:
-                msg = self.out_queue.get(timeout=1.0)
-            except queue.Empty:
-                check_stop()  # a SIGTERM to the process group ends the workers too
-                if not self.alive():
-                    raise RuntimeError("a worker process died") from None
+            msg = _next_message(self)
+            if msg is None:
                 continue
             if msg[0] == "error":
                 raise RuntimeError(f"worker {msg[1]} failed: {msg[2]}")
@@ -451,6 +654,8 @@ class WorkerPool:
         for q in self.job_queues:
             q.put(None)
         deadline = time.monotonic() + CLOSE_WAIT_S
+        if self.workers == 0:
+            self.thread.join(timeout=CLOSE_WAIT_S)  # a thread cannot be killed: it is a daemon
         for p in self.procs:
             p.join(timeout=max(0.0, deadline - time.monotonic()))
             if p.is_alive():
@@ -465,6 +670,19 @@ class WorkerPool:
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+def _next_message(pool: WorkerPool):
+    """The workers' next message, or None after a second without one; a stop request or a dead worker
+    raises."""
+    check_stop()
+    try:
+        return pool.out_queue.get(timeout=1.0)
+    except queue.Empty:
+        check_stop()  # a SIGTERM to the process group ends the workers too
+        if not pool.alive():
+            raise RuntimeError("a self-play worker process died without reporting") from None
+        return None
 
 
 # --------------------------------------------------------------------------------------
@@ -486,6 +704,7 @@ class SelfPlayStats:
     measured_evals: float = 0.0  # evaluations inside the measuring window (after warm-up)
     measured_seconds: float = 0.0
     measured_net_seconds: float = 0.0  # the workers' time inside the net (waiting for its answers), summed
+    carried: int = 0  # games begun in an earlier round (a round of sessions)
 
     def as_dict(self) -> dict[str, Any]:
         d = dataclasses.asdict(self)
@@ -506,7 +725,7 @@ def play_selfplay(net_path: str | os.PathLike, games: int, config: SelfPlayConfi
                   progress: bool = True, seconds: float | None = None,
                   warmup_seconds: float = 0.0, options: dict | None = None,
                   threads: int = 0, pool: WorkerPool | None = None,
-                  inference_server: bool | None = None) -> SelfPlayStats:
+                  inference_server: bool | None = None, straddle: bool = False) -> SelfPlayStats:
     """Play ``games`` games (or until ``seconds`` pass) over ``workers`` processes; returns the counters.
 
     Records land in ``chunk_dir`` (and ``sgf_dir``/``lz_dir``) as each game ends. ``pool``
@@ -514,9 +733,13 @@ def play_selfplay(net_path: str | os.PathLike, games: int, config: SelfPlayConfi
     started for this call (one worker and no time limit: in this process).
     ``inference_server`` (default: on for CUDA with several workers) has one process own
     the device and evaluate every worker's positions (:mod:`zero9.nn.inference`).
+    ``straddle`` (with a ``pool``): this is a **round** of the pool's sessions, whose games
+    began in earlier rounds and go on in later ones (the module docstring).
     """
     if games < 0:
         raise ValueError(f"number of games must be >= 0, got {games}")
+    if straddle and (pool is None or seconds is not None):
+        raise ValueError("straddling rounds need a pool kept from round to round, and a number of games")
     workers = pool.size if pool is not None else (workers or default_workers(device))
     for d in (chunk_dir, sgf_dir, lz_dir):
         if d is not None:
@@ -529,7 +752,7 @@ def play_selfplay(net_path: str | os.PathLike, games: int, config: SelfPlayConfi
     options = options if options is not None else config_summary(config)
     jobs = []
     for w in range(workers):
-        quota = games // workers + (1 if w < games % workers else 0)
+        quota = games if straddle else games // workers + (1 if w < games % workers else 0)
         if quota == 0 and seconds is None:
             continue
         cfg = dataclasses.replace(config, seed=base_seed * 1009 + w)
@@ -537,8 +760,10 @@ def play_selfplay(net_path: str | os.PathLike, games: int, config: SelfPlayConfi
                               str(sgf_dir) if sgf_dir else None, str(lz_dir) if lz_dir else None,
                               threads, options=options))
     if pool is not None:
-        if pool.inference is not None:
+        if pool.inference is not None and jobs:
             pool.inference.load(str(net_path))
+        if straddle:
+            return _play_round(pool, jobs, games, progress)
         return _run_jobs(pool, jobs, games, progress, seconds, warmup_seconds)
     processes = 0 if workers == 1 and seconds is None else workers
     if inference_server is None:
@@ -552,7 +777,7 @@ def play_selfplay(net_path: str | os.PathLike, games: int, config: SelfPlayConfi
 def _run_jobs(pool: WorkerPool, jobs: list[WorkerJob], games: int, progress: bool, seconds: float | None,
               warmup_seconds: float) -> SelfPlayStats:
     pool.stop.clear()
-    out_queue, stop = pool.out_queue, pool.stop
+    stop = pool.stop
     start = time.monotonic()
     for job in jobs:
         pool.submit(job.worker, "selfplay", job)
@@ -564,14 +789,7 @@ def _run_jobs(pool: WorkerPool, jobs: list[WorkerJob], games: int, progress: boo
     running = len(jobs)
     try:
         while running:
-            check_stop()  # finished games are on disk already; the games in flight are dropped whole
-            try:
-                msg = out_queue.get(timeout=1.0)
-            except queue.Empty:
-                msg = None
-                check_stop()  # a SIGTERM to the process group ends the workers too
-                if not pool.alive():
-                    raise RuntimeError("a self-play worker process died without reporting") from None
+            msg = _next_message(pool)  # a stop: finished games are on disk, the games in flight are dropped
             now = time.monotonic()
             if msg is not None:
                 kind, worker = msg[0], msg[1]
@@ -608,6 +826,55 @@ def _run_jobs(pool: WorkerPool, jobs: list[WorkerJob], games: int, progress: boo
     return stats
 
 
+def _play_round(pool: WorkerPool, jobs: list[WorkerJob], games: int, progress: bool) -> SelfPlayStats:
+    """A round of the pool's sessions: they play on until ``games`` records are written and every worker
+    has paused (see :class:`_Session`); the counters are the round's."""
+    pool.stop.clear()
+    pool.rounds += 1
+    with pool.left.get_lock():
+        pool.left.value = games  # every worker is paused (or has no session yet): none is claiming
+    start = time.monotonic()
+    for job in jobs:
+        pool.submit(job.worker, "round", dataclasses.replace(job, round=pool.rounds))
+    stats, bar = SelfPlayStats(), _bar(games, progress)
+    counters: dict[int, dict] = {}
+    paused: set[int] = set()
+    try:
+        while len(paused) < len(jobs):
+            msg = _next_message(pool)  # a stop drops the games in flight and the held records
+            if msg is None:
+                continue
+            kind, worker = msg[0], msg[1]
+            if kind == "error":
+                raise RuntimeError(f"self-play worker {worker} failed: {msg[2]}")
+            if kind == "paused" and msg[2] == pool.rounds:
+                paused.add(worker)
+            if kind in ("tick", "game", "paused"):
+                counters[worker] = msg[-1]
+            if kind == "game":
+                _add_game(stats, msg[2])
+                if bar is not None:
+                    bar.update(1)
+                    elapsed = time.monotonic() - start
+                    evals = sum(c.get("evals", 0) for c in counters.values())
+                    bar.set_postfix_str(f"{stats.moves / elapsed:.1f} moves/s, "
+                                        f"{evals / elapsed:.0f} evals/s, "
+                                        f"len {stats.moves / stats.games:.1f}", refresh=False)
+    except BaseException:
+        pool.stop.set()
+        raise
+    finally:
+        if bar is not None:
+            bar.close()
+    if stats.games != games:  # each worker's records come before its pause: this would be a bug
+        raise RuntimeError(f"a round of {games} games ended with {stats.games} written")
+    stats.seconds = time.monotonic() - start
+    stats.evals, stats.calls, stats.measured_net_seconds = (sum(c.get(name, 0) for c in counters.values())
+                                                            for name in ("evals", "calls", "net_seconds"))
+    stats.measured_evals, stats.measured_seconds = stats.evals, stats.seconds  # the whole round is warm
+    return stats
+
+
 def _measure(stats: SelfPlayStats, counters, warm_counters, warm_at, now) -> None:
     if warm_counters is None or warm_at is None or now <= warm_at:
         return
@@ -622,6 +889,7 @@ def _measure(stats: SelfPlayStats, counters, warm_counters, warm_at, now) -> Non
 
 def _add_game(stats: SelfPlayStats, summary: dict) -> None:
     stats.games += 1
+    stats.carried += bool(summary.get("carried"))
     stats.moves += summary["moves"]
     stats.positions += summary["recorded"]
     stats.resigned += bool(summary["resigned"])
