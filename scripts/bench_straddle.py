@@ -1,7 +1,7 @@
 """Self-play rounds with games that straddle rounds against rounds that end all their games.
 
     python3 scripts/bench_straddle.py --mode straddle
-    python3 scripts/bench_straddle.py --mode rounds      # autotrain --no-straddle
+    python3 scripts/bench_straddle.py --mode rounds      # autotrain's default (every game ends in its round)
     python3 scripts/bench_straddle.py --mode straddle --device cuda --workers 15 --games-parallel 96 \
         --games 1024 --blocks 10 --filters 64 --leaves 4  # the H100 run of docs/runs/go9-h100-59min
 

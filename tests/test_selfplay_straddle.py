@@ -175,7 +175,7 @@ def test_autotrain_killed_between_rounds_loses_only_games_in_flight(tmp_path):
     run_dir = tmp_path / "run"
     rd = RunDir(run_dir)
     cmd = [sys.executable, "-m", "zero9", "autotrain", *TINY, "--dir", str(run_dir), "--generations", "3",
-           "--steps", "200"]  # time to kill it in training
+           "--steps", "200", "--straddle"]  # time to kill it in training
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=ENV, text=True)
     # kill -9 once round 0 is trained, before round 1 plays: the games in flight (and any held) go
     deadline = time.monotonic() + 240
@@ -208,11 +208,11 @@ def test_autotrain_killed_between_rounds_loses_only_games_in_flight(tmp_path):
 
 
 @pytest.mark.timeout(300)
-def test_autotrain_no_straddle_ends_every_game_with_its_round(tmp_path):
+def test_autotrain_ends_every_game_with_its_round_by_default(tmp_path):
     run_dir = tmp_path / "run"
     rd = RunDir(run_dir)
     cmd = [sys.executable, "-m", "zero9", "autotrain", *TINY, "--dir", str(run_dir), "--generations", "2",
-           "--no-straddle", "--eval-games", "0"]
+           "--eval-games", "0"]  # --straddle is off by default
     result = subprocess.run(cmd, capture_output=True, text=True, env=ENV, timeout=250)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     rows = read_jsonl(rd.selfplay_log)

@@ -3,10 +3,10 @@
 One **round** (generation ``g``, counted from 0):
 
 1. **self-play**: the best net plays ``--games-per-gen`` games; each finished game is a
-   record under ``chunks/gen{g}/`` (:mod:`zero9.learn.selfplay`). The workers' games in
-   flight when the round has its games **straddle** into the next round, which they play
-   on with its net (``--no-straddle``: every round ends all its games; see
-   :mod:`zero9.learn.selfplay`'s rounds and sessions).
+   record under ``chunks/gen{g}/`` (:mod:`zero9.learn.selfplay`). Every game ends in its
+   round; with ``--straddle`` the workers' games in flight when the round has its games
+   go on into the next round with its net (:mod:`zero9.learn.selfplay`'s rounds and
+   sessions).
 2. **train**: the trainer's latest net learns ``--steps`` steps on the newest window
    (:mod:`zero9.learn.train`); the result is the **candidate**, saved as
    ``nets/<hash>.pt`` (with optimizer state) and, for Go, ``nets/<hash>.txt.gz``.
@@ -130,9 +130,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     loop.add_argument("--ray", default=None, metavar="auto|ADDRESS",
                       help="self-play and rating games on a Ray cluster (auto: the running one, else a local "
                            "one); --workers is then actors per node (0: one per CPU). See docs/ray.md")
-    loop.add_argument("--no-straddle", action="store_true",
-                      help="end every game with its round (else the workers' games in flight go on into the "
-                           "next round with its net: no round waits for its longest games)")
+    loop.add_argument("--straddle", action=argparse.BooleanOptionalAction, default=False,
+                      help="the workers' games in flight when a round has its games go on into the next "
+                           "round with its net, so no round waits for its longest games (default off: a tiny "
+                           "run learned less per round with it; see docs/cli-autotrain.md)")
     loop.add_argument("--threads", type=int, default=0,
                       help="torch CPU threads per process (0: training 1 for small nets, else one per core; "
                            "self-play workers share the cores)")
@@ -375,9 +376,9 @@ class AutoTrain:
               f"{row['evals_per_s']:.0f} evals/s, mean length {row['mean_length']:.1f}, results {stats.wins}")
 
     def straddles(self) -> bool:
-        """Whether games go on from one round into the next (not with --no-straddle, nor on Ray, whose
+        """Whether games go on from one round into the next (with --straddle, and not on Ray, whose
         actors play each round's games as sessions of their own)."""
-        return not self.args.no_straddle and not self.args.ray
+        return self.args.straddle and not self.args.ray
 
     def train_round(self, g: int, status: dict) -> str:
         rd = self.run_dir

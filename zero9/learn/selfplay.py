@@ -20,7 +20,7 @@ per tree per net call, full/fast moves, opening moves, no-resign games):
   **batch**: evaluations per net call.
 - **quota**: the games a worker plays; the main process splits ``--games`` among
   workers, so a run of N games writes exactly N records (``zero9 selfplay``, and
-  ``zero9 autotrain --no-straddle``: every game of a round ends in it).
+  ``zero9 autotrain`` without ``--straddle``: every game of a round ends in it).
 - **round**, **session**, **straddling** (``zero9 autotrain``, as KataGo's and Leela Zero's
   continuous self-play): each worker of a kept :class:`WorkerPool` plays one endless
   session of games (:class:`_Session`) whose games in flight go on from one round into
