@@ -212,3 +212,17 @@ def test_init_from_copies_the_whole_net_on_the_same_board_and_the_tower_on_anoth
     for key, value in other.state_dict().items():
         tower = key.startswith(("input_block.", "tower."))
         assert torch.equal(value, source.state_dict()[key] if tower else fresh[key]), key
+
+
+@pytest.mark.timeout(400)
+def test_rate_every_k_rates_every_kth_candidate_against_the_last_rated_one(tmp_path):
+    run_dir = tmp_path / "run"
+    extra = ["--generations", "4", "--games-per-gen", "8", "--steps", "20", "--rate-every", "2",
+             "--eval-games", "2", "--anchors", "random", "--workers", "1", "--no-plots"]
+    result = subprocess.run(autotrain_cmd(run_dir, extra), capture_output=True, text=True, timeout=380)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    games = read_jsonl(RunDir(run_dir).rating_games)
+    assert sorted({r["generation"] for r in games}) == [2, 4]
+    second = next(r["a"] for r in games if r["generation"] == 2)
+    assert sorted({r["b"] for r in games if r["generation"] == 4}) == sorted([second, "random"])
+    assert sorted({r["b"] for r in games if r["generation"] == 2}) == ["random"]

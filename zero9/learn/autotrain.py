@@ -16,8 +16,8 @@ One **round** (generation ``g``, counted from 0):
    (or, when the games run out undecided, if it scored at least 55%). Without
    gating every candidate is promoted. The trainer always continues from its own
    latest net (Leela Zero's trainer does too); gating only decides which net plays.
-4. **rate**: the candidate plays ``--eval-games`` against the previous candidate and
-   against each **anchor** (``random`` = 0 Elo, the pure-MCTS ladder ``mcts:N``,
+4. **rate** (every ``--rate-every`` rounds): the candidate plays ``--eval-games`` against
+   the last rated net and against each **anchor** (``random`` = 0 Elo, the pure-MCTS ladder ``mcts:N``,
    and for Go ``gnugo`` when installed); every game is appended to
    ``ratings/games.jsonl`` and :func:`zero9.arena.elo.bayeselo` refits ``ratings/ratings.json``.
 
@@ -120,6 +120,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                       help="most games of a gating match")
     loop.add_argument("--eval-games", type=int, default=AutotrainConfig.eval_games,
                       help="rating games per opponent per round (0: no rating)")
+    loop.add_argument("--rate-every", type=int, default=1, metavar="K",
+                      help="rate the candidate of every K-th round only (rating games cost a share of each "
+                           "round: on a GPU run, rate less often and with more --eval-games)")
     loop.add_argument("--eval-visits", type=int, default=None,
                       help="net visits in rating/gate games (default --visits)")
     loop.add_argument("--anchors", default=None,
@@ -170,6 +173,8 @@ class AutoTrain:
     """One invocation of the loop over a run directory (see the module docstring)."""
 
     def __init__(self, args: argparse.Namespace):
+        if args.rate_every < 1:
+            raise ValueError(f"--rate-every must be >= 1, got {args.rate_every}")
         self.args = args
         self.run_dir = RunDir(args.dir)
         self.device = str(resolve_device(args.device))
@@ -322,7 +327,8 @@ class AutoTrain:
         check_stop()  # the candidate is saved and named in status.json: a rerun goes on to gate and rate
         promoted = self.gate(g, candidate, status["best"]) if self.args.gate else True
         lap("gate")
-        self.rate(g + 1, candidate, status.get("trainer"))
+        if (g + 1) % self.args.rate_every == 0:
+            self.rate(g + 1, candidate)
         lap("rate")
         status = rd.status()
         new_best = candidate if promoted else status["best"]
@@ -445,17 +451,18 @@ class AutoTrain:
             found.append("gnugo:1")
         return found
 
-    def rate(self, generation: int, candidate: str, previous: str | None) -> None:
-        """Rating games for a new net vs its predecessor and the anchors; refit ratings.json."""
+    def rate(self, generation: int, candidate: str) -> None:
+        """Rating games for a new net vs the last rated net and the anchors; refit ratings.json."""
         n = self.args.eval_games
         if n <= 0:
             return
         rd = self.run_dir
         name = f"gen{generation:04d}-{candidate}"
         opponents = list(self.anchors())
-        prev_name = self.net_names().get(previous) if previous else None
-        if prev_name:
-            opponents.insert(0, prev_name)
+        rated = {int(r.split("-", 1)[0][3:]): r for r in self.net_names().values()}
+        before = [g for g in rated if g < generation]
+        if before:  # the newest rated net before this one: the previous candidate when every round is rated
+            opponents.insert(0, rated[max(before)])
         existing = read_jsonl(rd.rating_games)
         todo = []  # (opponent, its spec, games still to play, first game index)
         for opp in opponents:
