@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Issue 25's Go net, in legs on one H100 + 16 cores: continue the shipped 9x9 net (58.9 GPU-min
 # from zero, docs/runs/go9-h100-59min) with its recipe (train_go9.sh: Gumbel 32, 10x64) until
-# the issue's 2 H100-hours, Pachi at 1,000 playouts among the rating anchors for the curve.
+# the issue's 2 H100-hours, Pachi at 1,000 playouts among the rating anchors for the curve
+# (every 4th round, 8 games an opponent: rating every round cost a share of each round).
 # A machine is held 30 minutes at most and a session has 30 device minutes, so a leg packs the
 # run directory (status, config, ratings, logs, best net, the newest chunks) into $OUT and the
 # next leg, in a later session, carries it back in .gocarry/go9p.tgz. Pachi travels in .devtmp/pachi.
@@ -20,7 +21,7 @@ train() {  # train_go9.sh's recipe in $run, Pachi among the anchors
     --init-from example-data/go_9x9_best.pt \
     --gumbel --visits 32 --pcr 1 --games-per-gen 1024 --games-parallel 96 --leaves 4 --workers 15 \
     --steps "$1" --batch-size 512 --opening-moves 8 --window-min $WINDOW_MIN \
-    --eval-games 4 --anchors random,gnugo:1,pachi:1000 \
+    --eval-games 8 --rate-every 4 --anchors random,gnugo:1,pachi:1000 \
     --hours "$2" ${3:+--generations "$3"} --device cuda --seed "$SEED" >> /tmp/runs/go9p.log 2>&1
 }
 case "${1:-}" in
