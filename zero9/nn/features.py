@@ -21,12 +21,14 @@ Vocabulary:
 - **symmetry**: an int ``0..7`` naming one of the 8 dihedral transforms of the square; 0 is the
   identity. Symmetry ``s`` first transposes the board if ``s & 4``, then turns it a quarter
   turn ``s & 3`` times (``np.rot90``). ``inverse_symmetry(s)`` undoes ``s``.
+- **stone history** (Go): the bytes of the 8 boards of planes 0-15 (:func:`stone_history`).
 - **policy**: a vector over actions ``[..., A]``; its first ``N*N`` entries are points (same
   order as a plane) and, when ``A == N*N + 1``, the last is pass, which no symmetry moves.
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 
 import numpy as np
@@ -71,51 +73,62 @@ def encode(position: Position) -> np.ndarray:
     raise ValueError(f"no input planes for game {name!r}")
 
 
-def encode_batch(positions: Sequence[Position]) -> np.ndarray:
-    """The input planes of several positions of one game, float32 ``[B, C, N, N]``."""
+def encode_batch(positions: Sequence[Position], syms: np.ndarray | None = None) -> np.ndarray:
+    """The input planes of positions of one game, float32 ``[B, C, N, N]``; each under its symmetry
+    ``syms[b]`` if given."""
     if not positions:
         raise ValueError("encode_batch needs at least one position")
+    syms = np.zeros(len(positions), np.intp) if syms is None else syms
     if positions[0].game.name == "go":
-        return _encode_go(positions)
-    return np.stack([encode(p) for p in positions])
+        return _encode_go(positions, syms)
+    x = np.stack([encode(p) for p in positions])
+    for s in range(1, NUM_SYMMETRIES):
+        x[syms == s] = transform_planes(x[syms == s], s)
+    return x
 
 
-_stone_bytes: dict[int, dict[int, bytes]] = {}  # board size -> board hash -> black's, then white's stones
+def stone_history(position: Position) -> bytes:
+    """Go: the 8 boards of planes 0-15, newest first, each as two little-endian bitboards: the side to
+    move's stones *at that board*, then the other side's (zeros before the game's start). A
+    :class:`~zero9.games.go.GoPosition` keeps it (a slot): its parent's, shifted by one board."""
+    todo, p = [], position  # newest first, back to a position that has it (or 8 boards back)
+    while p is not None and len(todo) < GO_HISTORY and getattr(p, "stone_history", None) is None:
+        todo.append(p)
+        p = p.parent
+    nbytes = (position.game.size ** 2 + 7) // 8
+    history = p.stone_history if p is not None and len(todo) < GO_HISTORY else bytes(16 * nbytes)
+    keep = hasattr(type(position), "stone_history")  # a slot (an attribute would follow a copy.copy)
+    for p in reversed(todo):
+        own, other = (p.black, p.white) if p.to_play == BLACK else (p.white, p.black)
+        history = own.to_bytes(nbytes, "little") + other.to_bytes(nbytes, "little") + history[: -2 * nbytes]
+        if keep:
+            p.stone_history = history
+    return history
 
 
-def _encode_go(positions: Sequence[Position]) -> np.ndarray:
-    """Go planes of many positions at once: the search asks for hundreds a call, and one
-    unpacking of all their history bitboards costs a tenth of unpacking them one by one. A
-    leaf's history is mostly earlier leaves, so each board's bytes are made once and found
-    again by its board hash (the stones' Zobrist hash), in a table per board size that is
-    cleared when it grows big (threads may share it: a dict's get and set are atomic)."""
-    n = positions[0].game.size
-    nbytes = (n * n + 7) // 8
-    known = _stone_bytes.setdefault(n, {})
-    if len(known) > 200_000:
-        known.clear()
-    slots: list[bytes] = []  # per position, GO_HISTORY boards' bytes (none before the game's start)
-    for position in positions:
-        p = position
-        for t in range(GO_HISTORY):
-            if p is None:
-                slots += [bytes(2 * nbytes)] * (GO_HISTORY - t)
-                break
-            raw = known.get(p.board_hash)
-            if raw is None:
-                raw = p.black.to_bytes(nbytes, "little") + p.white.to_bytes(nbytes, "little")
-                known[p.board_hash] = raw
-            slots.append(raw)
-            p = p.parent
-    bits = np.unpackbits(np.frombuffer(b"".join(slots), dtype=np.uint8), bitorder="little")
-    bits = bits.reshape(len(positions), GO_HISTORY, 2, nbytes * 8)[..., : n * n]
-    black_to_move = np.array([position.to_play == BLACK for position in positions])
-    bits[~black_to_move] = bits[~black_to_move, :, ::-1]  # the side to move's stones first
-    x = np.zeros((len(positions), 2 * GO_HISTORY + 2, n * n), dtype=np.float32)
-    x[:, : 2 * GO_HISTORY] = bits.transpose(0, 2, 1, 3).reshape(len(positions), 2 * GO_HISTORY, n * n)
-    x[black_to_move, 2 * GO_HISTORY] = 1.0
-    x[~black_to_move, 2 * GO_HISTORY + 1] = 1.0
-    return x.reshape(len(positions), 2 * GO_HISTORY + 2, n, n)
+@functools.cache
+def _go_gather(sym: int, size: int) -> np.ndarray:
+    """Planes 0-15 (flat) under ``sym`` as a gather from an unpacked stone history: plane ``k`` is board
+    ``k % 8``, whose own stones are the current side to move's when ``k % 8`` is even (each move passes
+    the turn), then the point (:func:`point_permutation`)."""
+    boards = [2 * t + t % 2 for t in range(GO_HISTORY)] + [2 * t + 1 - t % 2 for t in range(GO_HISTORY)]
+    return (np.array(boards)[:, None] * 8 * ((size * size + 7) // 8) + point_permutation(sym, size)).ravel()
+
+
+def _encode_go(positions: Sequence[Position], syms: np.ndarray) -> np.ndarray:
+    """Go planes of many positions at once (the search asks for hundreds a call): stone histories
+    joined, unpacked, and gathered per symmetry (bytes: cheaper than transforming float planes)."""
+    n, batch = positions[0].game.size, len(positions)
+    raw = b"".join([stone_history(p) for p in positions])
+    bits = np.unpackbits(np.frombuffer(raw, np.uint8), bitorder="little").reshape(batch, -1)
+    x = np.empty((batch, 2 * GO_HISTORY + 2, n * n), dtype=np.float32)
+    history = x.reshape(batch, -1)[:, : 2 * GO_HISTORY * n * n]  # (a view)
+    for s in range(NUM_SYMMETRIES):
+        if (rows := syms == s).any():
+            history[rows] = np.take(bits[rows], _go_gather(s, n), axis=1)
+    black_to_move = np.array([p.to_play == BLACK for p in positions])[:, None]
+    x[:, 2 * GO_HISTORY], x[:, 2 * GO_HISTORY + 1] = black_to_move, ~black_to_move
+    return x.reshape(batch, 2 * GO_HISTORY + 2, n, n)
 
 
 def _check_symmetry(sym: int) -> int:
@@ -140,6 +153,12 @@ def transform_planes(x: np.ndarray, sym: int) -> np.ndarray:
     return np.ascontiguousarray(np.rot90(x, k=sym & 3, axes=(-2, -1)))
 
 
+@functools.cache
+def point_permutation(sym: int, size: int) -> np.ndarray:
+    """``sym`` as a gather of points: flat planes ``x [..., N*N]`` transformed are ``x[..., perm]``."""
+    return transform_planes(np.arange(size * size).reshape(size, size), sym).ravel()
+
+
 def transform_policy(p: np.ndarray, sym: int, size: int) -> np.ndarray:
     """Apply symmetry ``sym`` to policy vectors ``[..., A]`` (A = size*size, or +1 with pass last)."""
     nn = size * size
@@ -147,7 +166,5 @@ def transform_policy(p: np.ndarray, sym: int, size: int) -> np.ndarray:
     if a not in (nn, nn + 1):
         raise ValueError(f"policy of length {a} does not fit a {size}x{size} board "
                          f"(expected {nn} or {nn + 1})")
-    points = transform_planes(p[..., :nn].reshape(*p.shape[:-1], size, size), sym).reshape(*p.shape[:-1], nn)
-    if a == nn:
-        return points
-    return np.concatenate([points, p[..., nn:]], axis=-1)
+    index = point_permutation(_check_symmetry(sym), size)
+    return p[..., index if a == nn else np.append(index, nn)]  # (pass stays)

@@ -145,14 +145,10 @@ class NetEvaluator:
                     misses[key] = j
             if misses:
                 first = list(misses.values())
-                planes = features.encode_batch([positions[j] for j in first])
                 syms = asked.syms = (self.rng.integers(0, 8, len(first)) if self.random_symmetry
                                      else np.zeros(len(first), np.intp))
-                for s in np.unique(syms):
-                    if s:
-                        planes[syms == s] = features.transform_planes(planes[syms == s], int(s))
+                planes = features.encode_batch([positions[j] for j in first], syms)
                 start = time.perf_counter()
-                planes = np.ascontiguousarray(planes)
                 if self.answers_later and not wait:
                     asked.ticket = self.net.submit(planes)
                 else:
@@ -175,18 +171,19 @@ class NetEvaluator:
             first = list(misses.values())
             probs = np.asarray(probs, np.float32)
             size = asked.positions[0].game.size
-            for s in np.unique(syms):
-                if s:
-                    rows = syms == s
-                    back = features.inverse_symmetry(int(s))
-                    probs[rows] = features.transform_policy(probs[rows], back, size)
+            for s in range(1, features.NUM_SYMMETRIES):  # each row back from its symmetry
+                rows = np.flatnonzero(syms == s)
+                if len(rows):
+                    probs[rows] = features.transform_policy(probs[rows], features.inverse_symmetry(s), size)
             priors[first], values[first] = probs, vals
             for repeat, row in asked.repeats:
                 priors[repeat], values[repeat] = priors[row], values[row]
             if self.cache_size:
+                # The entries are rows of ``priors`` (the search only reads them), not of ``probs``: one
+                # array per batch stays alive, not two.
                 cache = self._cache
-                cache.update(zip(misses, zip(probs, np.asarray(vals, np.float64).tolist(), strict=True),
-                                 strict=True))
+                rows = map(priors.__getitem__, first)  # (views, not a copy)
+                cache.update(zip(misses, zip(rows, values[first].tolist(), strict=True), strict=True))
                 while len(cache) > self.cache_size:
                     cache.popitem(last=False)  # the least recently used
             return priors, values
