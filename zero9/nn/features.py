@@ -67,7 +67,7 @@ def encode(position: Position) -> np.ndarray:
     """The input planes of one position, float32 ``[C, N, N]`` (see the module docstring)."""
     name = position.game.name
     if name == "go":
-        return _encode_go([position])[0]
+        return encode_batch([position])[0]
     if name == "gomoku":
         return _encode_gomoku(position)
     raise ValueError(f"no input planes for game {name!r}")
