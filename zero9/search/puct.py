@@ -65,6 +65,7 @@ from __future__ import annotations
 
 import functools
 import math
+from array import array
 
 import numpy as np
 
@@ -82,8 +83,8 @@ def legal_actions(position: Position) -> np.ndarray:
 class Node:
     """A position in the tree; see the module docstring for the arrays."""
 
-    __slots__ = ("position", "terminal", "value", "pending", "priors", "actions", "P", "n", "w", "QFU", "q",
-                 "U0", "fpu", "children", "total", "tried_prior", "sq_sum", "raw_prior")
+    __slots__ = ("position", "terminal", "value", "pending", "priors", "actions", "P", "n", "w", "QFU",
+                 "fpu", "children", "total", "tried_prior", "sq_sum", "raw_prior")
 
     def __init__(self, position: Position):
         self.position = position
@@ -115,6 +116,16 @@ class Node:
         return None if self.actions is None else self.q + self.fpu * self.QFU[1]
 
     @property
+    def q(self) -> np.ndarray:
+        """Q of the tried children, 0 for the others (row 0 of ``QFU``)."""
+        return self.QFU[0]
+
+    @property
+    def U0(self) -> np.ndarray:
+        """``P / (1 + N)`` (row 2 of ``QFU``)."""
+        return self.QFU[2]
+
+    @property
     def expanded(self) -> bool:
         """The child arrays exist (a simulation has gone through this node, or it is the root)."""
         return self.actions is not None
@@ -135,10 +146,10 @@ class Node:
             p *= 1.0 / s
         else:
             p.fill(1.0 / max(n, 1))
-        self.n, self.w = [0.0] * n, [0.0] * n
-        self.QFU = QFU = _untried_rows(n).copy()  # rows q, f, U0: see the module docstring
-        self.q, self.U0 = QFU[0], QFU[2]
-        self.U0[:] = p  # P / (1 + 0)
+        rows, zeros = _untried(n)
+        self.n, self.w = zeros.__copy__(), zeros.__copy__()
+        self.QFU = QFU = rows.copy()  # rows q, f, U0: see the module docstring
+        QFU[2] = p  # P / (1 + 0)
         self.fpu = self.value if fpu_value is None else fpu_value  # nothing tried, nothing to reduce
         self.P, self.actions, self.priors = p, actions, None
 
@@ -148,12 +159,12 @@ class Node:
 
 
 @functools.cache
-def _untried_rows(n: int) -> np.ndarray:
-    """``QFU`` of ``n`` untried children before the priors go in; read-only, each expansion copies it."""
+def _untried(n: int) -> tuple[np.ndarray, array]:
+    """``QFU`` of ``n`` untried children before the priors go in, and ``n`` zeros; each expansion copies them."""
     rows = np.zeros((3, n))
     rows[1] = 1.0  # f: nothing tried yet
     rows.flags.writeable = False
-    return rows
+    return rows, array("d", bytes(8 * n))
 
 
 class Leaf:
@@ -219,9 +230,10 @@ class Tree:
             if vl:  # virtual loss: vl more visits through this edge, each one lost
                 node.n[i] = n = node.n[i] + vl
                 node.w[i] = w = node.w[i] - vl
-                node.q[i] = w / n
+                QFU = node.QFU
+                QFU[0, i] = w / n
                 p = node.P.item(i)
-                node.U0[i] = p / (1.0 + n)
+                QFU[2, i] = p / (1.0 + n)
                 node.total += vl
                 if n == vl:  # the child's first visit
                     self._tried(node, i, p, True)
@@ -275,13 +287,13 @@ class Tree:
             if dn:
                 node.n[i] = n = node.n[i] + dn
                 p = node.P.item(i)
-                node.U0[i] = p / (1.0 + n)
+                node.QFU[2, i] = p / (1.0 + n)
                 node.total += dn
                 if n == dn:  # the child's first visit (no virtual loss counted it before)
                     self._tried(node, i, p, True)
             else:
                 n = node.n[i]
-            node.q[i] = w / n
+            node.QFU[0, i] = w / n
             child = node
         if idx:
             self.playouts += 1
@@ -295,9 +307,9 @@ class Tree:
             n = node.n[i] - vl
             w = node.w[i] + vl
             node.n[i], node.w[i] = n, w
-            node.q[i] = w / n if n else 0.0  # (0: untried again, at the first-play value)
+            node.QFU[0, i] = w / n if n else 0.0  # (0: untried again, at the first-play value)
             p = node.P.item(i)
-            node.U0[i] = p / (1.0 + n)
+            node.QFU[2, i] = p / (1.0 + n)
             node.total -= vl
             if not n:
                 self._tried(node, i, p, False)
