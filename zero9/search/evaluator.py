@@ -18,7 +18,9 @@ Vocabulary:
   with the hashes of its 7 predecessors*. The net's input holds 8 positions of
   history (and Go's ko state follows from it), so two positions with the same
   stones but different recent histories get different inputs and must not share an
-  entry. The cache is a bounded LRU (oldest entry dropped first).
+  entry. The cache is a bounded LRU (oldest entry dropped first). An entry is as few
+  objects as it can be (the key as one ``bytes``; the batch array, a row, the value):
+  self-play evicts an old entry per new one, and freeing each cold object costs.
 - **net time**: :class:`NetEvaluator` adds the seconds spent inside
   ``net.predict`` to ``net_seconds`` (the benchmark's "% of wall time inside the net").
 - **in flight**: ``evaluate`` in two halves, :meth:`NetEvaluator.submit` (look-ups,
@@ -31,6 +33,8 @@ Vocabulary:
 
 from __future__ import annotations
 
+import itertools
+import struct
 import threading
 import time
 from collections import OrderedDict
@@ -44,14 +48,17 @@ from zero9.nn import features
 HISTORY_KEY_DEPTH = 8  # positions in the cache key: the current one and 7 before it
 
 
-def history_key(position: Position, depth: int = HISTORY_KEY_DEPTH) -> tuple[int, ...]:
-    """The cache key: hashes of ``position`` and up to ``depth - 1`` ancestors."""
+_PACK = [struct.Struct(f"<{k}Q").pack for k in range(HISTORY_KEY_DEPTH + 1)]  # k 64-bit hashes -> bytes
+
+
+def history_key(position: Position) -> bytes:
+    """The cache key: the hashes of ``position`` and up to 7 ancestors, newest first, as 8 bytes each."""
     key = []
     p = position
-    while p is not None and len(key) < depth:
+    while p is not None and len(key) < HISTORY_KEY_DEPTH:
         key.append(p.hash)
         p = p.parent
-    return tuple(key)
+    return _PACK[len(key)](*key)
 
 
 class UniformEvaluator:
@@ -83,7 +90,7 @@ class Asked:
 
     def __init__(self, positions: Sequence[Position], priors: np.ndarray, values: np.ndarray):
         self.positions, self.priors, self.values = positions, priors, values
-        self.misses: dict[tuple[int, ...], int] = {}  # key -> the first row asking for it
+        self.misses: dict[bytes, int] = {}  # key -> the first row asking for it
         self.repeats: list[tuple[int, int]] = []  # (row, first row) of a leaf asked twice in the batch
         self.syms: np.ndarray | None = None  # the symmetry each miss was sent under
         self.ticket = None  # the net's ticket while the batch is in flight
@@ -101,7 +108,7 @@ class NetEvaluator:
         self.cache_size = cache_size
         self.random_symmetry = random_symmetry
         self.rng = rng or np.random.default_rng()
-        self._cache: OrderedDict[tuple[int, ...], tuple[np.ndarray, float]] = OrderedDict()
+        self._cache: OrderedDict[bytes, tuple[np.ndarray, int, float]] = OrderedDict()  # (priors, row, value)
         self._lock = threading.Lock()  # the window's policy heatmap and a running analysis share us
         self.calls = 0  # net.predict calls
         self.positions = 0  # positions asked for
@@ -137,7 +144,8 @@ class NetEvaluator:
                 hit = cache.get(key)
                 if hit is not None:
                     cache.move_to_end(key)
-                    priors[j], values[j] = hit
+                    batch, row, values[j] = hit
+                    priors[j] = batch[row]
                     self.cache_hits += 1
                 elif key in misses:
                     repeats.append((j, misses[key]))
@@ -179,11 +187,11 @@ class NetEvaluator:
             for repeat, row in asked.repeats:
                 priors[repeat], values[repeat] = priors[row], values[row]
             if self.cache_size:
-                # The entries are rows of ``priors`` (the search only reads them), not of ``probs``: one
-                # array per batch stays alive, not two.
+                # An entry's priors are a row of ``priors`` (the search only reads it), not of ``probs``:
+                # one array per batch stays alive, not two.
                 cache = self._cache
-                rows = map(priors.__getitem__, first)  # (views, not a copy)
-                cache.update(zip(misses, zip(rows, values[first].tolist(), strict=True), strict=True))
+                entries = zip(itertools.repeat(priors), first, values[first].tolist(), strict=False)
+                cache.update(zip(misses, entries, strict=True))  # (the inner zip: repeat is endless)
                 while len(cache) > self.cache_size:
                     cache.popitem(last=False)  # the least recently used
             return priors, values
