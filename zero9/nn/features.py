@@ -12,7 +12,7 @@ Vocabulary:
   T = 0, -1, ..., -7 (the current position, then its parents); planes 8-15 the opponent's
   stones at the same times (colours fixed by the *current* side to move); plane 16 is all ones
   if black is to move, plane 17 all ones if white is to move. History before the start of the
-  game is all zeros.
+  game is all zeros. The 8 boards as bytes: the **stone history** (:func:`stone_history`).
 
   Gomoku, C = 5: 0 own stones, 1 opponent stones, 2 the last move (one-hot; zeros at the
   start), 3 all ones if black is to move, 4 all ones always (zero padding of the convolutions
@@ -21,14 +21,12 @@ Vocabulary:
 - **symmetry**: an int ``0..7`` naming one of the 8 dihedral transforms of the square; 0 is the
   identity. Symmetry ``s`` first transposes the board if ``s & 4``, then turns it a quarter
   turn ``s & 3`` times (``np.rot90``). ``inverse_symmetry(s)`` undoes ``s``.
-- **stone history** (Go): the bytes of the 8 boards of planes 0-15 (:func:`stone_history`).
 - **policy**: a vector over actions ``[..., A]``; its first ``N*N`` entries are points (same
   order as a plane) and, when ``A == N*N + 1``, the last is pass, which no symmetry moves.
 """
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Sequence
 
 import numpy as np
@@ -57,8 +55,7 @@ def _encode_gomoku(position) -> np.ndarray:
     x[1] = board == 3 - me
     if position.last_move is not None:
         x[2, position.last_move] = 1.0
-    if me == BLACK:
-        x[3] = 1.0
+    x[3] = me == BLACK
     x[4] = 1.0
     return x.reshape(5, n, n)
 
@@ -74,8 +71,7 @@ def encode(position: Position) -> np.ndarray:
 
 
 def encode_batch(positions: Sequence[Position], syms: np.ndarray | None = None) -> np.ndarray:
-    """The input planes of positions of one game, float32 ``[B, C, N, N]``; each under its symmetry
-    ``syms[b]`` if given."""
+    """The input planes of positions of one game, float32 ``[B, C, N, N]``, each under ``syms[b]``."""
     if not positions:
         raise ValueError("encode_batch needs at least one position")
     syms = np.zeros(len(positions), np.intp) if syms is None else syms
@@ -88,44 +84,35 @@ def encode_batch(positions: Sequence[Position], syms: np.ndarray | None = None) 
 
 
 def stone_history(position: Position) -> bytes:
-    """Go: the 8 boards of planes 0-15, newest first, each as two little-endian bitboards: the side to
-    move's stones *at that board*, then the other side's (zeros before the game's start). A
-    :class:`~zero9.games.go.GoPosition` keeps it (a slot): its parent's, shifted by one board."""
-    todo, p = [], position  # newest first, back to a position that has it (or 8 boards back)
+    """Go: the 8 boards of planes 0-15, newest first, each the little-endian bitboards of its side to move,
+    then of the other side. A GoPosition keeps it (a slot): a leaf's is its parent's and one more board."""
+    todo, p = [], position  # newest first, back to a position that has it (or 8 back)
     while p is not None and len(todo) < GO_HISTORY and getattr(p, "stone_history", None) is None:
         todo.append(p)
         p = p.parent
     nbytes = (position.game.size ** 2 + 7) // 8
     history = p.stone_history if p is not None and len(todo) < GO_HISTORY else bytes(16 * nbytes)
-    keep = hasattr(type(position), "stone_history")  # a slot (an attribute would follow a copy.copy)
     for p in reversed(todo):
         own, other = (p.black, p.white) if p.to_play == BLACK else (p.white, p.black)
         history = own.to_bytes(nbytes, "little") + other.to_bytes(nbytes, "little") + history[: -2 * nbytes]
-        if keep:
+        if hasattr(type(p), "stone_history"):  # a slot (an attribute would follow a copy.copy)
             p.stone_history = history
     return history
 
 
-@functools.cache
-def _go_gather(sym: int, size: int) -> np.ndarray:
-    """Planes 0-15 (flat) under ``sym`` as a gather from an unpacked stone history: plane ``k`` is board
-    ``k % 8``, whose own stones are the current side to move's when ``k % 8`` is even (each move passes
-    the turn), then the point (:func:`point_permutation`)."""
-    boards = [2 * t + t % 2 for t in range(GO_HISTORY)] + [2 * t + 1 - t % 2 for t in range(GO_HISTORY)]
-    return (np.array(boards)[:, None] * 8 * ((size * size + 7) // 8) + point_permutation(sym, size)).ravel()
-
-
 def _encode_go(positions: Sequence[Position], syms: np.ndarray) -> np.ndarray:
-    """Go planes of many positions at once (the search asks for hundreds a call): stone histories
-    joined, unpacked, and gathered per symmetry (bytes: cheaper than transforming float planes)."""
+    """Go planes of many positions at once (the search asks for hundreds a call): the stone histories
+    joined and unpacked, planes 0-15 of each symmetry's rows one gather of those bits: plane k is board
+    k % 8, its own stones first on even boards (every move passes the turn), then each point's source."""
     n, batch = positions[0].game.size, len(positions)
+    boards = np.array([[2 * t + (t % 2 ^ side)] for side in (0, 1) for t in range(GO_HISTORY)])
     raw = b"".join([stone_history(p) for p in positions])
     bits = np.unpackbits(np.frombuffer(raw, np.uint8), bitorder="little").reshape(batch, -1)
     x = np.empty((batch, 2 * GO_HISTORY + 2, n * n), dtype=np.float32)
-    history = x.reshape(batch, -1)[:, : 2 * GO_HISTORY * n * n]  # (a view)
     for s in range(NUM_SYMMETRIES):
         if (rows := syms == s).any():
-            history[rows] = np.take(bits[rows], _go_gather(s, n), axis=1)
+            gather = (boards * (bits.shape[1] // 16) + transform_policy(np.arange(n * n), s, n)).ravel()
+            x[rows, : 2 * GO_HISTORY] = np.take(bits[rows], gather, axis=1).reshape(-1, 2 * GO_HISTORY, n * n)
     black_to_move = np.array([p.to_play == BLACK for p in positions])[:, None]
     x[:, 2 * GO_HISTORY], x[:, 2 * GO_HISTORY + 1] = black_to_move, ~black_to_move
     return x.reshape(batch, 2 * GO_HISTORY + 2, n, n)
@@ -153,12 +140,6 @@ def transform_planes(x: np.ndarray, sym: int) -> np.ndarray:
     return np.ascontiguousarray(np.rot90(x, k=sym & 3, axes=(-2, -1)))
 
 
-@functools.cache
-def point_permutation(sym: int, size: int) -> np.ndarray:
-    """``sym`` as a gather of points: flat planes ``x [..., N*N]`` transformed are ``x[..., perm]``."""
-    return transform_planes(np.arange(size * size).reshape(size, size), sym).ravel()
-
-
 def transform_policy(p: np.ndarray, sym: int, size: int) -> np.ndarray:
     """Apply symmetry ``sym`` to policy vectors ``[..., A]`` (A = size*size, or +1 with pass last)."""
     nn = size * size
@@ -166,5 +147,7 @@ def transform_policy(p: np.ndarray, sym: int, size: int) -> np.ndarray:
     if a not in (nn, nn + 1):
         raise ValueError(f"policy of length {a} does not fit a {size}x{size} board "
                          f"(expected {nn} or {nn + 1})")
-    index = point_permutation(_check_symmetry(sym), size)
-    return p[..., index if a == nn else np.append(index, nn)]  # (pass stays)
+    points = transform_planes(p[..., :nn].reshape(*p.shape[:-1], size, size), sym).reshape(*p.shape[:-1], nn)
+    if a == nn:
+        return points
+    return np.concatenate([points, p[..., nn:]], axis=-1)

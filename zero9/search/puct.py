@@ -22,13 +22,13 @@ Vocabulary:
 - **evaluator**: ``evaluate(positions) -> (priors [B, A], values [B])``, one call per
   batch of leaves: :class:`zero9.search.evaluator.NetEvaluator` (the input planes of
   :mod:`zero9.nn.features` through the net of :mod:`zero9.nn.net`), or uniform priors.
-- **what it costs**: a numpy call costs about a microsecond whatever the size of
-  these small arrays, a Python list item a few dozen nanoseconds, so ``N`` and ``W``,
-  changed one child at a time, are Python lists ``n`` and ``w``, and PUCT for all
-  children is one vector-matrix product over the rows of ``QFU [3, n]``: ``q`` (``Q``
-  of the tried children, 0 for the others), ``f`` (1 for an untried child, else 0)
-  and ``U0``. ``(1, fpu, c) @ QFU`` is ``Q + c · U0`` with every untried child at the
-  first-play value ``fpu``, one number. Properties ``N``, ``W``, ``Q`` build the arrays.
+- **what it costs**: a numpy call costs about a microsecond whatever the size of these
+  small arrays, an item of an ``array('d')`` a few dozen nanoseconds, so ``N`` and ``W``,
+  changed one child at a time, are such arrays ``n`` and ``w`` (no float object per child),
+  and PUCT for all children is one vector-matrix product over the rows of ``QFU [3, n]``:
+  ``q`` (``Q`` of the tried children, 0 for the others), ``f`` (1 for an untried child,
+  else 0) and ``U0``. ``(1, fpu, c) @ QFU`` is ``Q + c · U0`` with every untried child at
+  the first-play value ``fpu``, one number. Properties ``N``, ``W``, ``Q`` build the arrays.
 - **PUCT**: pick ``argmax Q + U`` with ``U = c_puct · P · sqrt(ΣN) / (1 + N)``.
 - **first-play urgency (FPU)**: a child never tried gets ``Q = value(node) −
   fpu_reduction · sqrt(Σ P of tried children)`` (Leela Zero): the more of the
@@ -83,8 +83,8 @@ def legal_actions(position: Position) -> np.ndarray:
 class Node:
     """A position in the tree; see the module docstring for the arrays."""
 
-    __slots__ = ("position", "terminal", "value", "pending", "priors", "actions", "P", "n", "w", "QFU",
-                 "fpu", "children", "total", "tried_prior", "sq_sum", "raw_prior")
+    __slots__ = ("position", "terminal", "value", "pending", "priors", "actions", "P", "n", "w", "QFU", "q",
+                 "U0", "fpu", "children", "total", "tried_prior", "sq_sum", "raw_prior")
 
     def __init__(self, position: Position):
         self.position = position
@@ -102,28 +102,18 @@ class Node:
 
     @property
     def N(self) -> np.ndarray | None:
-        """Visit counts, as an array (the search keeps them in the list ``n``)."""
+        """Visit counts, as a numpy array (the search keeps them in ``n``)."""
         return None if self.n is None else np.array(self.n)
 
     @property
     def W(self) -> np.ndarray | None:
-        """Total values, as an array (the search keeps them in the list ``w``)."""
+        """Total values, as a numpy array (the search keeps them in ``w``)."""
         return None if self.w is None else np.array(self.w)
 
     @property
     def Q(self) -> np.ndarray | None:
         """Mean values, untried children at the first-play value (the search keeps ``q`` and ``fpu``)."""
         return None if self.actions is None else self.q + self.fpu * self.QFU[1]
-
-    @property
-    def q(self) -> np.ndarray:
-        """Q of the tried children, 0 for the others (row 0 of ``QFU``)."""
-        return self.QFU[0]
-
-    @property
-    def U0(self) -> np.ndarray:
-        """``P / (1 + N)`` (row 2 of ``QFU``)."""
-        return self.QFU[2]
 
     @property
     def expanded(self) -> bool:
@@ -146,10 +136,10 @@ class Node:
             p *= 1.0 / s
         else:
             p.fill(1.0 / max(n, 1))
-        rows, zeros = _untried(n)
-        self.n, self.w = zeros.__copy__(), zeros.__copy__()
-        self.QFU = QFU = rows.copy()  # rows q, f, U0: see the module docstring
-        QFU[2] = p  # P / (1 + 0)
+        rows, zeros = _untried(n)  # rows q, f, U0 of QFU (see the module docstring), and N = W = 0
+        self.QFU, self.n, self.w = rows.copy(), zeros.__copy__(), zeros.__copy__()
+        self.q, self.U0 = self.QFU[0], self.QFU[2]
+        self.U0[:] = p  # P / (1 + 0)
         self.fpu = self.value if fpu_value is None else fpu_value  # nothing tried, nothing to reduce
         self.P, self.actions, self.priors = p, actions, None
 
@@ -160,7 +150,7 @@ class Node:
 
 @functools.cache
 def _untried(n: int) -> tuple[np.ndarray, array]:
-    """``QFU`` of ``n`` untried children before the priors go in, and ``n`` zeros; each expansion copies them."""
+    """``QFU`` of ``n`` untried children before the priors go in, and ``n`` zeros; expansions copy them."""
     rows = np.zeros((3, n))
     rows[1] = 1.0  # f: nothing tried yet
     rows.flags.writeable = False
@@ -223,17 +213,16 @@ class Tree:
                     break  # not evaluated yet (or in flight): the leaf
                 node.expand(self.config.fpu_value)  # the first simulation through it
             i = select_child(node)
-            children = node.children
-            child = children.get(i)
+            child = node.children.get(i)
             if child is None:  # first try: only now is the child's position built
-                child = children[i] = Node(node.position.play(node.actions.item(i)))
+                child = node.children[i] = Node(node.position.play(node.actions.item(i)))
             if vl:  # virtual loss: vl more visits through this edge, each one lost
-                node.n[i] = n = node.n[i] + vl
-                node.w[i] = w = node.w[i] - vl
-                QFU = node.QFU
-                QFU[0, i] = w / n
+                N, W = node.n, node.w
+                N[i] = n = N[i] + vl
+                W[i] = w = W[i] - vl
+                node.q[i] = w / n
                 p = node.P.item(i)
-                QFU[2, i] = p / (1.0 + n)
+                node.U0[i] = p / (1.0 + n)
                 node.total += vl
                 if n == vl:  # the child's first visit
                     self._tried(node, i, p, True)
@@ -282,18 +271,18 @@ class Tree:
             value = -value  # one ply up: the other player's view
             child.sq_sum += value * value
             node, i = nodes[k], idx[k]
-            w = node.w[i] + value + vl
-            node.w[i] = w
+            W = node.w
+            W[i] = w = W[i] + value + vl
             if dn:
                 node.n[i] = n = node.n[i] + dn
                 p = node.P.item(i)
-                node.QFU[2, i] = p / (1.0 + n)
+                node.U0[i] = p / (1.0 + n)
                 node.total += dn
                 if n == dn:  # the child's first visit (no virtual loss counted it before)
                     self._tried(node, i, p, True)
             else:
                 n = node.n[i]
-            node.QFU[0, i] = w / n
+            node.q[i] = w / n
             child = node
         if idx:
             self.playouts += 1
@@ -307,9 +296,9 @@ class Tree:
             n = node.n[i] - vl
             w = node.w[i] + vl
             node.n[i], node.w[i] = n, w
-            node.QFU[0, i] = w / n if n else 0.0  # (0: untried again, at the first-play value)
+            node.q[i] = w / n if n else 0.0  # (0: untried again, at the first-play value)
             p = node.P.item(i)
-            node.QFU[2, i] = p / (1.0 + n)
+            node.U0[i] = p / (1.0 + n)
             node.total -= vl
             if not n:
                 self._tried(node, i, p, False)
