@@ -33,6 +33,7 @@ Vocabulary:
 
 from __future__ import annotations
 
+import functools
 import itertools
 import struct
 import threading
@@ -59,6 +60,12 @@ def history_key(position: Position) -> bytes:
         key.append(p.hash)
         p = p.parent
     return _PACK[len(key)](*key)
+
+
+@functools.cache
+def _policy_gather(sym: int, size: int, actions: int) -> np.ndarray:
+    """Symmetry ``sym`` on policies of ``actions`` entries as an index: ``p[..., index]`` (one numpy call)."""
+    return features.transform_policy(np.arange(actions), sym, size)
 
 
 class UniformEvaluator:
@@ -180,9 +187,9 @@ class NetEvaluator:
             probs = np.asarray(probs, np.float32)
             size = asked.positions[0].game.size
             for s in range(1, features.NUM_SYMMETRIES):  # each row back from its symmetry
-                rows = np.flatnonzero(syms == s)
-                if len(rows):
-                    probs[rows] = features.transform_policy(probs[rows], features.inverse_symmetry(s), size)
+                if (rows := syms == s).any():
+                    back = _policy_gather(features.inverse_symmetry(s), size, probs.shape[1])
+                    probs[rows] = probs[rows][:, back]
             priors[first], values[first] = probs, vals
             for repeat, row in asked.repeats:
                 priors[repeat], values[repeat] = priors[row], values[row]
