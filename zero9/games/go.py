@@ -257,7 +257,8 @@ class GoPosition:
 
     __slots__ = ("game", "_geo", "_mine", "_theirs", "_gid_at", "_groups", "to_play", "move_number",
                  "last_move", "parent", "passes", "board_hash", "hash", "_caps", "_nstones",
-                 "_seg_hashes", "_seen", "_through", "_legal", "_resigned", "_lost", "_weak", "_done")
+                 "_seg_hashes", "_seen", "_through", "_legal", "_resigned", "_lost", "_weak", "_done",
+                 "stone_history")
 
     @classmethod
     def _initial(cls, game: Go) -> GoPosition:
@@ -281,6 +282,7 @@ class GoPosition:
         pos._done = False  # terminal: two passes, resignation or the move cap
         pos._lost = (0, 0)  # bitboards of points where black / white stones have been captured
         pos._weak = (0, 0)  # stones in groups in atari: the side to move's, the other side's
+        pos.stone_history = None  # zero9.nn.features.stone_history keeps the input planes' bytes here
         return pos
 
     def __reduce__(self):
@@ -443,7 +445,7 @@ class GoPosition:
         pos._caps, pos._lost = self._caps, self._lost
         pos._nstones = self._nstones
         pos._seg_hashes, pos._seen, pos._through = self._seg_hashes, self._seen, self._through
-        pos._legal = None
+        pos._legal = pos.stone_history = None
         pos._resigned = EMPTY
         cap = self.game.move_cap
         pos._done = pos.passes >= 2 or (cap > 0 and pos.move_number >= cap)
@@ -577,7 +579,7 @@ class GoPosition:
         pos.board_hash = board_hash
         pos._gid_at, pos._groups = gid_at, groups
         pos._nstones = nstones
-        pos._legal = None
+        pos._legal = pos.stone_history = None
         pos._resigned = EMPTY
         pos._done = move_number >= self.game._end_move
         return pos

@@ -12,7 +12,7 @@ Vocabulary:
   T = 0, -1, ..., -7 (the current position, then its parents); planes 8-15 the opponent's
   stones at the same times (colours fixed by the *current* side to move); plane 16 is all ones
   if black is to move, plane 17 all ones if white is to move. History before the start of the
-  game is all zeros.
+  game is all zeros. The 8 boards as bytes: the **stone history** (:func:`stone_history`).
 
   Gomoku, C = 5: 0 own stones, 1 opponent stones, 2 the last move (one-hot; zeros at the
   start), 3 all ones if black is to move, 4 all ones always (zero padding of the convolutions
@@ -55,8 +55,7 @@ def _encode_gomoku(position) -> np.ndarray:
     x[1] = board == 3 - me
     if position.last_move is not None:
         x[2, position.last_move] = 1.0
-    if me == BLACK:
-        x[3] = 1.0
+    x[3] = me == BLACK
     x[4] = 1.0
     return x.reshape(5, n, n)
 
@@ -65,57 +64,58 @@ def encode(position: Position) -> np.ndarray:
     """The input planes of one position, float32 ``[C, N, N]`` (see the module docstring)."""
     name = position.game.name
     if name == "go":
-        return _encode_go([position])[0]
+        return encode_batch([position])[0]
     if name == "gomoku":
         return _encode_gomoku(position)
     raise ValueError(f"no input planes for game {name!r}")
 
 
-def encode_batch(positions: Sequence[Position]) -> np.ndarray:
-    """The input planes of several positions of one game, float32 ``[B, C, N, N]``."""
+def encode_batch(positions: Sequence[Position], syms: np.ndarray | None = None) -> np.ndarray:
+    """The input planes of positions of one game, float32 ``[B, C, N, N]``, each under ``syms[b]``."""
     if not positions:
         raise ValueError("encode_batch needs at least one position")
+    syms = np.zeros(len(positions), np.intp) if syms is None else syms
     if positions[0].game.name == "go":
-        return _encode_go(positions)
-    return np.stack([encode(p) for p in positions])
+        return _encode_go(positions, syms)
+    x = np.stack([encode(p) for p in positions])
+    for s in range(1, NUM_SYMMETRIES):
+        x[syms == s] = transform_planes(x[syms == s], s)
+    return x
 
 
-_stone_bytes: dict[int, dict[int, bytes]] = {}  # board size -> board hash -> black's, then white's stones
+def stone_history(position: Position) -> bytes:
+    """Go: the 8 boards of planes 0-15, newest first, each the little-endian bitboards of its side to move,
+    then of the other side. A GoPosition keeps it (a slot): a leaf's is its parent's and one more board."""
+    todo, p = [], position  # newest first, back to a position that has it (or 8 back)
+    while p is not None and len(todo) < GO_HISTORY and getattr(p, "stone_history", None) is None:
+        todo.append(p)
+        p = p.parent
+    nbytes = (position.game.size ** 2 + 7) // 8
+    history = p.stone_history if p is not None and len(todo) < GO_HISTORY else bytes(16 * nbytes)
+    for p in reversed(todo):
+        own, other = (p.black, p.white) if p.to_play == BLACK else (p.white, p.black)
+        history = own.to_bytes(nbytes, "little") + other.to_bytes(nbytes, "little") + history[: -2 * nbytes]
+        if hasattr(type(p), "stone_history"):  # a slot (an attribute would follow a copy.copy)
+            p.stone_history = history
+    return history
 
 
-def _encode_go(positions: Sequence[Position]) -> np.ndarray:
-    """Go planes of many positions at once: the search asks for hundreds a call, and one
-    unpacking of all their history bitboards costs a tenth of unpacking them one by one. A
-    leaf's history is mostly earlier leaves, so each board's bytes are made once and found
-    again by its board hash (the stones' Zobrist hash), in a table per board size that is
-    cleared when it grows big (threads may share it: a dict's get and set are atomic)."""
-    n = positions[0].game.size
-    nbytes = (n * n + 7) // 8
-    known = _stone_bytes.setdefault(n, {})
-    if len(known) > 200_000:
-        known.clear()
-    slots: list[bytes] = []  # per position, GO_HISTORY boards' bytes (none before the game's start)
-    for position in positions:
-        p = position
-        for t in range(GO_HISTORY):
-            if p is None:
-                slots += [bytes(2 * nbytes)] * (GO_HISTORY - t)
-                break
-            raw = known.get(p.board_hash)
-            if raw is None:
-                raw = p.black.to_bytes(nbytes, "little") + p.white.to_bytes(nbytes, "little")
-                known[p.board_hash] = raw
-            slots.append(raw)
-            p = p.parent
-    bits = np.unpackbits(np.frombuffer(b"".join(slots), dtype=np.uint8), bitorder="little")
-    bits = bits.reshape(len(positions), GO_HISTORY, 2, nbytes * 8)[..., : n * n]
-    black_to_move = np.array([position.to_play == BLACK for position in positions])
-    bits[~black_to_move] = bits[~black_to_move, :, ::-1]  # the side to move's stones first
-    x = np.zeros((len(positions), 2 * GO_HISTORY + 2, n * n), dtype=np.float32)
-    x[:, : 2 * GO_HISTORY] = bits.transpose(0, 2, 1, 3).reshape(len(positions), 2 * GO_HISTORY, n * n)
-    x[black_to_move, 2 * GO_HISTORY] = 1.0
-    x[~black_to_move, 2 * GO_HISTORY + 1] = 1.0
-    return x.reshape(len(positions), 2 * GO_HISTORY + 2, n, n)
+def _encode_go(positions: Sequence[Position], syms: np.ndarray) -> np.ndarray:
+    """Go planes of many positions at once (the search asks for hundreds a call): the stone histories
+    joined and unpacked, planes 0-15 of each symmetry's rows one gather of those bits: plane k is board
+    k % 8, its own stones first on even boards (every move passes the turn), then each point's source."""
+    n, batch = positions[0].game.size, len(positions)
+    boards = np.array([[2 * t + (t % 2 ^ side)] for side in (0, 1) for t in range(GO_HISTORY)])
+    raw = b"".join([stone_history(p) for p in positions])
+    bits = np.unpackbits(np.frombuffer(raw, np.uint8), bitorder="little").reshape(batch, -1)
+    x = np.empty((batch, 2 * GO_HISTORY + 2, n * n), dtype=np.float32)
+    for s in range(NUM_SYMMETRIES):
+        if (rows := syms == s).any():
+            gather = (boards * (bits.shape[1] // 16) + transform_policy(np.arange(n * n), s, n)).ravel()
+            x[rows, : 2 * GO_HISTORY] = np.take(bits[rows], gather, axis=1).reshape(-1, 2 * GO_HISTORY, n * n)
+    black_to_move = np.array([p.to_play == BLACK for p in positions])[:, None]
+    x[:, 2 * GO_HISTORY], x[:, 2 * GO_HISTORY + 1] = black_to_move, ~black_to_move
+    return x.reshape(batch, 2 * GO_HISTORY + 2, n, n)
 
 
 def _check_symmetry(sym: int) -> int:

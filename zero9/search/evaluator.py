@@ -18,7 +18,9 @@ Vocabulary:
   with the hashes of its 7 predecessors*. The net's input holds 8 positions of
   history (and Go's ko state follows from it), so two positions with the same
   stones but different recent histories get different inputs and must not share an
-  entry. The cache is a bounded LRU (oldest entry dropped first).
+  entry. The cache is a bounded LRU (oldest entry dropped first). An entry is as few
+  objects as it can be (the key as one ``bytes``; the batch array, a row, the value):
+  self-play evicts an old entry per new one, and freeing each cold object costs.
 - **net time**: :class:`NetEvaluator` adds the seconds spent inside
   ``net.predict`` to ``net_seconds`` (the benchmark's "% of wall time inside the net").
 - **in flight**: ``evaluate`` in two halves, :meth:`NetEvaluator.submit` (look-ups,
@@ -31,6 +33,9 @@ Vocabulary:
 
 from __future__ import annotations
 
+import functools
+import itertools
+import struct
 import threading
 import time
 from collections import OrderedDict
@@ -44,14 +49,23 @@ from zero9.nn import features
 HISTORY_KEY_DEPTH = 8  # positions in the cache key: the current one and 7 before it
 
 
-def history_key(position: Position, depth: int = HISTORY_KEY_DEPTH) -> tuple[int, ...]:
-    """The cache key: hashes of ``position`` and up to ``depth - 1`` ancestors."""
+_PACK = [struct.Struct(f"<{k}Q").pack for k in range(HISTORY_KEY_DEPTH + 1)]  # k 64-bit hashes -> bytes
+
+
+def history_key(position: Position) -> bytes:
+    """The cache key: the hashes of ``position`` and up to 7 ancestors, newest first, as 8 bytes each."""
     key = []
     p = position
-    while p is not None and len(key) < depth:
+    while p is not None and len(key) < HISTORY_KEY_DEPTH:
         key.append(p.hash)
         p = p.parent
-    return tuple(key)
+    return _PACK[len(key)](*key)
+
+
+@functools.cache
+def _policy_gather(sym: int, size: int, actions: int) -> np.ndarray:
+    """Symmetry ``sym`` on policies of ``actions`` entries as an index: ``p[..., index]`` (one numpy call)."""
+    return features.transform_policy(np.arange(actions), sym, size)
 
 
 class UniformEvaluator:
@@ -83,7 +97,7 @@ class Asked:
 
     def __init__(self, positions: Sequence[Position], priors: np.ndarray, values: np.ndarray):
         self.positions, self.priors, self.values = positions, priors, values
-        self.misses: dict[tuple[int, ...], int] = {}  # key -> the first row asking for it
+        self.misses: dict[bytes, int] = {}  # key -> the first row asking for it
         self.repeats: list[tuple[int, int]] = []  # (row, first row) of a leaf asked twice in the batch
         self.syms: np.ndarray | None = None  # the symmetry each miss was sent under
         self.ticket = None  # the net's ticket while the batch is in flight
@@ -101,7 +115,7 @@ class NetEvaluator:
         self.cache_size = cache_size
         self.random_symmetry = random_symmetry
         self.rng = rng or np.random.default_rng()
-        self._cache: OrderedDict[tuple[int, ...], tuple[np.ndarray, float]] = OrderedDict()
+        self._cache: OrderedDict[bytes, tuple[np.ndarray, int, float]] = OrderedDict()  # (priors, row, value)
         self._lock = threading.Lock()  # the window's policy heatmap and a running analysis share us
         self.calls = 0  # net.predict calls
         self.positions = 0  # positions asked for
@@ -137,7 +151,8 @@ class NetEvaluator:
                 hit = cache.get(key)
                 if hit is not None:
                     cache.move_to_end(key)
-                    priors[j], values[j] = hit
+                    batch, row, values[j] = hit
+                    priors[j] = batch[row]
                     self.cache_hits += 1
                 elif key in misses:
                     repeats.append((j, misses[key]))
@@ -145,14 +160,10 @@ class NetEvaluator:
                     misses[key] = j
             if misses:
                 first = list(misses.values())
-                planes = features.encode_batch([positions[j] for j in first])
                 syms = asked.syms = (self.rng.integers(0, 8, len(first)) if self.random_symmetry
                                      else np.zeros(len(first), np.intp))
-                for s in np.unique(syms):
-                    if s:
-                        planes[syms == s] = features.transform_planes(planes[syms == s], int(s))
+                planes = features.encode_batch([positions[j] for j in first], syms)
                 start = time.perf_counter()
-                planes = np.ascontiguousarray(planes)
                 if self.answers_later and not wait:
                     asked.ticket = self.net.submit(planes)
                 else:
@@ -175,18 +186,19 @@ class NetEvaluator:
             first = list(misses.values())
             probs = np.asarray(probs, np.float32)
             size = asked.positions[0].game.size
-            for s in np.unique(syms):
-                if s:
-                    rows = syms == s
-                    back = features.inverse_symmetry(int(s))
-                    probs[rows] = features.transform_policy(probs[rows], back, size)
+            for s in range(1, features.NUM_SYMMETRIES):  # each row back from its symmetry
+                if (rows := syms == s).any():
+                    back = _policy_gather(features.inverse_symmetry(s), size, probs.shape[1])
+                    probs[rows] = probs[rows][:, back]
             priors[first], values[first] = probs, vals
             for repeat, row in asked.repeats:
                 priors[repeat], values[repeat] = priors[row], values[row]
             if self.cache_size:
+                # An entry's priors are a row of ``priors`` (the search only reads it), not of ``probs``:
+                # one array per batch stays alive, not two.
                 cache = self._cache
-                cache.update(zip(misses, zip(probs, np.asarray(vals, np.float64).tolist(), strict=True),
-                                 strict=True))
+                entries = zip(itertools.repeat(priors), first, values[first].tolist(), strict=False)
+                cache.update(zip(misses, entries, strict=True))  # (the inner zip: repeat is endless)
                 while len(cache) > self.cache_size:
                     cache.popitem(last=False)  # the least recently used
             return priors, values

@@ -22,13 +22,13 @@ Vocabulary:
 - **evaluator**: ``evaluate(positions) -> (priors [B, A], values [B])``, one call per
   batch of leaves: :class:`zero9.search.evaluator.NetEvaluator` (the input planes of
   :mod:`zero9.nn.features` through the net of :mod:`zero9.nn.net`), or uniform priors.
-- **what it costs**: a numpy call costs about a microsecond whatever the size of
-  these small arrays, a Python list item a few dozen nanoseconds, so ``N`` and ``W``,
-  changed one child at a time, are Python lists ``n`` and ``w``, and PUCT for all
-  children is one vector-matrix product over the rows of ``QFU [3, n]``: ``q`` (``Q``
-  of the tried children, 0 for the others), ``f`` (1 for an untried child, else 0)
-  and ``U0``. ``(1, fpu, c) @ QFU`` is ``Q + c · U0`` with every untried child at the
-  first-play value ``fpu``, one number. Properties ``N``, ``W``, ``Q`` build the arrays.
+- **what it costs**: a numpy call costs about a microsecond whatever the size of these
+  small arrays, an item of an ``array('d')`` a few dozen nanoseconds, so ``N`` and ``W``,
+  changed one child at a time, are such arrays ``n`` and ``w`` (no float object per child),
+  and PUCT for all children is one vector-matrix product over the rows of ``QFU [3, n]``:
+  ``q`` (``Q`` of the tried children, 0 for the others), ``f`` (1 for an untried child,
+  else 0) and ``U0``. ``(1, fpu, c) @ QFU`` is ``Q + c · U0`` with every untried child at
+  the first-play value ``fpu``, one number. Properties ``N``, ``W``, ``Q`` build the arrays.
 - **PUCT**: pick ``argmax Q + U`` with ``U = c_puct · P · sqrt(ΣN) / (1 + N)``.
 - **first-play urgency (FPU)**: a child never tried gets ``Q = value(node) −
   fpu_reduction · sqrt(Σ P of tried children)`` (Leela Zero): the more of the
@@ -65,6 +65,7 @@ from __future__ import annotations
 
 import functools
 import math
+from array import array
 
 import numpy as np
 
@@ -101,12 +102,12 @@ class Node:
 
     @property
     def N(self) -> np.ndarray | None:
-        """Visit counts, as an array (the search keeps them in the list ``n``)."""
+        """Visit counts, as a numpy array (the search keeps them in ``n``)."""
         return None if self.n is None else np.array(self.n)
 
     @property
     def W(self) -> np.ndarray | None:
-        """Total values, as an array (the search keeps them in the list ``w``)."""
+        """Total values, as a numpy array (the search keeps them in ``w``)."""
         return None if self.w is None else np.array(self.w)
 
     @property
@@ -135,9 +136,9 @@ class Node:
             p *= 1.0 / s
         else:
             p.fill(1.0 / max(n, 1))
-        self.n, self.w = [0.0] * n, [0.0] * n
-        self.QFU = QFU = _untried_rows(n).copy()  # rows q, f, U0: see the module docstring
-        self.q, self.U0 = QFU[0], QFU[2]
+        rows, zeros = _untried(n)  # rows q, f, U0 of QFU (see the module docstring), and N = W = 0
+        self.QFU, self.n, self.w = rows.copy(), zeros.__copy__(), zeros.__copy__()
+        self.q, self.U0 = self.QFU[0], self.QFU[2]
         self.U0[:] = p  # P / (1 + 0)
         self.fpu = self.value if fpu_value is None else fpu_value  # nothing tried, nothing to reduce
         self.P, self.actions, self.priors = p, actions, None
@@ -148,12 +149,12 @@ class Node:
 
 
 @functools.cache
-def _untried_rows(n: int) -> np.ndarray:
-    """``QFU`` of ``n`` untried children before the priors go in; read-only, each expansion copies it."""
+def _untried(n: int) -> tuple[np.ndarray, array]:
+    """``QFU`` of ``n`` untried children before the priors go in, and ``n`` zeros; expansions copy them."""
     rows = np.zeros((3, n))
     rows[1] = 1.0  # f: nothing tried yet
     rows.flags.writeable = False
-    return rows
+    return rows, array("d", bytes(8 * n))
 
 
 class Leaf:
@@ -212,13 +213,13 @@ class Tree:
                     break  # not evaluated yet (or in flight): the leaf
                 node.expand(self.config.fpu_value)  # the first simulation through it
             i = select_child(node)
-            children = node.children
-            child = children.get(i)
+            child = node.children.get(i)
             if child is None:  # first try: only now is the child's position built
-                child = children[i] = Node(node.position.play(node.actions.item(i)))
+                child = node.children[i] = Node(node.position.play(node.actions.item(i)))
             if vl:  # virtual loss: vl more visits through this edge, each one lost
-                node.n[i] = n = node.n[i] + vl
-                node.w[i] = w = node.w[i] - vl
+                N, W = node.n, node.w
+                N[i] = n = N[i] + vl
+                W[i] = w = W[i] - vl
                 node.q[i] = w / n
                 p = node.P.item(i)
                 node.U0[i] = p / (1.0 + n)
@@ -270,8 +271,8 @@ class Tree:
             value = -value  # one ply up: the other player's view
             child.sq_sum += value * value
             node, i = nodes[k], idx[k]
-            w = node.w[i] + value + vl
-            node.w[i] = w
+            W = node.w
+            W[i] = w = W[i] + value + vl
             if dn:
                 node.n[i] = n = node.n[i] + dn
                 p = node.P.item(i)
