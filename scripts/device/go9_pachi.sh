@@ -5,7 +5,10 @@
 # (every 4th round, 8 games an opponent: rating every round cost a share of each round).
 # A machine is held 30 minutes at most and a session has 30 device minutes, so a leg packs the
 # run directory (status, config, ratings, logs, best net, the newest chunks) into $OUT and the
-# next leg, in a later session, carries it back in .gocarry/go9p.tgz. Pachi travels in .devtmp/pachi.
+# next leg, in a later session, carries it back in .gocarry/go9p.tgz. The chunks (30 MB) are
+# training data and are not committed: without them the next leg starts from the last leg committed
+# in docs/runs/go9-pachi/legN (status, config, ratings, logs and the best net with its optimizer
+# state) and refills its window as the first leg did. Pachi travels in .devtmp/pachi.
 #   HOURS=0.15 setsid bash scripts/device/go9_pachi.sh leg      (resumes from .gocarry/go9p.tgz if there)
 #   bash scripts/device/go9_pachi.sh pack                       -> $OUT/go9p.tgz.part*
 #   here:  cat .../go9p.tgz.part* > .gocarry/go9p.tgz
@@ -26,12 +29,21 @@ train() {  # train_go9.sh's recipe in $run, Pachi among the anchors
 }
 case "${1:-}" in
   leg)
-    [ -d $run ] || { [ -f .gocarry/go9p.tgz ] && mkdir -p $run && tar xzf .gocarry/go9p.tgz -C $run; }
-    if [ ! -f $run/status.json ]; then
+    last=$(ls -d docs/runs/go9-pachi/leg* 2>/dev/null | sort -V | tail -1)
+    if [ ! -d $run ]; then
+      if [ -f .gocarry/go9p.tgz ]; then  # a packed run directory, chunks and all
+        mkdir -p $run && tar xzf .gocarry/go9p.tgz -C $run
+      elif [ -n "$last" ]; then  # the last committed leg: status, config, ratings, logs, best net; no chunks
+        mkdir -p $run && cp -r "$last"/{status.json,config.json,ratings,logs,nets} $run/
+      fi
+    fi
+    g=0
+    [ -f $run/status.json ] && g=$(python3 -c "import json; print(json.load(open('$run/status.json'))['generation'])")
+    if [ ! -d $run/chunks ]; then
       # A fresh window: the first round trains one pass over its own games, the second one pass
       # over two rounds' (400 steps on one round overfit the value head: go9_30min.sh).
-      train 130 1 1
-      train 260 1 2
+      train 130 1 $((g + 1))
+      train 260 1 $((g + 2))
     fi
     train 400 "${HOURS:-0.15}"
     touch /tmp/runs/go9p.trained ;;
