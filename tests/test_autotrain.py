@@ -226,3 +226,21 @@ def test_rate_every_k_rates_every_kth_candidate_against_the_last_rated_one(tmp_p
     second = next(r["a"] for r in games if r["generation"] == 2)
     assert sorted({r["b"] for r in games if r["generation"] == 4}) == sorted([second, "random"])
     assert sorted({r["b"] for r in games if r["generation"] == 2}) == ["random"]
+
+    # A run carried on without its old nets (only the best one committed) rates against the newest
+    # rated net whose file is still there, and against the anchors alone when none is.
+    from zero9.learn.autotrain import AutoTrain, add_arguments
+
+    parser = argparse.ArgumentParser()
+    add_arguments(parser)
+    loop = AutoTrain(parser.parse_args(["--dir", str(run_dir), *TINY, *extra]))
+    loop.prepare()
+    fourth = next(r["a"] for r in games if r["generation"] == 4)
+    asked = []
+    loop.play_matches = lambda matches: asked.append([m[1] for m in matches]) or [[] for _ in matches]
+    rd = RunDir(run_dir)
+    rd.net_path(fourth.split("-", 1)[1]).unlink()
+    loop.rate(6, "0123456789ab")
+    rd.net_path(second.split("-", 1)[1]).unlink()
+    loop.rate(8, "0123456789ab")
+    assert asked == [[f"net:{second.split('-', 1)[1]}", "random"], ["random"]]

@@ -460,8 +460,11 @@ class AutoTrain:
         name = f"gen{generation:04d}-{candidate}"
         opponents = list(self.anchors())
         rated = {int(r.split("-", 1)[0][3:]): r for r in self.net_names().values()}
-        before = [g for g in rated if g < generation]
-        if before:  # the newest rated net before this one: the previous candidate when every round is rated
+        # The newest rated net before this one whose file is still here (the previous candidate when
+        # every round is rated): a run directory carried on without its old nets rates against the
+        # anchors and the nets it kept.
+        before = [g for g in rated if g < generation and rd.net_path(rated[g].split("-", 1)[1]).exists()]
+        if before:
             opponents.insert(0, rated[max(before)])
         existing = read_jsonl(rd.rating_games)
         todo = []  # (opponent, its spec, games still to play, first game index)
