@@ -5,6 +5,7 @@
     python scripts/bench_search.py --tune --match-games 60   # + c_puct / FPU grid (zero9.search.puct's table)
     python scripts/bench_search.py --skip-net --profile      # + cProfile of the 9x9 K=8 tree search
     python scripts/bench_search.py --per-core [--profile] [--in-flight 2]   # only figure 3 (+ its cProfile)
+    python scripts/bench_search.py --per-core --steps 300 600 --eval-cache 0 --core-shape 32x16   # variants
 
 1. ``9x9 go: N sims/s``: simulations per second of :mod:`zero9.search.puct` with the
    :class:`~zero9.search.evaluator.UniformEvaluator` on one core (mid-game 9x9 Go, 8x8
@@ -22,7 +23,11 @@
    ``play()``/s of figure 1; the ratio says how many board moves' time one evaluation costs.
    ``--in-flight 2``: the same through the two-halves driver that workers of the inference
    server run (:func:`zero9.search.batched.search_in_flight`), the free net answering at
-   ``collect``: what splitting each step's batch in two costs a core.
+   ``collect``: what splitting each step's batch in two costs a core. ``--steps A B``: count
+   evaluator calls A to B instead of a time window (seeded self-play: every version of the
+   search that plays the same games does the same work there, so A/B runs compare like with
+   like). ``--eval-cache N``: the evaluator's cache, as self-play's ``--eval-cache`` (default
+   :class:`~zero9.settings.SelfPlayConfig`'s); ``--core-shape GxK``: games x leaves per worker.
 """
 
 from __future__ import annotations
@@ -146,7 +151,7 @@ def bench_net_share(args) -> None:
     torch.manual_seed(0)
     game = make_game("go", 9)
     net = ZeroNet(18, 9, 82, 10, 64)
-    evaluator = NetEvaluator(net, cache_size=100_000, rng=np.random.default_rng(0))
+    evaluator = NetEvaluator(net, cache_size=args.eval_cache, rng=np.random.default_rng(0))
     config = SelfPlayConfig(
         visits=args.selfplay_visits,
         parallel_games=args.games,
@@ -220,27 +225,33 @@ class LaterFreeNet(FreeNet):
         return self.predict(ticket)
 
 
-def per_core_selfplay(args) -> tuple[float, float, float]:
-    """Figure 3: net evaluations per second and per CPU second of this process after the warm-up, and
-    the seconds measured (self-play on this core; on a shared machine the CPU-second figure is the
-    steadier one)."""
+def per_core_selfplay(args) -> tuple[float, float, float, float]:
+    """Figure 3: net evaluations per second and per CPU second of this process after the warm-up (or
+    from evaluator call ``args.steps[0]`` to ``args.steps[1]``), the seconds measured (self-play on
+    this core; on a shared machine the CPU-second figure is the steadier one), and the share of the
+    positions asked that the evaluator's cache answered then."""
     game = make_game("go", 9)
     net = (LaterFreeNet if args.in_flight == 2 else FreeNet)(game.num_actions)
-    evaluator = NetEvaluator(net, rng=np.random.default_rng(0))
-    config = SelfPlayConfig(visits=400, parallel_games=64, leaves_per_tree=8, search=SearchConfig(noise=True),
-                            seed=1, resign_threshold=None, in_flight=args.in_flight)
+    evaluator = NetEvaluator(net, cache_size=args.eval_cache, rng=np.random.default_rng(0))
+    games, leaves = args.core_shape
+    config = SelfPlayConfig(visits=400, parallel_games=games, leaves_per_tree=leaves,
+                            search=SearchConfig(noise=True), seed=1, resign_threshold=None,
+                            in_flight=args.in_flight)
+    steps = args.steps
     start = time.perf_counter()
     warm_at, measured_from, deadline = start + args.core_warmup, None, start + args.core_warmup + args.seconds
+    calls = 0
     step = "submit" if args.in_flight == 2 else "evaluate"  # the evaluator call that starts each step
     inner = getattr(evaluator, step)
 
     def evaluate_until_deadline(positions):
         # Self-play's step boundaries: count from the first step after the warm-up, stop at the deadline.
-        nonlocal measured_from
-        now = time.perf_counter()
-        if measured_from is None and now >= warm_at:
-            measured_from = (now, time.process_time(), net.evaluations)
-        if now >= deadline:
+        nonlocal measured_from, calls
+        now, calls = time.perf_counter(), calls + 1
+        if measured_from is None and (calls >= steps[0] if steps else now >= warm_at):
+            measured_from = (now, time.process_time(), net.evaluations, evaluator.positions,
+                             evaluator.cache_hits)
+        if (calls > steps[1]) if steps else now >= deadline:
             raise TimeoutError
         return inner(positions)
 
@@ -252,18 +263,23 @@ def per_core_selfplay(args) -> tuple[float, float, float]:
         pass
     seconds, cpu = time.perf_counter() - measured_from[0], time.process_time() - measured_from[1]
     evaluations = net.evaluations - measured_from[2]
-    return evaluations / seconds, evaluations / cpu, seconds
+    hits = (evaluator.cache_hits - measured_from[4]) / max(1, evaluator.positions - measured_from[3])
+    return evaluations / seconds, evaluations / cpu, seconds, hits
 
 
 def bench_per_core(args) -> None:
     print(f"load: {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f} (1, 5 min) on {os.cpu_count()} cores")
     ref = plays_per_second(midgame(make_game("go", 9), 30), 50_000)
-    rate, cpu_rate, seconds = per_core_selfplay(args)
+    rate, cpu_rate, seconds, hits = per_core_selfplay(args)
+    games, leaves = args.core_shape
+    window = (f"evaluator calls {args.steps[0]} to {args.steps[1]}" if args.steps else
+              f"{seconds:.0f} s after {args.core_warmup:.0f} s warm-up")
     print(f"reference: 9x9 go board speed {ref:,.0f} play()/s")
     print(f"per core: {rate:,.0f} net evaluations/s, {cpu_rate:,.0f} per CPU second (9x9 go self-play, "
-          f"64 games x 8 leaves, 400 visits, {args.in_flight} batch(es) in flight, free net behind "
-          f"NetEvaluator, {seconds:.0f} s after "
-          f"{args.core_warmup:.0f} s warm-up); {ref / rate:.2f} board moves' time per evaluation")
+          f"{games} games x {leaves} leaves, 400 visits, {args.in_flight} batch(es) in flight, "
+          f"free net behind NetEvaluator, {window}; cache {args.eval_cache:,} entries: "
+          f"{100 * hits:.1f}% hits); "
+          f"{ref / rate:.2f} board moves' time per evaluation")
     if args.profile:
         import cProfile
         import pstats
@@ -368,6 +384,12 @@ def bench_tune(args) -> None:
             print(line, flush=True)
 
 
+def shape(text: str) -> tuple[int, int]:
+    """``GxK`` (games x leaves) as two ints."""
+    games, leaves = text.lower().split("x")
+    return int(games), int(leaves)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -391,6 +413,12 @@ def main(argv: list[str] | None = None) -> int:
                         help="--per-core: 2 runs the two-halves driver of the inference server's workers "
                              "(its CPU cost: half the batch per call)")
     parser.add_argument("--core-warmup", type=float, default=20.0, help="--per-core: seconds before counting")
+    parser.add_argument("--steps", type=int, nargs=2, metavar=("A", "B"),
+                        help="--per-core: count evaluator calls A to B instead of a time window")
+    parser.add_argument("--core-shape", type=shape, default=(64, 8), metavar="GxK",
+                        help="--per-core: games x leaves per worker (default 64x8)")
+    parser.add_argument("--eval-cache", type=int, default=SelfPlayConfig.eval_cache, metavar="N",
+                        help="entries of the evaluator's cache (--per-core and the net share; 0: none)")
     parser.add_argument("--profile-sort", default="tottime", help="pstats sort key of --profile")
     parser.add_argument("--profile", action="store_true", help="cProfile the 9x9 tree search")
     parser.add_argument("--profile-lines", type=int, default=20, help="functions listed by --profile")

@@ -11,6 +11,7 @@ inference server runs (:func:`zero9.nn.inference.compiled_forward`), at batch 10
 On the CPU (and with ``--no-server``) the reference is ``net.predict`` instead, the call
 each worker then makes. ``--in-flight 1|2`` (default 2): batches each worker keeps in
 flight with the inference server; 1 waits for each answer (the A/B of issue 25).
+``--eval-cache N``: each worker's evaluator cache (self-play's option; 0: none).
 ``--json FILE`` writes ``{"evals_per_s", "ceiling_pos_per_s", "ratio", "batch", "device",
 "net", ...}``. A random net of the asked shape is used:
 speed does not depend on the weights (games from a random net are longer, if anything).
@@ -82,6 +83,8 @@ def main(argv: list[str] | None = None) -> int:
                         "to try --in-flight without a GPU")
     p.add_argument("--in-flight", type=int, default=2, choices=(1, 2),
                    help="batches each worker keeps in flight with the inference server (1: wait for each)")
+    p.add_argument("--eval-cache", type=int, default=None, metavar="N",
+                   help="entries of each worker's evaluator cache (0: none; default self-play's)")
     p.add_argument("--json", default=None, metavar="FILE", help="also write the figures as JSON")
     args = p.parse_args(argv)
 
@@ -101,7 +104,8 @@ def main(argv: list[str] | None = None) -> int:
     workers = args.workers or default_workers(device)
     cfg = SelfPlayConfig(visits=args.visits, parallel_games=args.games_parallel, leaves_per_tree=args.leaves,
                          search=SearchConfig(noise=True), gumbel=args.gumbel, seed=1, resign_threshold=None,
-                         in_flight=args.in_flight)
+                         in_flight=args.in_flight,
+                         **({} if args.eval_cache is None else {"eval_cache": args.eval_cache}))
     server = (device.startswith("cuda") and not args.no_server) or args.server
     in_flight = args.in_flight if server else 1  # without the server every net call waits
     with tempfile.TemporaryDirectory() as tmp:
@@ -117,7 +121,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"settings: {game.to_dict()}, net {args.blocks}x{args.filters}, device {device}, "
           f"workers {workers}, inference server {server}, batches in flight {in_flight}, "
           f"games in flight {args.games_parallel}/worker, leaves {args.leaves}/game, visits {args.visits}, "
-          f"gumbel {args.gumbel}, cores {os.cpu_count()}, load {load:.1f}")
+          f"gumbel {args.gumbel}, eval cache {cfg.eval_cache:,}, cores {os.cpu_count()}, load {load:.1f}")
     print(f"self-play: {stats.games} games finished, {stats.moves} moves, "
           f"mean batch per worker request {stats.evals / max(1, stats.calls):.1f} over "
           f"{stats.measured_seconds:.1f}s measured")
@@ -127,8 +131,8 @@ def main(argv: list[str] | None = None) -> int:
     result = {"evals_per_s": round(selfplay_rate), "batch": batch, "device": device,
               "net": f"{args.blocks}x{args.filters}", "game": game.to_dict(), "workers": workers,
               "inference_server": server, "in_flight": in_flight, "games_parallel": args.games_parallel,
-              "leaves": args.leaves,              "visits": args.visits, "seconds": stats.measured_seconds,
-              "net_wait_share": round(waiting, 3)}
+              "leaves": args.leaves, "visits": args.visits, "eval_cache": cfg.eval_cache,
+              "seconds": stats.measured_seconds, "net_wait_share": round(waiting, 3)}
     if device.startswith("cuda"):
         dev = torch.device(device)
         forward = compiled_forward(net, dev, buckets=(1024, 4096))

@@ -101,6 +101,41 @@ def test_bad_options_are_clear_errors(tmp_path):
         selfplay_config(parser.parse_args(["--visits", "0"]))
     with pytest.raises(ValueError, match="--pcr"):
         selfplay_config(parser.parse_args(["--pcr", "1.5"]))
+    with pytest.raises(ValueError, match="--eval-cache"):
+        selfplay_config(parser.parse_args(["--eval-cache", "-1"]))
+
+
+def test_eval_cache_option_reaches_the_workers_evaluator(tmp_path, monkeypatch):
+    import argparse
+
+    import zero9.learn.selfplay as selfplay
+    from zero9.learn.autotrain import add_arguments
+    from zero9.learn.selfplay import add_selfplay_arguments, selfplay_config
+    from zero9.search.evaluator import NetEvaluator
+
+    parser = argparse.ArgumentParser()
+    add_selfplay_arguments(parser)
+    assert selfplay_config(parser.parse_args([])).eval_cache == SelfPlayConfig.eval_cache == 100_000
+    assert selfplay_config(parser.parse_args(["--eval-cache", "0"])).eval_cache == 0
+    autotrain = argparse.ArgumentParser()
+    add_arguments(autotrain)
+    assert selfplay_config(autotrain.parse_args(["--dir", "x", "--eval-cache", "500"])).eval_cache == 500
+    with pytest.raises(ValueError, match="eval_cache"):
+        SelfPlayConfig(eval_cache=-1)
+    # The worker's evaluator gets the config's size; without a cache every position goes to the net.
+    made: list[NetEvaluator] = []
+
+    def recorded(*args, **kwargs) -> NetEvaluator:
+        made.append(NetEvaluator(*args, **kwargs))
+        return made[-1]
+
+    monkeypatch.setattr(selfplay, "NetEvaluator", recorded)
+    game = make_game("gomoku", 6, connect=4)
+    net_path, _ = tiny_net(tmp_path, game)
+    cfg = SelfPlayConfig(visits=8, parallel_games=2, leaves_per_tree=4, seed=5, eval_cache=0)
+    stats = play_selfplay(net_path, 2, cfg, tmp_path / "chunks", None, workers=1, progress=False, threads=1)
+    assert stats.games == 2 and len(list((tmp_path / "chunks").glob("*.npz"))) == 2
+    assert [e.cache_size for e in made] == [0] and made[0].cache_hits == 0 and made[0].positions > 0
 
 
 def test_autotrain_turns_pcr_on_for_puct_only():

@@ -82,11 +82,14 @@ class SelfPlayConfig:
     gumbel: bool = False  # Gumbel root search (zero9.search.gumbel) instead of PUCT + noise
     gumbel_actions: int = 16  # m, the root actions sampled
     in_flight: int = 2  # batches a worker keeps in flight when its net answers later (inference server)
+    eval_cache: int = 100_000  # entries of each worker's evaluator cache (NetEvaluator's LRU); 0: none
     seed: int | None = None
 
     def __post_init__(self):
         if self.in_flight not in (1, 2):
             raise ValueError(f"in_flight must be 1 or 2, got {self.in_flight}")
+        if self.eval_cache < 0:
+            raise ValueError(f"eval_cache must be >= 0, got {self.eval_cache}")
 
 
 PCR_SHARE = 0.25  # KataGo's share of full searches when playout cap randomisation is on

@@ -248,7 +248,8 @@ class SelfPlayActor:
 
         self.session = None  # a failed start must not leave the last round's session to play on
         self.load(digest, box)
-        self.evaluator = NetEvaluator(self.net, cache_size=100_000, rng=np.random.default_rng(config.seed))
+        self.evaluator = NetEvaluator(self.net, cache_size=config.eval_cache,
+                                      rng=np.random.default_rng(config.seed))
         self.session = play_games(self.game, self.evaluator, games, config)
         self.options, self.sgf, self.lz = options, sgf, lz
         return self.next_game()

@@ -120,6 +120,9 @@ def add_selfplay_arguments(parser: argparse.ArgumentParser, defaults: dict | Non
     g.add_argument("--in-flight", type=int, default=c.in_flight, choices=(1, 2),
                    help="batches each worker keeps in flight with the inference server (2: it searches "
                         "half its games while the GPU evaluates the other half's)")
+    g.add_argument("--eval-cache", type=int, default=c.eval_cache, metavar="N",
+                   help="entries of each worker's evaluator cache (0: none; a hit reuses an evaluation "
+                        "made under another random symmetry)")
     g.add_argument("--no-sgf", action="store_true", help="write no SGF files (sgfmill not needed)")
     g.add_argument("--lz-chunks", action="store_true", help="also write Leela Zero text chunks (Go)")
 
@@ -137,6 +140,8 @@ def selfplay_config(args: argparse.Namespace, seed: int | None = None) -> SelfPl
     if args.pcr < 1 and args.fast_visits >= args.visits:
         raise ValueError(f"--fast-visits ({args.fast_visits}) must be below --visits ({args.visits}) "
                          f"with --pcr {args.pcr:g}: fast moves are the cheap ones (--pcr 1 turns them off)")
+    if getattr(args, "eval_cache", 0) < 0:
+        raise ValueError(f"--eval-cache must be >= 0 (0: no cache), got {args.eval_cache}")
     if not 0 <= args.no_resign_share <= 1:
         raise ValueError(f"--no-resign-share must be in [0, 1], got {args.no_resign_share}")
     return SelfPlayConfig(
@@ -155,6 +160,7 @@ def selfplay_config(args: argparse.Namespace, seed: int | None = None) -> SelfPl
         gumbel=args.gumbel,
         gumbel_actions=args.gumbel_actions,
         in_flight=getattr(args, "in_flight", SelfPlayConfig.in_flight),
+        eval_cache=getattr(args, "eval_cache", SelfPlayConfig.eval_cache),
         seed=seed,
     )
 
@@ -255,7 +261,6 @@ class WorkerJob:
     sgf_dir: str | None
     lz_dir: str | None
     threads: int
-    cache_size: int = 100_000
     options: dict = field(default_factory=dict)
     round: int = 0  # a round's number: the worker's "paused" message names it
 
@@ -361,7 +366,8 @@ def run_worker(job: WorkerJob, out_queue, stop=None, remote: RemoteNet | None = 
         if remote is not None:
             net = remote
         game = game_from_meta(meta)
-        inner = NetEvaluator(net, cache_size=job.cache_size, rng=np.random.default_rng(job.config.seed))
+        inner = NetEvaluator(net, cache_size=job.config.eval_cache,
+                             rng=np.random.default_rng(job.config.seed))
 
         def report() -> None:
             out_queue.put(("tick", job.worker, evaluator.counters()))
@@ -420,7 +426,7 @@ class _Session:
         self.jobs, self.out_queue, self.remote, self.left = jobs, out_queue, remote, left
         self.worker, self.options = job.worker, job.options
         net, self.meta = self.load(job)
-        inner = NetEvaluator(remote if remote is not None else net, cache_size=job.cache_size,
+        inner = NetEvaluator(remote if remote is not None else net, cache_size=job.config.eval_cache,
                              rng=np.random.default_rng(job.config.seed))
         self.evaluator = _CountingEvaluator(inner, self.report, stop, pause=self.wait_while_full)
         # No quota: a session plays until the pool closes (or stops it).
