@@ -225,8 +225,8 @@ def play_selfplay(tasks: list[dict], net_path: Path, device: str, leaves: int) -
     net, meta = load_net(net_path, device=device)
     game = game_from_meta(meta)
     seed = int(tasks[0]["random_seed"])
-    evaluator = NetEvaluator(net, rng=np.random.default_rng(seed))
     config = selfplay_config(tasks[0]["options"], len(tasks), leaves, seed)
+    evaluator = NetEvaluator(net, cache_size=config.eval_cache, rng=np.random.default_rng(seed))
     records = sorted(play_games(game, evaluator, len(tasks), config), key=lambda r: r.index)
     return [selfplay_upload(task, record) for task, record in zip(tasks, records, strict=True)]
 

@@ -244,8 +244,6 @@ class SelfPlayActor:
     def start(self, digest: str, box: list, games: int, config, options: dict, sgf: bool,
               lz: bool) -> dict[str, Any] | None:
         """Begin a session of ``games`` games with the published net; returns its first game."""
-
-
         self.session = None  # a failed start must not leave the last round's session to play on
         self.load(digest, box)
         self.evaluator = NetEvaluator(self.net, cache_size=config.eval_cache,
