@@ -459,13 +459,13 @@ class AutoTrain:
         rd = self.run_dir
         name = f"gen{generation:04d}-{candidate}"
         opponents = list(self.anchors())
-        rated = {int(r.split("-", 1)[0][3:]): r for r in self.net_names().values()}
+        rated = {int(rated_name[3:7]): (net, rated_name) for net, rated_name in self.net_names().items()}
         # The newest rated net before this one whose file is still here (the previous candidate when
         # every round is rated): a run directory carried on without its old nets rates against the
         # anchors and the nets it kept.
-        before = [g for g in rated if g < generation and rd.net_path(rated[g].split("-", 1)[1]).exists()]
-        if before:
-            opponents.insert(0, rated[max(before)])
+        kept = [g for g, (net, _) in rated.items() if g < generation and rd.net_path(net).exists()]
+        if kept:
+            opponents.insert(0, rated[max(kept)][1])
         existing = read_jsonl(rd.rating_games)
         todo = []  # (opponent, its spec, games still to play, first game index)
         for opp in opponents:
