@@ -51,7 +51,6 @@ import argparse
 import json
 import math
 import os
-import shutil
 import time
 from pathlib import Path
 from typing import Any
@@ -59,6 +58,7 @@ from typing import Any
 import torch
 
 from zero9.arena.elo import bayeselo, sprt
+from zero9.arena.gtpclient import find_gnugo
 from zero9.arena.match import play_match_segments
 from zero9.games import add_game_arguments, game_from_args, make_game
 from zero9.learn.rundir import RunDir
@@ -447,7 +447,7 @@ class AutoTrain:
         if self.args.anchors is not None:
             return [a.strip() for a in self.args.anchors.split(",") if a.strip()]
         found = ["random", "mcts:100"]
-        if self.game.name == "go" and _gnugo_path():
+        if self.game.name == "go" and find_gnugo():
             found.append("gnugo:1")
         return found
 
@@ -599,10 +599,6 @@ def transplant_tower(net, path: str) -> None:
     net.load_state_dict(own)
     print(f"--init-from {path}: copied {copied} tensors; "
           + ("the whole net (same board)" if whole else "the tower; heads start fresh"))
-
-
-def _gnugo_path() -> str | None:
-    return shutil.which("gnugo") or ("/usr/games/gnugo" if os.path.exists("/usr/games/gnugo") else None)
 
 
 def _finite(x: float) -> float:
