@@ -39,8 +39,8 @@ def test_slow_page_commands(page):
 
 
 def test_shown_output_matching():
-    shown = ["go on 9x9, net 7435cd3efc89 (.../go_9x9_best.pt)", "...", "result B+14.5 after 113 moves"]
-    real = ("go on 9x9, net 7435cd3efc89 (/x/y/go_9x9_best.pt)\n1.B E5\n2.W G5\n"
+    shown = ["go on 9x9, net 51bcc069b326 (.../go_9x9_best.pt)", "...", "result B+14.5 after 113 moves"]
+    real = ("go on 9x9, net 51bcc069b326 (/x/y/go_9x9_best.pt)\n1.B E5\n2.W G5\n"
             "result B+14.5 after 113 moves\n")
     assert output_matches(shown, real, numbers_vary=False)
     assert not output_matches(shown, real.replace("B+14.5", "B+2.5"), numbers_vary=False)
