@@ -21,7 +21,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 LAYERS = ["util", "games", "nn", "search", "arena", "learn", "protocols", "distributed"]
 BASE_MODULES = {"zero9", "zero9.settings"}  # import nothing of zero9; every layer may use them
-TOP_MODULES = {"zero9.cli", "zero9.__main__"}
+TOP_MODULES = {"zero9.cli", "zero9.__main__"}  # and every zero9.cli.* module
 # Third-party packages that are optional or heavy to load: importing them inside a function is allowed.
 OPTIONAL_PACKAGES = {"ray", "pygame", "matplotlib", "fastapi", "starlette", "uvicorn", "sqlalchemy",
                      "selenium", "psycopg", "multipart", "httpx", "sgfmill",
