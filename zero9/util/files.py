@@ -28,6 +28,7 @@ import json
 import os
 import stat
 import time
+import zlib
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
@@ -292,3 +293,47 @@ def _file_kind(mode: int) -> str:
     kinds = [(stat.S_ISLNK, "symbolic link"), (stat.S_ISDIR, "folder"), (stat.S_ISCHR, "character device"),
              (stat.S_ISBLK, "block device"), (stat.S_ISFIFO, "named pipe"), (stat.S_ISSOCK, "socket")]
     return next((name for test, name in kinds if test(mode)), "special file")
+
+
+class TooLargeError(ValueError):
+    """An input is larger than zero9 reads: the message names the file and the limit."""
+
+
+def read_regular_file(path: str | os.PathLike, max_bytes: int, what: str = "file") -> bytes:
+    """The bytes of ``path``, refusing what is not a regular file or holds more than ``max_bytes``.
+
+    Opened with O_NONBLOCK so a named pipe never blocks the caller, and checked with fstat on the
+    opened descriptor (no race with a rename); reads at most ``max_bytes + 1`` bytes, so a device
+    like /dev/zero costs nothing. Raises ValueError naming the file: NotRegularFileError's kind, or
+    TooLargeError with the limit.
+    """
+    path = Path(path).expanduser()
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except OSError as e:
+        raise ValueError(f"cannot read {what} {path}: {e.strerror or e}") from None
+    mode = os.fstat(fd).st_mode
+    if not stat.S_ISREG(mode):
+        os.close(fd)
+        raise ValueError(f"{what} {path} is a {_file_kind(mode)}, not a regular file")
+    with os.fdopen(fd, "rb") as handle:
+        data = handle.read(max_bytes + 1)
+    if len(data) > max_bytes:
+        raise TooLargeError(f"{what} {path} is larger than the {max_bytes:,} bytes zero9 reads")
+    return data
+
+
+def gunzip_limited(data: bytes, max_bytes: int, what: str = "gzip data") -> bytes:
+    """``data`` decompressed if it is gzip (else as it is), refusing more than ``max_bytes`` out."""
+    if data[:2] != b"\x1f\x8b":
+        if len(data) > max_bytes:
+            raise TooLargeError(f"{what} is larger than the {max_bytes:,} bytes zero9 reads")
+        return data
+    decompressor = zlib.decompressobj(wbits=16 + zlib.MAX_WBITS)
+    try:
+        out = decompressor.decompress(data, max_bytes + 1)
+    except zlib.error as e:
+        raise ValueError(f"{what} is not valid gzip: {e}") from None
+    if len(out) > max_bytes:
+        raise TooLargeError(f"{what} unpacks to more than the {max_bytes:,} bytes zero9 reads")
+    return out
