@@ -51,7 +51,7 @@ import numpy as np
 
 from zero9.games import BLACK, WHITE, Position
 from zero9.nn.features import GO_HISTORY
-from zero9.util.files import atomic_write_bytes
+from zero9.util.files import atomic_write_bytes, read_text_file
 
 log = logging.getLogger(__name__)
 
@@ -62,6 +62,7 @@ SHARD_FORMAT = "zero9-shard"
 SHARD_VERSION = 1
 CHUNK_SUFFIXES = (".npz", ".gz")
 TMP_PREFIX = ".tmp-"  # zero9.learn.rundir's temporary files: never read
+MAX_CHUNK_BYTES = 512 << 20  # a chunk file, and its text unpacked (a 19x19 game is ~2 MB of text)
 
 _HEX_DIGITS = np.frombuffer(b"0123456789abcdef", dtype=np.uint8)
 _HEX_VALUE = np.full(256, 255, dtype=np.uint8)
@@ -225,27 +226,9 @@ def _check_game(data: ChunkData, game: Any, path: Path) -> None:
 # --- Leela Zero text chunks -------------------------------------------------------------
 
 
-def read_lz_text(path: str | os.PathLike, what: str) -> str:
-    """The ASCII text of a Leela Zero file (a chunk or weights), gunzipped when it starts with gzip's magic.
-
-    ``what`` names the kind of file in errors (``'training chunk'``, ``'weights file'``).
-    """
-    path = Path(path)
-    raw = path.read_bytes()
-    if raw[:2] == b"\x1f\x8b":
-        try:
-            raw = gzip.decompress(raw)
-        except (OSError, EOFError) as e:
-            raise ValueError(f"{what} {path}: corrupt gzip data ({e})") from e
-    try:
-        return raw.decode("ascii")
-    except UnicodeDecodeError as e:
-        raise ValueError(f"{what} {path}: not a text file (byte {e.start} is not ASCII)") from e
-
-
 def read_lz_chunk(path: str | os.PathLike) -> ChunkData:
     """Read a leelaz(-ninenine) v1 text chunk (gzip'd or plain) into 18-plane records."""
-    return parse_lz_chunk(read_lz_text(path, "training chunk"), str(path))
+    return parse_lz_chunk(read_text_file(path, MAX_CHUNK_BYTES, MAX_CHUNK_BYTES, "training chunk"), str(path))
 
 
 def parse_lz_chunk(text: str, name: str = "<text>") -> ChunkData:

@@ -318,7 +318,7 @@ def read_regular_file(path: str | os.PathLike, max_bytes: int, what: str = "file
     TooLargeError with the limit.
     """
     with open_regular_file(path, max_bytes, what) as handle:
-        data = handle.read(max_bytes + 1)
+        data = read_at_most(handle, max_bytes + 1)
     if len(data) > max_bytes:  # it grew since fstat
         raise TooLargeError(f"{what} {Path(path)} is larger than the {max_bytes:,} bytes zero9 reads")
     return data
@@ -345,6 +345,20 @@ def open_regular_file(path: str | os.PathLike, max_bytes: int, what: str = "file
         raise TooLargeError(f"{what} {path} is larger than the {max_bytes:,} bytes zero9 reads")
     with os.fdopen(fd, "rb") as handle:
         yield handle
+
+
+def read_at_most(stream: BinaryIO, limit: int, piece: int = 1 << 20) -> bytes:
+    """Up to ``limit`` bytes of ``stream``, read a MB at a time (``read(limit)`` would allocate the
+    whole limit at once, however short the stream)."""
+    parts: list[bytes] = []
+    total = 0
+    while total < limit:
+        part = stream.read(min(piece, limit - total))
+        if not part:
+            break
+        parts.append(part)
+        total += len(part)
+    return b"".join(parts)
 
 
 def gunzip_limited(data: bytes, max_bytes: int, what: str = "gzip data") -> bytes:
@@ -375,7 +389,7 @@ def read_text_file(path: str | os.PathLike, max_file_bytes: int, max_text_bytes:
     """
     path = Path(path)
     with _opened_text(path, max_file_bytes, what) as stream, _gzip_errors(path, what):
-        raw = stream.read(max_text_bytes + 1)
+        raw = read_at_most(stream, max_text_bytes + 1)
     if len(raw) > max_text_bytes:
         raise TooLargeError(f"{what} {path} holds more than the {max_text_bytes:,} bytes of text zero9 reads")
     return _ascii(raw, path, what, 0)
