@@ -29,6 +29,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "review": ("zero9.arena.review", "review a game: each move's winrate loss, mistakes, the better moves"),
     "ratings": ("zero9.arena.ratings", "maximum-likelihood Elo ratings over the games in a folder"),
     "plot": ("zero9.learn.plot", "plot a run directory's losses, Elo and self-play speed"),
+    "rebuild-status": ("zero9.cli.rebuild_status", "write a run's lost status.json again from its files"),
     "convert": ("zero9.nn.convert", "convert between Leela Zero text weights and zero9 checkpoints"),
     "server": ("zero9.distributed.server", "hand out tasks and nets, gate candidates (Leela Zero's server)"),
     "client": ("zero9.distributed.client", "ask a server for work, play it, upload it (zero9's autogtp)"),
@@ -38,7 +39,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
 
 # Commands that own a folder for their whole run (zero9.util.runlock): option, default.
 RUN_DIR_OPTIONS: dict[str, tuple[str, str | None]] = {
-    "autotrain": ("--dir", None), "train": ("--dir", None), "selfplay": ("--out", "selfplay")}
+    "autotrain": ("--dir", None), "train": ("--dir", None), "selfplay": ("--out", "selfplay"),
+    "rebuild-status": ("--dir", None)}
 
 
 def busy_run_dir(name: str, rest: list[str]) -> RunDirBusy | None:
