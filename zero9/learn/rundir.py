@@ -41,6 +41,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from zero9.nn.checkpoint import read_meta
 from zero9.util.files import (
     TMP_PREFIX,
     atomic_write_json,
@@ -242,8 +243,6 @@ class RunDir:
         return status
 
     def _status_from_disk(self) -> dict:
-        from zero9.nn.checkpoint import read_meta  # imports torch: only for a rebuild
-
         events = [e for e in read_jsonl(self.events_log) if isinstance(e, dict)]
         created = next((e["net"] for e in events if e.get("event") == "created"), None)
         if created is None:
@@ -279,8 +278,6 @@ class RunDir:
 
     def _candidate(self, trainer: str, generation: int) -> tuple[str, int] | None:
         """(hash, step) of the newest net trained from ``trainer`` for ``generation``, or None."""
-        from zero9.nn.checkpoint import read_meta  # imports torch: only for a rebuild
-
         found = []
         for path in self.nets_dir.glob("*.pt"):
             if path.name.startswith(".") or path == self.train_state_path:
