@@ -17,6 +17,12 @@ Vocabulary:
 - **JSON log** (``.jsonl``): one JSON object a line, appended; a line torn by a
   crash mid-append is dropped on reading, and an append that fails (disk full) is
   cut back off so the next one starts on a clean line.
+- **bounded read**: every reader opens with ``O_NONBLOCK`` and checks ``fstat`` on the
+  open descriptor, so it reads only a regular file (a named pipe never blocks, a device
+  like ``/dev/zero`` is never read), and reads at most a cap: the file's size, and for a
+  gzip'd file what comes out of it, counted while unpacking, so a small file cannot
+  become gigabytes in memory. Line readers cap each line too. A refusal is a ValueError
+  (:class:`TooLargeError` for a cap) naming the file and the limit.
 
 Every layer writes through these functions, so they sit at the bottom of the package.
 """
