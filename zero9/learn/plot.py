@@ -10,34 +10,16 @@ Vocabulary (the logs are described in ``docs/run-directory.md``):
   resign threshold, i.e. a game it would have resigned and lost wrongly.
 
 matplotlib is imported here only, and only when plotting, so the self-play and
-training machines never need it.
+training machines never need it. The command line (``zero9 plot``) is :mod:`zero9.cli.plot`.
 """
 
 from __future__ import annotations
 
-import argparse
 import io
 from pathlib import Path
 
 from zero9.learn.rundir import RunDir
 from zero9.util.files import atomic_write_bytes, read_json, read_jsonl
-
-
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("run_dir", help="the run directory (--dir of zero9 autotrain)")
-    parser.add_argument("--out", default=None, help="folder for the PNGs (default RUN_DIR/plots)")
-
-
-def run(args: argparse.Namespace) -> int:
-    run_dir = RunDir(args.run_dir)
-    if not run_dir.root.is_dir():
-        raise ValueError(f"run directory {run_dir.root} does not exist")
-    written = plot_run(run_dir, out_dir=args.out)
-    for path in written:
-        print(path)
-    if not written:
-        print(f"nothing to plot yet in {run_dir.root}")
-    return 0
 
 
 def plot_run(run_dir: RunDir, out_dir: str | Path | None = None) -> list[Path]:
