@@ -269,7 +269,7 @@ def test_swap2board_opens_chooses_a_colour_and_stays_in_step():
     [reply] = b.execute("DONE")
     assert reply == "SWAP" or b.position.move_number == 6
     # Malformed blocks: one ERROR at DONE each, and the next command is answered as usual.
-    for unit, error in ((["SWAP2BOARD", "7,7", "DONE"], "ERROR SWAP2BOARD with 1 stones: expected 0, 3 or 5"),
+    for unit, error in ((["SWAP2BOARD", "7,7", "DONE"], "ERROR SWAP2BOARD with 1 stone: expected 0, 3 or 5"),
                         (["SWAP2BOARD", "7,7", "x", "8,8", "DONE"], "ERROR bad coordinates 'x'"),
                         (["SWAP2BOARD", "7,7", "7,7", "8,8", "DONE"], "ERROR impossible SWAP2BOARD")):
         before = b.position
@@ -304,7 +304,7 @@ def test_subprocess_swap2_then_board_then_a_quick_end():
         choice = proc.stdout.readline().strip()
         assert choice == "SWAP" or len(choice.split(",")) == 2
         send("SWAP2BOARD", "7,7", "DONE")  # a bad block: one ERROR, nothing stray after it
-        assert proc.stdout.readline().startswith("ERROR SWAP2BOARD with 1 stones")
+        assert proc.stdout.readline().startswith("ERROR SWAP2BOARD with 1 stone")
         # The manager then sends the agreed position: we are white (their 2 black stones, our 1 white).
         send("BOARD", f"{three[0]},2", f"{three[1]},1", f"{three[2]},2", "DONE")
         x, y = (int(v) for v in proc.stdout.readline().strip().split(","))

@@ -289,7 +289,8 @@ class PbrainEngine:
         if self._board_error is not None:
             return [f"ERROR {self._board_error}; the position is unchanged"]
         if len(stones) not in SWAP2_STONES:
-            return [f"ERROR SWAP2BOARD with {len(stones)} stones: expected 0, 3 or 5"]
+            count = f"{len(stones)} stone" + ("" if len(stones) == 1 else "s")
+            return [f"ERROR SWAP2BOARD with {count}: expected 0, 3 or 5"]
         try:
             position = self.game.play_moves(stones)
         except IllegalMove as e:
