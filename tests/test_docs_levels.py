@@ -98,7 +98,8 @@ def test_cli_play_md_describes_the_levels_of_levels_py():
     problems = [p for name, text in descriptions for p in drift(PLAY_PAGE, name, described(text))]
     defaults = {name for name, text in descriptions if re.search(r"\bthe default\b", text)}
     if defaults != {DEFAULT_LEVEL}:
-        problems.append(f"docs/cli-play.md calls {sorted(defaults)} the default; gui/engine.py has {DEFAULT_LEVEL}")
+        problems.append(f"docs/cli-play.md calls {sorted(defaults)} the default; "
+                        f"gui/engine.py has {DEFAULT_LEVEL}")
     assert problems == []
 
 
