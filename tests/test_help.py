@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import re
+from pathlib import Path
 
 import pytest
 
@@ -55,9 +56,12 @@ def game_choices(parser: argparse.ArgumentParser) -> list[str]:
 
 
 def _sizes(parser, value: str, rest: str) -> str | None:
-    """'9 for Go, 15 for Gomoku' or plain '9' (then for every game the command plays)."""
+    """'9 for Go, 15 for Gomoku', '9 / 15' (the games in --game's order) or plain '9' (every game)."""
     pairs = re.findall(r"(\d+) for (\w+)", f"{value} {rest}")
     claims = {name.lower(): int(size) for size, name in pairs}
+    one_each = re.fullmatch(r"\s*/\s*(\d+)\s*", rest)
+    if not claims and one_each:
+        claims = dict(zip(game_choices(parser), (int(value), int(one_each.group(1))), strict=False))
     claims = claims or {game: int(value) for game in game_choices(parser)}
     wrong = {game: size for game, size in claims.items() if make_game(game).size != size}
     return f"says {wrong}, but make_game gives {({g: make_game(g).size for g in wrong})}" if wrong else None
@@ -103,8 +107,10 @@ def mismatch(command: str, parser: argparse.ArgumentParser, name: str, action: a
     default = action.default
     plain = value.strip("`'\"")
     if default is None:
-        if not (NUMBER.match(plain) or plain.lower() in SWITCH):
-            return None  # a description: "the shipped net", "DIR/chunks", "$ZERO9_PACHI"
+        if not (NUMBER.match(plain) or plain.lower() in SWITCH) or re.match(r"\s*[×x*]\s", rest):
+            return None  # a description: "the shipped net", "DIR/chunks", "2 × actions"
+        if plain.lower() == "off":
+            return None  # None: the option is off unless given
         if (command, name) in DECIDED_BY_THE_RUN:
             return None
         if name not in RESOLVED:
@@ -121,7 +127,7 @@ def mismatch(command: str, parser: argparse.ArgumentParser, name: str, action: a
         same = float(plain) == float(default)
         return None if same else f"prints {plain}, the parser's default is {default!r}"
     if isinstance(default, str):
-        same = plain == default or plain.removeprefix("./") == default.removeprefix("./")
+        same = Path(plain).expanduser() == Path(default).expanduser()
         return None if same else f"prints {plain!r}, the parser's default is {default!r}"
     return None  # lists and others: help does not print them
 
@@ -185,3 +191,44 @@ def test_match_help_names_every_level():
 
     text = help_text(parser_of("match"), options(parser_of("match"))["a"])
     assert "level:NAME" in text and all(name in text for name in LEVELS)
+
+
+# ---------------------------------------------------------------------------------------------- the docs
+
+DOCS = Path(__file__).resolve().parents[1] / "docs"
+OPTION_ROW = re.compile(r"^\|\s*`(?P<names>-[^`]*)`\s*\|\s*(?P<default>[^|]*)\|")
+
+
+def documented_defaults(command: str) -> list[tuple[str, str]]:
+    """(option, default cell) of each row of docs/cli-COMMAND.md's option tables."""
+    page = DOCS / f"cli-{command}.md"
+    if not page.is_file() or "| option | default |" not in page.read_text():
+        return []
+    rows = []
+    for line in page.read_text().splitlines():
+        match = OPTION_ROW.match(line)
+        if match:
+            names = re.findall(r"--?[\w-]+", match.group("names"))
+            rows.append((names[-1], match.group("default").strip()))
+    return rows
+
+
+def documented_mismatches(command: str) -> list[str]:
+    parser = parser_of(command)
+    by_name = {name: action for action in parser._actions for name in action.option_strings}
+    found = []
+    for name, cell in documented_defaults(command):
+        action = by_name.get(name)
+        if action is None:
+            found.append(f"docs/cli-{command}.md documents {name}, which zero9 {command} does not have")
+            continue
+        value, _, rest = cell.replace("`", "").partition(" ")
+        why = mismatch(command, parser, action.option_strings[-1], action, value.rstrip(",;"), " " + rest)
+        if why:
+            found.append(f"docs/cli-{command}.md {name}: {why}")
+    return found
+
+
+@pytest.mark.parametrize("command", [c for c in COMMANDS if documented_defaults(c)])
+def test_the_docs_option_tables_give_the_real_defaults(command):
+    assert documented_mismatches(command) == []
