@@ -106,6 +106,7 @@ def elo_figure(ratings: dict | None):
 def selfplay_figure(rows: list[dict]):
     """Self-play speed, game length and false resignations per generation; None without rows."""
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import MaxNLocator
 
     if not rows:
         return None
@@ -129,6 +130,7 @@ def selfplay_figure(rows: list[dict]):
     axes[2].set_ylabel("% of the games played without resigning")
     for ax in axes:
         ax.set_xlabel("generation")
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))  # no generation 0.5
         ax.grid(alpha=0.3)
     return fig
 
