@@ -163,7 +163,9 @@ def test_every_malformed_unit_gets_one_answer_and_changes_nothing():
     for unit in (["BOARD", "x", "DONE"], ["BOARD", "1,1", "DONE"], ["BOARD", "9,9,1", "DONE"],
                  ["BOARD", "1,1,1", "1,1,2", "DONE"], ["BOARD", "-1,0,1", "DONE"], ["TURN 4,4"], ["TURN 4"],
                  ["TURN"], ["TAKEBACK 0,0"], ["INFO rule x"], ["INFO rule 8"], ["INFO rule -1"],
-                 ["INFO rule 99"], ["INFO timeout_turn 1.5"], ["START 4"], ["START 26"], ["START"]):
+                 ["INFO rule 99"], ["INFO timeout_turn 1.5"], ["START 4"], ["START 26"], ["START"],
+                 # a finished game (their five on the bottom row): ERROR the game is over, not a crash
+                 ["BOARD", *[f"{2 * k},0,1" for k in range(5)], *[f"{k},8,2" for k in range(5)], "DONE"]):
         before = (b.game, b.position, b.variant)
         replies = [r for line in unit for r in b.execute(line)]
         assert len(replies) == 1 and replies[0].startswith("ERROR"), (unit, replies)

@@ -161,14 +161,14 @@ class PbrainEngine:
         if not text:
             return []
         in_block = self._board is not None or self._swap2 is not None
-        if in_block and (text.upper() == "DONE" or not hasattr(self, "cmd_" + text.split()[0].lower())):
-            return self._board_line(text) if self._board is not None else self._swap2_line(text)
-        self._board = self._swap2 = None  # a known command inside a block: the manager gave up on it
-        word, _, rest = text.partition(" ")
-        handler = getattr(self, "cmd_" + word.lower(), None)
-        if handler is None:
-            return [f"UNKNOWN command {word}"]
         try:
+            if in_block and (text.upper() == "DONE" or not hasattr(self, "cmd_" + text.split()[0].lower())):
+                return self._board_line(text) if self._board is not None else self._swap2_line(text)
+            self._board = self._swap2 = None  # a known command inside a block: the manager gave up on it
+            word, _, rest = text.partition(" ")
+            handler = getattr(self, "cmd_" + word.lower(), None)
+            if handler is None:
+                return [f"UNKNOWN command {word}"]
             return handler(rest.strip())
         except PbrainError as e:
             return [f"ERROR {e}"]
