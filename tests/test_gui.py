@@ -152,9 +152,9 @@ def test_sgf_round_trip_and_bad_files(tmp_path):
     with pytest.raises(ValueError, match="missing.sgf"):
         load_sgf(tmp_path / "missing.sgf")
     handicap = tmp_path / "h.sgf"
-    handicap.write_text("(;GM[1]SZ[9]AB[cc][gg];W[ee])")
-    with pytest.raises(ValueError, match="setup stones"):
-        load_sgf(handicap)
+    handicap.write_text("(;GM[1]SZ[9]HA[2]AB[cc][gg];W[ee])")
+    record = load_sgf(handicap)  # the setup stones are read; White moves first after a handicap
+    assert sorted(p for _, p in record.setup) == [24, 56] and record.first == WHITE and record.actions == [40]
     twice = tmp_path / "twice.sgf"
     twice.write_text("(;GM[1]SZ[9];B[ee];B[cc])")
     with pytest.raises(ValueError, match="move 2"):
@@ -442,12 +442,12 @@ def test_review_in_the_window_marks_the_blunder_and_shows_the_better_line(make_a
     """Review game on the planted Gomoku blunder: the graph marks move 6, a click on it shows F5/B5."""
     app = make_app(Settings(game="gomoku", size=9, human=BLACK, visits=FAST), None, sgf=str(PLANTED))
     m = app.model
-    m.review_visits = 48
+    m.coach.review_visits = 48
     pump(app, lambda: m.loading is None and len(m.history) == 10, what="the planted game")
     click_widget(app, "review")
     assert "reviewing 9 moves" in m.message
     pump(app, lambda: m.reviewed() is not None, timeout=120, what="the review")
-    assert "review done: 1 blunders" in m.message, m.message
+    assert "review done: 1 blunder," in m.message, m.message
     blunder = m.review_at(6)
     assert blunder["class"] == "blunder" and blunder["move"] == "A9" and blunder["best_move"] in ("B5", "F5")
     rates = m.black_winrates()
@@ -470,7 +470,7 @@ def test_teaching_game_stops_after_a_blunder_and_offers_undo(make_app, shots, tm
     app = make_app(Settings(game="gomoku", size=9, human=WHITE, visits=FAST), None, sgf=str(path))
     m = app.model
     pump(app, lambda: m.loading is None and len(m.history) == 6, what="the opening")
-    m.teach_visits = 48
+    m.coach.teach_visits = 48
     press(app, pygame.K_t, "t")
     assert m.teaching and "teaching game on" in m.message
     click_vertex(app, "A9")
