@@ -240,22 +240,23 @@ class AiJobs:
         return self._wanted_analysis()
 
     def _wanted_analysis(self) -> tuple[str, Position] | None:
-        pos = self.m.position
-        if pos.is_terminal():
-            return None
-        if self.m._hint_request is not None:
-            if self.m._hint_request is pos:
-                return "hint", pos
-            self.m._hint_request = None
-        a = self.m.analysis_at()
-        if a.policy is None and not a.done:
-            return "eval", pos
-        end = self.m.history[-1]
-        if self.m.overlays["winrate"] and self.sketched.get(id(end)) is not end and any(
-                self.m.analysis_at(i).winrate is None for i in range(len(self.m.history))):
+        """Hint, the net's look at the position shown, the quick pass over the line, a live search."""
+        m = self.m
+        pos = m.position
+        a = m.analysis_at()
+        if not pos.is_terminal():
+            if m._hint_request is not None:
+                if m._hint_request is pos:
+                    return "hint", pos
+                m._hint_request = None
+            if a.policy is None and not a.done:
+                return "eval", pos
+        end = m.history[-1]
+        if m.overlays["winrate"] and self.sketched.get(id(end)) is not end and any(
+                m.analysis_at(i).winrate is None for i in range(len(m.history))):
             return "sketch", end
-        searching = self.m.overlays["candidates"] or self.m.overlays["variation"]
-        if searching and not a.done and a.visits < self.m.settings.visits:
+        searching = m.overlays["candidates"] or m.overlays["variation"]
+        if searching and not pos.is_terminal() and not a.done and a.visits < m.settings.visits:
             return "analyze", pos
         return None
 

@@ -40,7 +40,7 @@ from zero9.search.player import NetMismatch, NetSource
 
 # The named levels of zero9.arena.levels (their measured strength: docs/levels.md), by visits.
 LEVELS: dict[str, int] = {name: level.visits for name, level in AI_LEVELS.items()}
-DEFAULT_LEVEL = "strong"
+DEFAULT_LEVEL = "beginner"  # a level a beginner can beat (docs/levels.md: 29-1 against random play)
 UNIFORM_NOTICE = "no net: uniform prior"
 
 

@@ -93,6 +93,7 @@ class PlayModel:
         self.file_result = ""  # the result an SGF states (RE), for a loaded game
         self.overlays = {name: name == "winrate" for name in OVERLAYS}
         self.message, self.message_level = "", "info"
+        self.alert: str | None = None  # a whole error in a box until dismissed (a file that cannot be used)
         self.engine: Engine | None = engine
         self.loading: Settings | None = None  # settings waiting for their engine
         self.loading_then: tuple | None = None  # (game, tree, record) to show once it is ready (a loaded SGF)
@@ -209,8 +210,11 @@ class PlayModel:
     def actions(self) -> list[int]:
         return [p.last_move for p in self.history[1:]]
 
-    def result_text(self) -> str:
-        """'Game over: B+3.5 — Black (GNU Go) wins' in a loaded game; 'you win' / 'the AI wins' in yours."""
+    def result_text(self, names: bool = True) -> str:
+        """'Game over: B+3.5 — Black (GNU Go) wins' in a loaded game; 'you win' / 'the AI wins' in yours.
+
+        ``names=False`` leaves the players' names out ('Black wins'), for narrow places.
+        """
         pos = self.position
         if not pos.is_terminal():
             return ""
@@ -220,7 +224,8 @@ class PlayModel:
             return f"Game over: draw ({text})"
         if self.own_game:
             return f"Game over: {text} — {'you win' if winner == self.settings.human else 'the AI wins'}"
-        return f"Game over: {text} — {self.player_name(winner)} wins"
+        who = self.player_name(winner) if names else COLOUR_NAMES[winner].capitalize()
+        return f"Game over: {text} — {who} wins"
 
     def player_name(self, colour: int) -> str:
         name = self.players.get(colour, "")
@@ -236,6 +241,52 @@ class PlayModel:
     def show_count(self) -> bool:
         """Draw the count: a Go game that ended by passes (a resignation has no count)."""
         return self.game.name == "go" and self.over and self.ended is None
+
+    def territory(self) -> np.ndarray | None:
+        """Black's ownership estimate (-1..1 per point) for the territory overlay; None if off or unknown."""
+        if not self.overlays["territory"] or self.game.name != "go":
+            return None
+        own = self.analysis_at().ownership
+        if own is None:
+            return None
+        return own if self.position.to_play == BLACK else -own
+
+    def dead_stones(self) -> list[int]:
+        """Stones the ownership estimate gives to the other side at the end of a Go game (they are dead)."""
+        if not self.show_count():
+            return []
+        own = self._end_ownership()
+        if own is None:
+            return []
+        board = self.position.board_array()
+        return [p for p in range(len(own)) if (board[p] == BLACK and own[p] < -0.5)
+                or (board[p] == WHITE and own[p] > 0.5)]
+
+    def count_text(self) -> str:
+        """The count as clubs count it: area (stones + territory), dead stones taken off first."""
+        pos = self.position
+        dead = self.dead_stones()
+        board = pos.board_array().copy()
+        for p in dead:
+            board[p] = EMPTY
+        own = self._end_ownership()
+        if own is None:  # no estimate: Tromp-Taylor (every stone alive)
+            area = pos.ownership()
+            black, white = int((area == BLACK).sum()), int((area == WHITE).sum())
+            return f"Tromp-Taylor area: black {black}, white {white}, komi {self.game.komi:g}"
+        black = int(((board == BLACK) | ((board == EMPTY) & (own > 0.5))).sum())
+        white = int(((board == WHITE) | ((board == EMPTY) & (own < -0.5))).sum())
+        margin = black - white - self.game.komi
+        winner = "B" if margin > 0 else "W"
+        return (f"area: black {black}, white {white}, komi {self.game.komi:g} → {winner}+{abs(margin):g}"
+                f" ({plural(len(dead), 'dead stone')} off)")
+
+    def _end_ownership(self) -> np.ndarray | None:
+        """Black's ownership of the final position, from its analysis (None until one gave it)."""
+        a = self.analysis_at()
+        if a.ownership is None:
+            return None
+        return a.ownership if self.position.to_play == BLACK else -a.ownership
 
     def winning_line(self) -> list[int]:
         """The points of the five (or more) in a row that ended a Gomoku game; [] otherwise."""
@@ -260,6 +311,11 @@ class PlayModel:
 
     def say(self, text: str, level: str = "info") -> None:
         self.message, self.message_level = text, level
+
+    def warn(self, text: str) -> None:
+        """An error shown whole: in the alert box (until dismissed) and on the message line."""
+        self.say(text, "error")
+        self.alert = text
 
     def click(self, point: int) -> bool:
         """The human plays ``point`` at the cursor. Returns whether it was played; sets a message if not."""
@@ -456,7 +512,7 @@ class PlayModel:
         try:
             saved = save_sgf(path, record)
         except (OSError, ValueError) as e:
-            self.say(f"cannot save {path}: {getattr(e, 'strerror', None) or e}", "error")
+            self.warn(f"cannot save {path}: {getattr(e, 'strerror', None) or e}")
             return None
         self.sgf_path = saved
         self.say(f"saved {saved}")
@@ -469,7 +525,7 @@ class PlayModel:
             game = record.make_game()
             tree = tree_from_lines(self._start_position(game, record, path), record.lines, path)
         except (ValueError, TypeError) as e:
-            self.say(str(e), "error")
+            self.warn(f"cannot load {path}: {e}" if str(path) not in str(e) else str(e))
             return False
         self._cancel_jobs()
         d = game.to_dict()
@@ -629,9 +685,9 @@ class PlayModel:
         moves = plural(len(self.history) - 1, "move")
         branches = self.tree.count() - len(self.tree.line)
         extra = f" and {plural(len(record.variations), 'variation')}" if branches else ""
-        result = f", result {record.result}" if record.result else ""
-        return (f"loaded {moves}{extra}: {self.player_name(BLACK)} vs {self.player_name(WHITE)}{result}. "
-                "Browse with the arrow keys or the slider; click to play on, or press AI move")
+        result = f" (result {record.result})" if record.result else ""
+        return (f"loaded {moves}{extra}{result}. Browse with the arrows or the slider; "
+                "click to play on, or AI move")
 
 
 

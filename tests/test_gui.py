@@ -241,9 +241,8 @@ def test_load_sgf_browse_and_illegal_moves(make_app, go_engine, tmp_path):
     app = make_app(Settings(visits=FAST), go_engine)
     m = app.model
     path = _ko_game(tmp_path)
-    press(app, pygame.K_l, "l")  # the Load box opens with a path already typed: clear it, type ours
-    assert app.ui.prompt == "load"
-    app.ui.prompt_field.draft = ""
+    press(app, pygame.K_l, "l")  # the chooser opens with an empty name field: type the path
+    assert app.ui.chooser is not None and app.ui.chooser.mode == "load" and app.ui.chooser.field.draft == ""
     type_text(app, str(path))
     press(app, pygame.K_RETURN)
     pump(app, lambda: len(m.history) == 12, what="the loaded game")
@@ -500,8 +499,9 @@ def test_save_sgf_asks_where_and_proposes_a_games_folder_not_the_current_directo
     click_vertex(app, "E5")
     pump(app, lambda: len(m.history) == 3, what="the AI's reply")
     press(app, pygame.K_s, "s")
-    assert app.ui.prompt == "save" and app.ui.prompt_field.editing
-    proposed = Path(app.ui.prompt_field.draft or app.ui.prompt_field.value)
+    chooser = app.ui.chooser
+    assert chooser is not None and chooser.mode == "save" and chooser.field.editing and chooser.field.all_selected
+    proposed = chooser.folder / chooser.field.draft
     assert proposed.parent == tmp_path / "home" / "zero9-games" and proposed.suffix == ".sgf"
     assert not list(tmp_path.glob("*.sgf")), "nothing is written before the player confirms"
     press(app, pygame.K_RETURN)
@@ -514,11 +514,11 @@ def test_a_window_resized_below_the_minimum_grows_back_and_the_panel_fits(make_a
     app.step()
     pygame.event.post(pygame.event.Event(pygame.VIDEORESIZE, w=640, h=480, size=(640, 480)))
     app.step()
-    assert app.screen.get_size() == (820, 600)
+    assert app.screen.get_size() == (800, 600)
     widgets, bands, _ = app.view.widgets(app.model, app.ui)
     bottom = max([w.rect.bottom for w in widgets] + [b.bottom for b in bands.values()])
     right = max(w.rect.right for w in widgets)
-    assert bottom <= 600 and right <= 820, f"the panel is cut: bottom {bottom}, right {right}"
+    assert bottom <= 600 and right <= 800, f"the panel is cut: bottom {bottom}, right {right}"
 
 REAL_X_SCRIPT = r"""
 import sys, time, pygame
