@@ -135,10 +135,7 @@ class AiJobs:
         a = self._analysis_for(result, "the net failed")
         if a is None:
             return
-        policy, winrate = result.value
-        a.policy = policy
-        if a.winrate is None or a.visits == 0:
-            a.winrate = winrate
+        jobs.store_analysis(a, result.value, quick=False)
 
     def _took_analyze(self, result: Result) -> None:
         a = self._analysis_for(result, "analysis failed")
@@ -156,17 +153,14 @@ class AiJobs:
             self.m.live_visits = 0
 
     def _took_sketch(self, result: Result) -> None:
-        """The quick pass over a line: the net's win rate where nothing better is known yet."""
+        """The quick pass over a line: win rates, score leads and ownership where none is known yet."""
         if result.progress or result.error:
             return
-        line = self.m.tree.line
-        index = self.m.tree.index_of(result.tag)
-        if index is None:
-            return
-        for node, winrate in zip(line[: index + 1], result.value, strict=False):
-            a = _analysis(node)
-            if a.winrate is None:
-                a.winrate, a.quick = winrate, True
+        positions, analyses = result.value
+        for pos, found in zip(positions, analyses, strict=True):
+            node = self.m._node_of(pos)
+            if node is not None:
+                jobs.store_analysis(_analysis(node), found, quick=True)
 
     def _took_review(self, result: Result) -> None:
         if result.progress:
@@ -252,13 +246,19 @@ class AiJobs:
             if a.policy is None and not a.done:
                 return "eval", pos
         end = m.history[-1]
-        if m.overlays["winrate"] and self.sketched.get(id(end)) is not end and any(
-                m.analysis_at(i).winrate is None for i in range(len(m.history))):
+        if m.overlays["winrate"] and self.sketched.get(id(end)) is not end and self._unsketched():
             return "sketch", end
         searching = m.overlays["candidates"] or m.overlays["variation"]
         if searching and not pos.is_terminal() and not a.done and a.visits < m.settings.visits:
             return "analyze", pos
         return None
+
+    def _unsketched(self) -> list[Position]:
+        """The line's positions without a win rate (or, for Go, a score lead): the quick pass's work."""
+        go = self.m.game.name == "go" and getattr(self.m.engine.analyser, "has_ownership", False)
+        line = self.m.tree.line
+        return [n.position for n in line
+                if n.analysis is None or n.analysis.winrate is None or (go and n.analysis.score_lead is None)]
 
     def _level(self) -> Level | None:
         """The named level the AI plays at; None for a custom number of visits (the best move)."""
@@ -275,11 +275,12 @@ class AiJobs:
             return jobs.move_job(player, pos, self._level(), self.m.rng)
         if kind == "hint":
             return jobs.hint_job(player, pos)
+        analyser = self.m.engine.analyser or player.evaluator
         if kind == "eval":
-            return jobs.eval_job(player, pos)
+            return jobs.eval_job(analyser, pos)
         if kind == "sketch":
             self.sketched[id(pos)] = pos
-            return jobs.sketch_job(player, self.m.history)
+            return jobs.sketch_job(analyser, self._unsketched())
         if kind == "review":
             return judge_job(player, self.m.coach.request, self.m.coach.review_visits)
         if kind == "teach":

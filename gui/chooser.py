@@ -105,8 +105,11 @@ class Chooser:
         sgf_files = [i for i in found if i.name.lower().endswith(".sgf") and not i.name.startswith(".")]
         entries += [Entry(item.name, Path(item.path), "file") for item in sgf_files if item.is_file()]
         self.entries = entries
-        first_here = next((i for i, e in enumerate(entries) if e.kind != "recent"), 0)
-        self.selected = min(first_here, max(0, len(entries) - 1))
+        # the first file here, else the first entry of this folder (not a recent file elsewhere)
+        first = next((i for i, e in enumerate(entries) if e.kind == "file"), None)
+        self.selected = (
+            first if first is not None else next((i for i, e in enumerate(entries) if e.kind != "recent"), 0)
+        )
         self.scroll = 0
 
     def move(self, step: int, rows: int) -> None:

@@ -13,6 +13,9 @@ Vocabulary:
   position shown), ``sketch`` (the quick pass: the net's value of every position of the
   line, so a loaded game's graph is drawn at once), ``review`` and ``teach``
   (:mod:`gui.coach`). :data:`BACKGROUND_JOBS` may be dropped when the board moves on.
+  ``eval`` and ``sketch`` call :mod:`zero9.search.analysis` (the one "analyse a position" API,
+  shared with ``zero9 review`` and the GTP engine), so the window's score lead and ownership
+  are its numbers.
 - a **job** is ``job(progress) -> value`` run on :class:`gui.engine.Worker`'s thread,
   with a **cancel** function; the builders here return that pair.
 """
@@ -30,11 +33,12 @@ import numpy as np
 
 from zero9.arena.levels import Level, weakened_action
 from zero9.games import Position
+from zero9.search.analysis import analyse, analyse_many
 
 JOB_KINDS = ("engine", "move", "hint", "eval", "analyze", "sketch", "review", "teach")
 BACKGROUND_JOBS = ("eval", "analyze", "hint", "sketch")
 PROGRESS_INTERVAL_S = 0.25
-SKETCH_BATCH = 16  # positions per net call in the quick pass
+SKETCH_VISITS = 8  # per position in the quick pass over a loaded line: a rough graph in seconds
 
 
 @dataclass
@@ -109,13 +113,25 @@ def hint_job(player: Any, pos: Position) -> tuple:
     return search, player.stop
 
 
-def eval_job(player: Any, pos: Position) -> tuple:
-    """The net's policy and the side to move's win rate (value is -1..1; the window shows 0..1)."""
+def eval_job(analyser: Any, pos: Position) -> tuple:
+    """The net's own look at ``pos`` (no search): policy, win rate and, for Go, score lead and ownership."""
 
-    def evaluate(progress: Callable) -> tuple[np.ndarray, float]:
-        return np.asarray(player.policy(pos), dtype=np.float32), (float(player.value(pos)) + 1.0) / 2.0
+    def evaluate(progress: Callable) -> Any:
+        return analyse(pos, analyser, 0)
 
     return evaluate, None
+
+
+def store_analysis(a: Analysis, found: Any, quick: bool) -> None:
+    """Keep a :class:`zero9.search.analysis.PositionAnalysis` in ``a`` (a search's win rate stays)."""
+    if found.policy is not None and not found.terminal:
+        a.policy = np.clip(found.policy, 0.0, None)  # illegal moves are -1 there
+    if a.winrate is None or (a.quick and not quick) or (a.visits == 0 and not quick):
+        a.winrate, a.quick = found.winrate, quick
+    if found.score_lead is not None:
+        a.score_lead = found.score_lead
+    if found.ownership is not None and not found.terminal:  # a finished one's is the rules' count
+        a.ownership = found.ownership
 
 
 def analyze_job(player: Any, pos: Position, visits: int) -> tuple:
@@ -129,28 +145,20 @@ def analyze_job(player: Any, pos: Position, visits: int) -> tuple:
     return analyze, stop.set
 
 
-def sketch_job(player: Any, positions: list[Position]) -> tuple:
-    """The net's win rate (side to move, 0..1) of each position, batched; a finished one is its result."""
+def sketch_job(analyser: Any, positions: list[Position]) -> tuple:
+    """The quick pass: every position searched at :data:`SKETCH_VISITS`, all in shared net calls.
+
+    Returns ``(positions, analyses)``; the analyses are :mod:`zero9.search.analysis`'s.
+    """
     stop = threading.Event()
 
-    def sketch(progress: Callable) -> list[float]:
-        out: list[float] = []
-        for start in range(0, len(positions), SKETCH_BATCH):
-            if stop.is_set():
-                break
-            chunk = positions[start:start + SKETCH_BATCH]
-            live = [p for p in chunk if not p.is_terminal()]
-            values = iter(player.evaluator.evaluate(live)[1] if live else [])
-            for p in chunk:
-                v = p.result_value(p.to_play) if p.is_terminal() else float(next(values))
-                out.append((float(v) + 1.0) / 2.0)
-            progress(len(out))
-        return out
+    def sketch(progress: Callable) -> tuple[list[Position], list]:
+        return positions, analyse_many(positions, analyser, SKETCH_VISITS, on_step=stop.is_set)
 
     return sketch, stop.set
 
 
 __all__ = [
     "Analysis", "BACKGROUND_JOBS", "JOB_KINDS", "analyze_job", "best_winrate", "eval_job", "hint_job",
-    "move_job", "move_stats", "sketch_job", "store_search", "winrate_of",
+    "move_job", "move_stats", "sketch_job", "store_analysis", "store_search", "winrate_of",
 ]

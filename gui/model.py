@@ -278,15 +278,21 @@ class PlayModel:
         white = int(((board == WHITE) | ((board == EMPTY) & (own < -0.5))).sum())
         margin = black - white - self.game.komi
         winner = "B" if margin > 0 else "W"
-        return (f"area: black {black}, white {white}, komi {self.game.komi:g} → {winner}+{abs(margin):g}"
+        return (f"area: black {black}, white {white}, komi {self.game.komi:g}: {winner}+{abs(margin):g}"
                 f" ({plural(len(dead), 'dead stone')} off)")
 
     def _end_ownership(self) -> np.ndarray | None:
-        """Black's ownership of the final position, from its analysis (None until one gave it)."""
-        a = self.analysis_at()
-        if a.ownership is None:
-            return None
-        return a.ownership if self.position.to_play == BLACK else -a.ownership
+        """Black's ownership of the final board: the net's, from the analysis of the last position
+        before the closing passes (the same board, still in play); None until one gave it."""
+        board = self.position.board_array()
+        for index in range(self.cursor, -1, -1):
+            pos = self.history[index]
+            if not np.array_equal(pos.board_array(), board):
+                return None
+            own = self.analysis_at(index).ownership
+            if own is not None and not pos.is_terminal():
+                return own if pos.to_play == BLACK else -own
+        return None
 
     def winning_line(self) -> list[int]:
         """The points of the five (or more) in a row that ended a Gomoku game; [] otherwise."""
