@@ -42,9 +42,9 @@ import numpy as np
 from gui.ai import AiJobs
 from gui.coach import Coach, describe_reviewed, plural
 from gui.engine import DEFAULT_LEVEL, LEVELS, Engine, Worker, build_engine
-from gui.history import GameTree, replay, setup_stones, tree_from_lines
+from gui.history import GameTree, replay, setup_stones
 from gui.jobs import Analysis
-from gui.sgfio import Record, load_sgf, save_sgf
+from gui.sgfio import Record, open_game, save_sgf
 from zero9.arena.levels import LEVELS as AI_LEVELS
 from zero9.games import BLACK, COLOUR_NAMES, EMPTY, WHITE, Game, IllegalMove, Position, make_game, opponent
 
@@ -527,9 +527,7 @@ class PlayModel:
     def load(self, path: str | Path) -> bool:
         """Load an SGF's tree; the cursor goes to the main line's end, the AI waiting (browse, then play)."""
         try:
-            record = load_sgf(path)
-            game = record.make_game()
-            tree = tree_from_lines(self._start_position(game, record, path), record.lines, path)
+            game, tree, record = open_game(path)
         except (ValueError, TypeError) as e:
             self.warn(f"cannot load {path}: {e}" if str(path) not in str(e) else str(e))
             return False
@@ -563,12 +561,6 @@ class PlayModel:
     def _save_names(self) -> tuple[str, str]:
         names = {self.settings.human: "Human", self.ai: f"zero9 ({plural(self.settings.visits, 'visit')})"}
         return names[BLACK], names[WHITE]
-
-    def _start_position(self, game: Game, record: Record, path: Any) -> Position:
-        if record.setup:
-            raise ValueError(f"{path}: setup stones (handicap AB/AW) cannot be shown yet: only games played "
-                             "from an empty board can be opened")
-        return game.new_position()
 
     def _turn_text(self) -> str:
         pos = self.position

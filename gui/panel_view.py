@@ -104,7 +104,7 @@ class PanelPainter(Painter):
 
     def _status_line(self, model: Any) -> str:
         pos = model.position
-        parts = [f"move {pos.move_number}"]
+        parts = [f"move {model.cursor}"]  # from the start of the tree (after any setup stones)
         if hasattr(pos, "captures"):
             c = pos.captures
             parts.append(f"captures B {c.get(BLACK, 0)} W {c.get(WHITE, 0)}")

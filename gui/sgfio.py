@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from gui.history import GameTree, setup_position, tree_from_lines
 from zero9.games import BLACK, WHITE, Game, make_game, sgf
 from zero9.util.files import read_regular_file
 
@@ -111,6 +112,18 @@ def load_sgf(path: str | Path) -> Record:
     extra = {k: v for k, v in parsed.properties.items() if k not in ("PB", "PW")}
     return Record(game.to_dict(), lines[0], parsed.result, parsed.black, parsed.white, extra,
                   list(parsed.setup), lines[1:], first)
+
+
+def open_game(path: str | Path) -> tuple[Game, GameTree, Record]:
+    """The game, its tree (setup stones on the root, every variation) and the record of an SGF file.
+
+    ValueError naming the file and what is wrong: the window shows it and ``zero9 play --sgf``
+    prints it, so a file that cannot be used never opens as an empty board.
+    """
+    record = load_sgf(path)
+    game = record.make_game()
+    start = setup_position(game, record.setup, record.first, path)
+    return game, tree_from_lines(start, record.lines, path), record
 
 
 def _first_mover(parsed: Any) -> int:

@@ -503,7 +503,8 @@ def test_save_sgf_asks_where_and_proposes_a_games_folder_not_the_current_directo
     pump(app, lambda: len(m.history) == 3, what="the AI's reply")
     press(app, pygame.K_s, "s")
     chooser = app.ui.chooser
-    assert chooser is not None and chooser.mode == "save" and chooser.field.editing and chooser.field.all_selected
+    assert chooser is not None and chooser.mode == "save"
+    assert chooser.field.editing and chooser.field.all_selected, "the proposed name is selected: typing replaces it"
     proposed = chooser.folder / chooser.field.draft
     assert proposed.parent == tmp_path / "home" / "zero9-games" and proposed.suffix == ".sgf"
     assert not list(tmp_path.glob("*.sgf")), "nothing is written before the player confirms"

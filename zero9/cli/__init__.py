@@ -18,7 +18,7 @@ from zero9.util.runlock import RunDirBusy, lock_holder
 # name -> (module, one-line help). Order is the order shown by --help.
 COMMANDS: dict[str, tuple[str, str]] = {
     "demo": ("zero9.arena.demo", "play a quick game on the console (random or with a net) and print it"),
-    "play": ("gui.app", "open the pygame window and play against the AI"),
+    "play": ("zero9.cli.play", "open the pygame window and play against the AI"),
     "gtp": ("zero9.protocols.gtp", "speak GTP on stdin/stdout (Sabaki, Lizzie, GoGui, match tools)"),
     "pbrain": ("zero9.protocols.pbrain", "speak the Gomocup (piskvork) protocol for Gomoku managers"),
     "selfplay": ("zero9.learn.selfplay", "play self-play games and write training chunks and SGFs"),
