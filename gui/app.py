@@ -9,7 +9,7 @@ Vocabulary:
   thread, so a frame never waits for it; the tests drive the app frame by frame
   with synthetic events under ``SDL_VIDEODRIVER=dummy``.
 
-The command line (``zero9 play``) is :mod:`zero9.cli.play`'s; its names are re-exported here.
+The command line (``zero9 play``) is :mod:`zero9.cli.play`'s.
 """
 
 from __future__ import annotations
@@ -24,7 +24,6 @@ from gui.engine import DEFAULT_LEVEL, Engine
 from gui.layout import MIN_HEIGHT, MIN_WIDTH, Layout
 from gui.model import PlayModel, Settings
 from gui.view import View
-from zero9.cli.play import add_arguments, run, settings_from_args
 
 FPS_IDLE, FPS_BUSY = 30, 15  # fewer frames while the AI thinks: the search shares the GIL with drawing
 
@@ -106,4 +105,4 @@ class App:
         return path
 
 
-__all__ = ["App", "DEFAULT_LEVEL", "add_arguments", "run", "settings_from_args"]
+__all__ = ["App", "DEFAULT_LEVEL"]

@@ -21,12 +21,12 @@ os.environ.setdefault("PYGAME_HIDE_SUPPORT_PROMPT", "1")
 
 import pygame  # noqa: E402
 
-from gui import app as app_module  # noqa: E402
 from gui.app import App  # noqa: E402
 from gui.engine import LEVELS, UNIFORM_NOTICE, build_engine  # noqa: E402
 from gui.layout import Layout  # noqa: E402
 from gui.model import Settings  # noqa: E402
 from gui.sgfio import Record, load_sgf, save_sgf  # noqa: E402
+from zero9.cli import play as app_module  # noqa: E402
 from zero9.games import BLACK, EMPTY, WHITE, make_game  # noqa: E402
 from zero9.nn.checkpoint import default_net_path  # noqa: E402
 
@@ -504,7 +504,7 @@ def test_save_sgf_asks_where_and_proposes_a_games_folder_not_the_current_directo
     press(app, pygame.K_s, "s")
     chooser = app.ui.chooser
     assert chooser is not None and chooser.mode == "save"
-    assert chooser.field.editing and chooser.field.all_selected, "the proposed name is selected: typing replaces it"
+    assert chooser.field.editing and chooser.field.all_selected, "the proposed name is selected"
     proposed = chooser.folder / chooser.field.draft
     assert proposed.parent == tmp_path / "home" / "zero9-games" and proposed.suffix == ".sgf"
     assert not list(tmp_path.glob("*.sgf")), "nothing is written before the player confirms"
