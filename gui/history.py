@@ -229,6 +229,11 @@ def setup_position(game: Game, setup: list[tuple[int, int]], first: int, source:
             pos = pos.play(point)
         except IllegalMove as e:
             raise ValueError(f"{source}: setup stone {game.action_to_vertex(point)} cannot stand: {e}") from e
+    board = pos.board_array()
+    for colour, point in setup:
+        if board[point] != colour:
+            raise ValueError(f"{source}: setup stone {game.action_to_vertex(point)} cannot stand: "
+                             "the other setup stones capture it")
     return pos if pos.to_play == first else _pass(game, pos, source)
 
 

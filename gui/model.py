@@ -91,6 +91,7 @@ class PlayModel:
         self.own_game = True
         self.players = self._own_players()
         self.file_result = ""  # the result an SGF states (RE), for a loaded game
+        self.file_players = {BLACK: "", WHITE: ""}  # the names an SGF states (PB/PW), kept when saving
         self.overlays = {name: name == "winrate" for name in OVERLAYS}
         self.message, self.message_level = "", "info"
         self.alert: str | None = None  # a whole error in a box until dismissed (a file that cannot be used)
@@ -278,8 +279,8 @@ class PlayModel:
         white = int(((board == WHITE) | ((board == EMPTY) & (own < -0.5))).sum())
         margin = black - white - self.game.komi
         winner = "B" if margin > 0 else "W"
-        return (f"area: black {black}, white {white}, komi {self.game.komi:g}: {winner}+{abs(margin):g}"
-                f" ({plural(len(dead), 'dead stone')} off)")
+        off = f" ({len(dead)} dead)" if dead else ""
+        return f"area B {black} W {white} komi {self.game.komi:g}: {winner}+{abs(margin):g}{off}"
 
     def _end_ownership(self) -> np.ndarray | None:
         """Black's ownership of the final board: the net's, from the analysis of the last position
@@ -513,8 +514,10 @@ class PlayModel:
         record = Record(self.game.to_dict(), lines[0], result, self.players.get(BLACK, ""),
                         self.players.get(WHITE, ""), variations=lines[1:], setup=setup_stones(start),
                         first=start.to_play)
-        if self.own_game:
+        if self.own_game and not any(self.file_players.values()):  # a loaded game keeps its players' names
             record.black, record.white = self._save_names()
+        elif self.own_game:
+            record.black, record.white = self.file_players[BLACK], self.file_players[WHITE]
         try:
             saved = save_sgf(path, record)
         except (OSError, ValueError) as e:
@@ -671,10 +674,12 @@ class PlayModel:
         if loaded is None:
             self.tree = GameTree(game.new_position())
             self.players, self.file_result = self._own_players(), ""
+            self.file_players = {BLACK: "", WHITE: ""}
             self.say(f"new game: {self.describe()} — {self._turn_text()}")
         else:
             _, self.tree, record = loaded
             self.players = {BLACK: record.black, WHITE: record.white}
+            self.file_players = dict(self.players)
             self.file_result = record.result
             self.say(self._loaded_text(record))
         self.jobs.schedule()

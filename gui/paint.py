@@ -103,8 +103,16 @@ def fit(font: pygame.font.Font, text: str, width: int, left: bool = False) -> st
 
 
 def wrap(font: pygame.font.Font, text: str, width: int) -> list[str]:
+    """``text`` in lines of at most ``width`` pixels, at spaces; a longer word (a path) is broken."""
     lines, line = [], ""
+    words: list[str] = []
     for word in text.split():
+        while font.size(word)[0] > width and len(word) > 1:
+            cut = next(k for k in range(len(word), 0, -1) if font.size(word[:k])[0] <= width or k == 1)
+            words.append(word[:cut])
+            word = word[cut:]
+        words.append(word)
+    for word in words:
         trial = f"{line} {word}".strip()
         if font.size(trial)[0] <= width or not line:
             line = trial

@@ -102,24 +102,33 @@ class PanelPainter(Painter):
         who = "you" if pos.to_play == model.settings.human else "AI"
         return f"{COLOUR_NAMES[pos.to_play].capitalize()} to play ({who})", PANEL_TEXT
 
-    def _status_line(self, model: Any) -> str:
+    def _status_parts(self, model: Any) -> list[str]:
+        """The status line's parts, most wanted first (the line keeps as many as fit)."""
         pos = model.position
+        if model.show_count():
+            return [model.count_text()]
         parts = [f"move {model.cursor}"]  # from the start of the tree (after any setup stones)
-        if hasattr(pos, "captures"):
-            c = pos.captures
-            parts.append(f"captures B {c.get(BLACK, 0)} W {c.get(WHITE, 0)}")
         lead = model.analysis_at().score_lead
         if lead is not None and not pos.is_terminal():
             black = lead if pos.to_play == BLACK else -lead
-            parts.append(f"{'B' if black >= 0 else 'W'}+{abs(black):.1f}")
-        if model.last_reply_s is not None and model.own_game:
-            parts.append(f"AI reply {model.last_reply_s:.1f} s")
+            parts.append(f"lead {'B' if black >= 0 else 'W'}+{abs(black):.1f}")
         busy = model.busy_text
-        if busy and not model.thinking:
-            parts.append(busy)
-        if model.show_count():
-            return model.count_text()
-        return " · ".join(parts)
+        if busy.startswith("reviewing"):
+            parts.insert(1, busy)
+        if model.last_reply_s is not None and model.own_game:
+            parts.append(f"AI took {model.last_reply_s:.1f} s")
+        c = getattr(pos, "captures", None)
+        if c and (c.get(BLACK, 0) or c.get(WHITE, 0)):
+            parts.append(f"captured B {c.get(BLACK, 0)} W {c.get(WHITE, 0)}")
+        return parts
+
+    def _status_line(self, model: Any, width: int) -> str:
+        font, parts = self.font(17), self._status_parts(model)
+        line = parts[0]
+        for part in parts[1:]:
+            if font.size(f"{line} · {part}")[0] <= width:
+                line = f"{line} · {part}"
+        return line
 
     def _draw_status(self, surface: pygame.Surface, model: Any, rect: pygame.Rect) -> None:
         head, colour = self._status_head(model)
@@ -135,7 +144,7 @@ class PanelPainter(Painter):
         self._lines(
             surface,
             pygame.Rect(rect.left, rect.top + 24, rect.width, 20),
-            [(self._status_line(model), 17, False, DIM_TEXT)],
+            [(self._status_line(model, rect.width), 17, False, DIM_TEXT)],
         )
 
     def _spinner(self, surface: pygame.Surface, centre: tuple[int, int]) -> None:
