@@ -70,7 +70,7 @@ _COLOUR_LETTERS = {BLACK: "B", WHITE: "W"}
 MAX_SGF_BYTES = 4 * 1024 * 1024  # a 9x9 game with a review's variations is a few tens of kB
 MAX_SGF_NODES = 50_000
 MAX_SGF_VARIATIONS = 5_000
-_VALUE = re.compile(rb"\[(?:[^\\\]]|\\.)*\]", re.DOTALL)  # a property value [...], escapes included
+_VALUE = re.compile(rb"\[[^\]\\]*(?:\\.[^\]\\]*)*\]")  # a property value [...], escapes included
 
 
 class SgfError(ValueError):
@@ -300,6 +300,9 @@ def parse_sgf(data: str | bytes) -> SgfRecord:
 
 def _check_counts(raw: bytes) -> None:
     """Refuse a record with more nodes or game trees than any game needs, before sgfmill builds them."""
+    nodes, trees = raw.count(b";"), raw.count(b"(")
+    if nodes <= MAX_SGF_NODES and trees <= MAX_SGF_VARIATIONS:
+        return  # within the limits even counting the ones inside values
     bare = _VALUE.sub(b"", raw)  # the structure, without the values (where ';' and '(' are text)
     nodes, trees = bare.count(b";"), bare.count(b"(")
     if nodes > MAX_SGF_NODES:
