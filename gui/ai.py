@@ -281,8 +281,9 @@ class AiJobs:
         if kind == "sketch":
             self.sketched[id(pos)] = pos
             return jobs.sketch_job(analyser, self._unsketched())
+        net = self.m.engine.net if self.m.engine.net is not None else "uniform"
         if kind == "review":
-            return judge_job(player, self.m.coach.request, self.m.coach.review_visits)
+            return judge_job(net, self.m.coach.request, self.m.coach.review_visits, self.m.coach.forced)
         if kind == "teach":
-            return judge_job(player, [pos.parent, pos], self.m.coach.teach_visits)
+            return judge_job(net, [pos.parent, pos], self.m.coach.teach_visits)
         return jobs.analyze_job(player, pos, self.m.settings.visits)

@@ -251,14 +251,14 @@ class BoardPainter(Painter):
         """Rings on the flagged stones; the better move and its line where the next move was flagged."""
         n = self.layout.size
         for index, line in ((i, model.review_at(i)) for i in range(1, model.cursor + 1)):
-            if line is None or line["class"] == "good":
+            if line is None or line["class"] not in CLASS_COLOURS:  # good, forced, tiny, slight: no ring
                 continue
             point = model.history[index].last_move
             if point is not None and point < n * n and board[point] != EMPTY:
                 self._ring(surface, point, CLASS_COLOURS[line["class"]])
         following = model.review_at(model.cursor + 1)
         note = model.teach_note
-        if following is not None and following["class"] != "good" and following["best_move"]:
+        if following is not None and following["class"] in CLASS_COLOURS and following["best_move"]:
             pv = [model.game.vertex_to_action(v) for v in following["pv"]]
             self._draw_line_of_play(surface, pv, model.position.to_play, board)
         elif note is not None and note.index == model.cursor and note.best is not None:

@@ -52,6 +52,7 @@ class Engine:
     uniform: bool
     net_path: Path | None
     analyser: Any = None  # the evaluator zero9.search.analysis searches with (ownership kept: Go scores)
+    net: Any = None  # the net itself (review_game builds its own seeded evaluator from it); None: uniform
 
 
 def resolve_net_path(game: Game, net: str | None) -> Path | None:
@@ -102,7 +103,8 @@ def build_engine(game: Game, net: str | None, visits: int) -> Engine:
     config = getattr(source.net, "config", {})
     shape = f" ({config['blocks']}x{config['filters']})" if "blocks" in config and "filters" in config else ""
     analyser = make_evaluator(source.net) if game.name == "go" else source.evaluator(game)
-    return Engine(source.player(game, visits=visits), f"net {path.name}{shape}", False, path, analyser)
+    player = source.player(game, visits=visits)
+    return Engine(player, f"net {path.name}{shape}", False, path, analyser, source.net)
 
 
 @dataclass

@@ -23,7 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from zero9.games import Game, IllegalMove, Position
+from zero9.games import IllegalMove, Position
 
 
 @dataclass(eq=False)
@@ -208,45 +208,10 @@ def tree_from_lines(start: Position, lines: list[list[int]], source: Any = "the 
     return tree
 
 
-def setup_position(game: Game, setup: list[tuple[int, int]], first: int, source: Any = "the record"
-                   ) -> Position:
-    """The position with ``setup`` stones (handicap AB/AW) on the board and ``first`` to move.
-
-    The rules modules build positions only by playing moves, so the stones are played one by
-    one with the other side passing in between (never two passes in a row), then a last pass
-    if the wrong side would move. Those steps are the start's own history, before the tree's
-    root; the window counts moves from the root. ValueError naming a stone that cannot stand.
-    """
-    pos = game.new_position()
-    if not setup:
-        return pos if first == pos.to_play else _pass(game, pos, source)
-    if game.pass_action is None:
-        raise ValueError(f"{source}: setup stones need a game with passes, not {game.name}")
-    for colour, point in sorted(setup, key=lambda s: s[0] != pos.to_play):
-        if pos.to_play != colour:
-            pos = _pass(game, pos, source)
-        try:
-            pos = pos.play(point)
-        except IllegalMove as e:
-            raise ValueError(f"{source}: setup stone {game.action_to_vertex(point)} cannot stand: {e}") from e
-    board = pos.board_array()
-    for colour, point in setup:
-        if board[point] != colour:
-            raise ValueError(f"{source}: setup stone {game.action_to_vertex(point)} cannot stand: "
-                             "the other setup stones capture it")
-    return pos if pos.to_play == first else _pass(game, pos, source)
-
-
-def _pass(game: Game, pos: Position, source: Any) -> Position:
-    if game.pass_action is None:
-        raise ValueError(f"{source}: {game.name} cannot start with White to move")
-    return pos.play(game.pass_action)
-
-
 def setup_stones(start: Position) -> list[tuple[int, int]]:
     """The stones on a line's start position (handicap or setup), as (colour, point)."""
     board = start.board_array()
     return [(int(board[p]), p) for p in range(len(board)) if board[p] != 0]
 
 
-__all__ = ["GameTree", "Node", "replay", "setup_position", "setup_stones", "tree_from_lines"]
+__all__ = ["GameTree", "Node", "replay", "setup_stones", "tree_from_lines"]

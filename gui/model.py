@@ -40,12 +40,13 @@ from typing import Any
 import numpy as np
 
 from gui.ai import AiJobs
-from gui.coach import Coach, describe_reviewed, plural
+from gui.coach import BAD_CLASSES, Coach, describe_reviewed, plural
 from gui.engine import DEFAULT_LEVEL, LEVELS, Engine, Worker, build_engine
 from gui.history import GameTree, replay, setup_stones
 from gui.jobs import Analysis
 from gui.sgfio import Record, open_game, save_sgf
 from zero9.arena.levels import LEVELS as AI_LEVELS
+from zero9.arena.review import opening_length
 from zero9.games import BLACK, COLOUR_NAMES, EMPTY, WHITE, Game, IllegalMove, Position, make_game, opponent
 
 OVERLAYS = ("winrate", "candidates", "policy", "variation", "territory")
@@ -165,7 +166,7 @@ class PlayModel:
             "analyze": f"analysing…{visits}",
             "eval": "evaluating…",
             "sketch": "a quick look at the game…",
-            "review": f"reviewing… {review.review_progress}/{len(review.request or [])} positions",
+            "review": f"reviewing… {review.review_progress}/{plural(review.review_visits, 'visit')}",
             "teach": "checking your move…",
             "engine": "loading the net…",
         }.get(running[0], "")
@@ -202,6 +203,9 @@ class PlayModel:
 
     def black_score_leads(self) -> list[float | None]:
         """Black's score lead after each move of the line (None where no analysis gave one)."""
+        reviewed = self.coach.black_scores(self.history)
+        if reviewed is not None:
+            return reviewed
         out: list[float | None] = []
         for i, pos in enumerate(self.history):
             lead = self.analysis_at(i).score_lead
@@ -575,7 +579,7 @@ class PlayModel:
     def _say_where(self) -> None:
         index = self.cursor
         reviewed = self.review_at(index + 1)
-        if reviewed is not None and reviewed["class"] != "good":
+        if reviewed is not None and reviewed["class"] in BAD_CLASSES:
             self.say(describe_reviewed(reviewed), "error" if reviewed["class"] == "blunder" else "info")
             return
         which, count = self.tree.siblings()
@@ -675,11 +679,13 @@ class PlayModel:
             self.tree = GameTree(game.new_position())
             self.players, self.file_result = self._own_players(), ""
             self.file_players = {BLACK: "", WHITE: ""}
+            self.coach.forced = 0
             self.say(f"new game: {self.describe()} — {self._turn_text()}")
         else:
             _, self.tree, record = loaded
             self.players = {BLACK: record.black, WHITE: record.white}
             self.file_players = dict(self.players)
+            self.coach.forced = opening_length(record.parsed) if record.parsed is not None else 0
             self.file_result = record.result
             self.say(self._loaded_text(record))
         self.jobs.schedule()

@@ -239,7 +239,7 @@ class PanelPainter(Painter):
             pygame.gfxdraw.filled_circle(surface, p[0], p[1], 2, (160, 210, 255))
         for m in model.reviewed() or []:
             i = m["move_number"]
-            if m["class"] != "good" and i < len(rates) and rates[i] is not None:
+            if m["class"] in CLASS_COLOURS and i < len(rates) and rates[i] is not None:
                 x, y = xy(i, rates[i])
                 pygame.gfxdraw.filled_circle(surface, x, y, 4, CLASS_COLOURS[m["class"]])
                 pygame.gfxdraw.aacircle(surface, x, y, 4, (20, 20, 20))

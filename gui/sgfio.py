@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from gui.history import GameTree, setup_position, tree_from_lines
+from gui.history import GameTree, tree_from_lines
 from zero9.games import BLACK, WHITE, Game, make_game, sgf
 from zero9.util.files import read_regular_file
 
@@ -43,6 +43,7 @@ class Record:
     setup: list[tuple[int, int]] = field(default_factory=list)
     variations: list[list[int]] = field(default_factory=list)
     first: int = BLACK  # who moves first (White after handicap stones)
+    parsed: Any = None  # the zero9.games.sgf record it was read from (None for a record made here)
 
     def make_game(self) -> Game:
         return make_game(**self.game_params)
@@ -111,7 +112,7 @@ def load_sgf(path: str | Path) -> Record:
     _check_alternating(path, parsed.moves, first)
     extra = {k: v for k, v in parsed.properties.items() if k not in ("PB", "PW")}
     return Record(game.to_dict(), lines[0], parsed.result, parsed.black, parsed.white, extra,
-                  list(parsed.setup), lines[1:], first)
+                  list(parsed.setup), lines[1:], first, parsed)
 
 
 def open_game(path: str | Path) -> tuple[Game, GameTree, Record]:
@@ -122,7 +123,10 @@ def open_game(path: str | Path) -> tuple[Game, GameTree, Record]:
     """
     record = load_sgf(path)
     game = record.make_game()
-    start = setup_position(game, record.setup, record.first, path)
+    try:  # the setup stones placed as zero9.games.sgf places them for review and analysis
+        start = sgf.start_position(game, record.setup, record.first)
+    except ValueError as e:
+        raise ValueError(f"{path}: {e}") from None
     return game, tree_from_lines(start, record.lines, path), record
 
 

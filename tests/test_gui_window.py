@@ -19,7 +19,7 @@ os.environ.setdefault("PYGAME_HIDE_SUPPORT_PROMPT", "1")
 
 import pygame  # noqa: E402
 
-from gui.history import GameTree, setup_position, tree_from_lines  # noqa: E402
+from gui.history import GameTree, tree_from_lines  # noqa: E402
 from gui.model import Settings  # noqa: E402
 from gui.sgfio import load_sgf, open_game  # noqa: E402
 from gui.widgets import TextField  # noqa: E402
@@ -105,9 +105,10 @@ def test_handicap_stones_make_the_start_position(tmp_path):
     board = start.board_array()
     assert board[game.vertex_to_action("C3")] == BLACK and board[game.vertex_to_action("G7")] == BLACK
     assert int((board != EMPTY).sum()) == 2 and start.to_play == WHITE and len(tree.line) == 3
-    go = make_game("go", 9)
-    with pytest.raises(ValueError, match="cannot stand"):
-        setup_position(go, [(BLACK, 0), (WHITE, 1), (WHITE, 9)], BLACK)  # A1 captured by its own setup
+    bad = tmp_path / "bad-setup.sgf"
+    bad.write_text("(;GM[1]SZ[9]AB[ai]AW[ai];B[ee])")  # A1 twice
+    with pytest.raises(ValueError, match="bad-setup.sgf"):
+        open_game(bad)
 
 
 # ---- the window ----------------------------------------------------------------------------------
@@ -345,3 +346,33 @@ def test_every_label_fits_from_800x600_up(make_app, go_engine, size, tmp_path):
     app.step()
     assert m.alert is not None
     _check_texts(app, f"alert {size}")
+
+
+def test_the_windows_review_is_zero9_reviews(make_app, go_engine, tmp_path):
+    """The window's Review calls review_game as `zero9 review` does: the same visits and seed give
+    the same numbers (a 9x9 Go game with handicap stones, judged in points)."""
+    import json
+
+    from gui.coach import REVIEW_SEED
+    from zero9.cli import review as review_cli
+
+    path = tmp_path / "h2.sgf"
+    path.write_text("(;GM[1]FF[4]SZ[9]KM[0.5]HA[2]AB[cg][gc]PB[Kim]PW[Lee]"
+                    ";W[ee];B[dd];W[fd];B[fe];W[ge];B[ef];W[de];B[ce];W[ed])")
+    app = make_app(Settings(visits=FAST), go_engine, sgf=str(path))
+    m = app.model
+    pump(app, lambda: m.loading is None and len(m.history) == 10, what="the handicap game")
+    assert int((m.tree.root.position.board_array() != EMPTY).sum()) == 2, "the handicap stones are on the board"
+    m.coach.review_visits = 16
+    click_widget(app, "review")
+    pump(app, lambda: m.reviewed() is not None, timeout=120, what="the review")
+    parser = argparse.ArgumentParser()
+    review_cli.add_arguments(parser)
+    args = parser.parse_args([str(path), "--visits", "16", "--seed", str(REVIEW_SEED), "--no-plot",
+                              "--out", str(tmp_path / "out")])
+    assert review_cli.run(args) == 0
+    cli = json.loads((tmp_path / "out" / "h2-review.json").read_text())["moves"]
+    window = m.reviewed()
+    keys = ("move", "best_move", "points_lost", "winrate_loss", "class", "pv")
+    assert [{k: mv[k] for k in keys} for mv in window] == [{k: mv[k] for k in keys} for mv in cli]
+    assert m.black_score_leads()[1] is not None, "the score graph shows the review's points"
