@@ -44,6 +44,7 @@ from gui.coach import BAD_CLASSES, Coach, describe_reviewed, plural
 from gui.engine import DEFAULT_LEVEL, LEVELS, Engine, Worker, build_engine
 from gui.history import GameTree, replay, setup_stones
 from gui.jobs import Analysis
+from gui.scoring import black_view, count_text, dead_stones, winning_line
 from gui.sgfio import Record, open_game, save_sgf
 from zero9.arena.levels import LEVELS as AI_LEVELS
 from zero9.arena.review import opening_length
@@ -252,39 +253,19 @@ class PlayModel:
         if not self.overlays["territory"] or self.game.name != "go":
             return None
         own = self.analysis_at().ownership
-        if own is None:
-            return None
-        return own if self.position.to_play == BLACK else -own
+        return None if own is None else black_view(own, self.position.to_play)
 
     def dead_stones(self) -> list[int]:
-        """Stones the ownership estimate gives to the other side at the end of a Go game (they are dead)."""
-        if not self.show_count():
-            return []
-        own = self._end_ownership()
-        if own is None:
-            return []
-        board = self.position.board_array()
-        return [p for p in range(len(own)) if (board[p] == BLACK and own[p] < -0.5)
-                or (board[p] == WHITE and own[p] > 0.5)]
+        """Stones the net gives to the other side at the end of a Go game that ended by passes."""
+        own = self._end_ownership() if self.show_count() else None
+        return [] if own is None else dead_stones(self.position.board_array(), own)
 
     def count_text(self) -> str:
-        """The count as clubs count it: area (stones + territory), dead stones taken off first."""
-        pos = self.position
-        dead = self.dead_stones()
-        board = pos.board_array().copy()
-        for p in dead:
-            board[p] = EMPTY
-        own = self._end_ownership()
-        if own is None:  # no estimate: Tromp-Taylor (every stone alive)
-            area = pos.ownership()
-            black, white = int((area == BLACK).sum()), int((area == WHITE).sum())
-            return f"Tromp-Taylor area: black {black}, white {white}, komi {self.game.komi:g}"
-        black = int(((board == BLACK) | ((board == EMPTY) & (own > 0.5))).sum())
-        white = int(((board == WHITE) | ((board == EMPTY) & (own < -0.5))).sum())
-        margin = black - white - self.game.komi
-        winner = "B" if margin > 0 else "W"
-        off = f" ({len(dead)} dead)" if dead else ""
-        return f"area B {black} W {white} komi {self.game.komi:g}: {winner}+{abs(margin):g}{off}"
+        return count_text(self.position, self._end_ownership())
+
+    def winning_line(self) -> list[int]:
+        """The points of the five (or more) in a row that ended a Gomoku game; [] otherwise."""
+        return winning_line(self.position) if self.game.name != "go" else []
 
     def _end_ownership(self) -> np.ndarray | None:
         """Black's ownership of the final board: the net's, from the analysis of the last position
@@ -296,27 +277,8 @@ class PlayModel:
                 return None
             own = self.analysis_at(index).ownership
             if own is not None and not pos.is_terminal():
-                return own if pos.to_play == BLACK else -own
+                return black_view(own, pos.to_play)
         return None
-
-    def winning_line(self) -> list[int]:
-        """The points of the five (or more) in a row that ended a Gomoku game; [] otherwise."""
-        pos = self.position
-        if self.game.name == "go" or not pos.is_terminal() or pos.last_move is None:
-            return []
-        board, n = pos.board_array(), self.game.size
-        colour = board[pos.last_move]
-        y0, x0 = divmod(pos.last_move, n)
-        for dy, dx in ((0, 1), (1, 0), (1, 1), (1, -1)):
-            run = [pos.last_move]
-            for sign in (1, -1):
-                y, x = y0 + sign * dy, x0 + sign * dx
-                while 0 <= y < n and 0 <= x < n and board[y * n + x] == colour:
-                    run.append(y * n + x)
-                    y, x = y + sign * dy, x + sign * dx
-            if len(run) >= 5:
-                return sorted(run)
-        return []
 
     # ---- inputs -------------------------------------------------------------------------------
 
