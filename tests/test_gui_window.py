@@ -362,7 +362,7 @@ def test_the_windows_review_is_zero9_reviews(make_app, go_engine, tmp_path):
     app = make_app(Settings(visits=FAST), go_engine, sgf=str(path))
     m = app.model
     pump(app, lambda: m.loading is None and len(m.history) == 10, what="the handicap game")
-    assert int((m.tree.root.position.board_array() != EMPTY).sum()) == 2, "the handicap stones are on the board"
+    assert int((m.tree.root.position.board_array() != EMPTY).sum()) == 2, "the handicap stones are there"
     m.coach.review_visits = 16
     click_widget(app, "review")
     pump(app, lambda: m.reviewed() is not None, timeout=120, what="the review")
@@ -376,3 +376,22 @@ def test_the_windows_review_is_zero9_reviews(make_app, go_engine, tmp_path):
     keys = ("move", "best_move", "points_lost", "winrate_loss", "class", "pv")
     assert [{k: mv[k] for k in keys} for mv in window] == [{k: mv[k] for k in keys} for mv in cli]
     assert m.black_score_leads()[1] is not None, "the score graph shows the review's points"
+
+
+def test_the_level_table_in_the_docs_is_the_codes():
+    """docs/cli-play.md's level table says what zero9/arena/levels.py plays (and the default)."""
+    import re
+
+    from gui.engine import DEFAULT_LEVEL
+    from zero9.arena.levels import LEVELS
+
+    text = (ROOT / "docs" / "cli-play.md").read_text(encoding="utf-8")
+    rows = re.findall(r"^\| (\w+) \| (\d+)[^|]* \| ([^|]+) \| ([\d.]+) \|$", text, re.M)
+    assert [r[0].lower() for r in rows] == list(LEVELS), rows
+    for name, visits, among, temperature in rows:
+        level = LEVELS[name.lower()]
+        assert int(visits) == level.visits and float(temperature) == level.temperature, name
+        best = re.search(r"(\d+)", among)
+        assert (int(best.group(1)) if best else 1) == level.top_k, f"{name}: {among}"
+    assert f"(default `{DEFAULT_LEVEL}`)" in text
+    assert f"**{LEVELS[DEFAULT_LEVEL].name} is the default**" in text
