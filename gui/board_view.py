@@ -29,6 +29,7 @@ from typing import Any
 import pygame
 import pygame.gfxdraw
 
+from gui import scoring
 from gui.paint import (
     BEST,
     CLASS_COLOURS,
@@ -104,7 +105,7 @@ class BoardPainter(Painter):
         pos = model.position
         board = pos.board_array()
         a = model.analysis_at()
-        territory = model.territory()
+        territory = scoring.territory_of(model)
         if territory is not None:
             self._draw_territory(surface, territory, board)
         elif model.show_count():
@@ -120,8 +121,8 @@ class BoardPainter(Painter):
             pygame.gfxdraw.filled_circle(surface, cx, cy, max(3, round(cell * 0.13)), mark)
             pygame.gfxdraw.aacircle(surface, cx, cy, max(3, round(cell * 0.13)), mark)
         self._draw_review_marks(surface, model, board)
-        self._draw_dead(surface, model.dead_stones(), board)
-        self._draw_five(surface, model.winning_line())
+        self._draw_dead(surface, scoring.dead_stones_of(model), board)
+        self._draw_five(surface, scoring.winning_line_of(model))
         if not pos.is_terminal():
             self._draw_search(surface, model, a, board)
             if a.hint is not None and a.hint < n * n:

@@ -44,7 +44,7 @@ from gui.coach import BAD_CLASSES, Coach, describe_reviewed, plural
 from gui.engine import DEFAULT_LEVEL, LEVELS, Engine, Worker, build_engine
 from gui.history import GameTree, replay, setup_stones
 from gui.jobs import Analysis
-from gui.scoring import black_view, count_text, dead_stones, winning_line
+from gui.players import Players
 from gui.sgfio import Record, open_game, save_sgf
 from zero9.arena.levels import LEVELS as AI_LEVELS
 from zero9.arena.review import opening_length
@@ -90,10 +90,8 @@ class PlayModel:
         self.tree = GameTree(self.game.new_position())
         self.ended: tuple[Any, Position] | None = None  # (node, resigned position)
         self.auto = True
-        self.own_game = True
-        self.players = self._own_players()
-        self.file_result = ""  # the result an SGF states (RE), for a loaded game
-        self.file_players = {BLACK: "", WHITE: ""}  # the names an SGF states (PB/PW), kept when saving
+        self.whose = Players()  # whose game: yours, or a loaded one's players (gui/players.py)
+        self.whose.start_own(settings.human)
         self.overlays = {name: name == "winrate" for name in OVERLAYS}
         self.message, self.message_level = "", "info"
         self.alert: str | None = None  # a whole error in a box until dismissed (a file that cannot be used)
@@ -217,25 +215,18 @@ class PlayModel:
         return [p.last_move for p in self.history[1:]]
 
     def result_text(self, names: bool = True) -> str:
-        """'Game over: B+3.5 — Black (GNU Go) wins' in a loaded game; 'you win' / 'the AI wins' in yours.
+        return self.whose.result_text(self.position, self.settings.human, names)
 
-        ``names=False`` leaves the players' names out ('Black wins'), for narrow places.
-        """
-        pos = self.position
-        if not pos.is_terminal():
-            return ""
-        text = pos.result_string()
-        winner = pos.winner()
-        if winner == EMPTY:
-            return f"Game over: draw ({text})"
-        if self.own_game:
-            return f"Game over: {text} — {'you win' if winner == self.settings.human else 'the AI wins'}"
-        who = self.player_name(winner) if names else COLOUR_NAMES[winner].capitalize()
-        return f"Game over: {text} — {who} wins"
+    @property
+    def own_game(self) -> bool:
+        return self.whose.own_game
+
+    @property
+    def players(self) -> dict[int, str]:
+        return self.whose.names
 
     def player_name(self, colour: int) -> str:
-        name = self.players.get(colour, "")
-        return COLOUR_NAMES[colour].capitalize() + (f" ({name})" if name else "")
+        return self.whose.name(colour)
 
     def describe(self) -> str:
         s = self.settings
@@ -247,38 +238,6 @@ class PlayModel:
     def show_count(self) -> bool:
         """Draw the count: a Go game that ended by passes (a resignation has no count)."""
         return self.game.name == "go" and self.over and self.ended is None
-
-    def territory(self) -> np.ndarray | None:
-        """Black's ownership estimate (-1..1 per point) for the territory overlay; None if off or unknown."""
-        if not self.overlays["territory"] or self.game.name != "go":
-            return None
-        own = self.analysis_at().ownership
-        return None if own is None else black_view(own, self.position.to_play)
-
-    def dead_stones(self) -> list[int]:
-        """Stones the net gives to the other side at the end of a Go game that ended by passes."""
-        own = self._end_ownership() if self.show_count() else None
-        return [] if own is None else dead_stones(self.position.board_array(), own)
-
-    def count_text(self) -> str:
-        return count_text(self.position, self._end_ownership())
-
-    def winning_line(self) -> list[int]:
-        """The points of the five (or more) in a row that ended a Gomoku game; [] otherwise."""
-        return winning_line(self.position) if self.game.name != "go" else []
-
-    def _end_ownership(self) -> np.ndarray | None:
-        """Black's ownership of the final board: the net's, from the analysis of the last position
-        before the closing passes (the same board, still in play); None until one gave it."""
-        board = self.position.board_array()
-        for index in range(self.cursor, -1, -1):
-            pos = self.history[index]
-            if not np.array_equal(pos.board_array(), board):
-                return None
-            own = self.analysis_at(index).ownership
-            if own is not None and not pos.is_terminal():
-                return black_view(own, pos.to_play)
-        return None
 
     # ---- inputs -------------------------------------------------------------------------------
 
@@ -384,7 +343,8 @@ class PlayModel:
             self.say("wait: the AI is thinking (Stop makes it move now)", "error")
             return
         self.settings = replace(self.settings, human=self.ai)
-        self.players = self._own_players() if self.own_game else self.players
+        if self.own_game:
+            self.whose.start_own(self.settings.human, keep_file=True)
         self.auto = True
         self.say(f"you now play {COLOUR_NAMES[self.settings.human]}")
         self.jobs.schedule()
@@ -474,16 +434,15 @@ class PlayModel:
     def save(self, path: str | Path) -> Path | None:
         """Save the whole tree (the line shown as the main line, the others as SGF variations)."""
         pos = self.ended[1] if self.ended is not None else self.history[-1]
-        result = pos.result_string() if pos.is_terminal() else self.file_result
+        result = pos.result_string() if pos.is_terminal() else self.whose.file_result
         start = self.tree.root.position
         lines = [self.actions()] + [a for a in self.tree.all_lines() if a != self.actions()]
         record = Record(self.game.to_dict(), lines[0], result, self.players.get(BLACK, ""),
                         self.players.get(WHITE, ""), variations=lines[1:], setup=setup_stones(start),
                         first=start.to_play)
-        if self.own_game and not any(self.file_players.values()):  # a loaded game keeps its players' names
-            record.black, record.white = self._save_names()
-        elif self.own_game:
-            record.black, record.white = self.file_players[BLACK], self.file_players[WHITE]
+        if self.own_game:
+            ai = f"zero9 ({plural(self.settings.visits, 'visit')})"
+            record.black, record.white = self.whose.for_saving(self.settings.human, ai)
         try:
             saved = save_sgf(path, record)
         except (OSError, ValueError) as e:
@@ -524,13 +483,6 @@ class PlayModel:
 
     # ---- internals ----------------------------------------------------------------------------
 
-    def _own_players(self) -> dict[int, str]:
-        return {self.settings.human: "you", self.ai: "the AI"}
-
-    def _save_names(self) -> tuple[str, str]:
-        names = {self.settings.human: "Human", self.ai: f"zero9 ({plural(self.settings.visits, 'visit')})"}
-        return names[BLACK], names[WHITE]
-
     def _turn_text(self) -> str:
         pos = self.position
         if pos.is_terminal():
@@ -570,9 +522,7 @@ class PlayModel:
 
     def _take_over(self) -> None:
         """You play on in a loaded game: from here on it is your game against the AI."""
-        if not self.own_game:
-            self.own_game = True
-            self.players = self._own_players()
+        self.whose.take_over(self.settings.human)
 
     def _human_plays(self, action: int) -> bool:
         try:
@@ -635,20 +585,16 @@ class PlayModel:
             self.engine.player.visits = settings.visits
         self.ended = None
         self.auto = loaded is None
-        self.own_game = loaded is None
         self.last_reply_s = None
         if loaded is None:
             self.tree = GameTree(game.new_position())
-            self.players, self.file_result = self._own_players(), ""
-            self.file_players = {BLACK: "", WHITE: ""}
+            self.whose.start_own(settings.human)
             self.coach.forced = 0
             self.say(f"new game: {self.describe()} — {self._turn_text()}")
         else:
             _, self.tree, record = loaded
-            self.players = {BLACK: record.black, WHITE: record.white}
-            self.file_players = dict(self.players)
+            self.whose.start_loaded(record.black, record.white, record.result)
             self.coach.forced = opening_length(record.parsed) if record.parsed is not None else 0
-            self.file_result = record.result
             self.say(self._loaded_text(record))
         self.jobs.schedule()
 

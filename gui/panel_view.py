@@ -39,6 +39,7 @@ from gui.paint import (
     fit,
     wrap,
 )
+from gui.scoring import count_text_of
 from gui.widgets import Widget
 from zero9.games import BLACK, COLOUR_NAMES, WHITE
 
@@ -95,8 +96,8 @@ class PanelPainter(Painter):
             return model.result_text(names=False), WARN
         if model.thinking or model.loading is not None:
             return model.busy_text, BEST
-        if model.at_end and model.file_result and not model.own_game:
-            return f"result in the file: {model.file_result}", WARN
+        if model.at_end and model.whose.file_result and not model.own_game:
+            return f"result in the file: {model.whose.file_result}", WARN
         if not model.own_game:
             return f"{COLOUR_NAMES[pos.to_play].capitalize()} to play", PANEL_TEXT
         who = "you" if pos.to_play == model.settings.human else "AI"
@@ -106,7 +107,7 @@ class PanelPainter(Painter):
         """The status line's parts, most wanted first (the line keeps as many as fit)."""
         pos = model.position
         if model.show_count():
-            return [model.count_text()]
+            return [count_text_of(model)]
         parts = [f"move {model.cursor}"]  # from the start of the tree (after any setup stones)
         lead = model.analysis_at().score_lead
         if lead is not None and not pos.is_terminal():

@@ -1,4 +1,6 @@
-"""The end of a game on the board: the count as clubs count it, dead stones, the winning five.
+"""What the board shows of the score: the territory overlay, and at the end the count as clubs
+count it, the dead stones, the winning five. The ``*_of(model)`` functions read a
+:class:`gui.model.PlayModel`; the others work on a board.
 
 Vocabulary:
 
@@ -14,12 +16,50 @@ Vocabulary:
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from zero9.games import BLACK, EMPTY, WHITE, Position
 
 DEAD = 0.5  # a stone on a point the other side owns at least this much is dead
 OWNED = 0.5  # an empty point owned at least this much counts as territory
+
+
+def territory_of(model: Any) -> np.ndarray | None:
+    """Black's ownership estimate of the position shown, for the overlay; None if off or unknown."""
+    if not model.overlays["territory"] or model.game.name != "go":
+        return None
+    own = model.analysis_at().ownership
+    return None if own is None else black_view(own, model.position.to_play)
+
+
+def end_ownership_of(model: Any) -> np.ndarray | None:
+    """Black's ownership of the final board: the net's, from the analysis of the last position
+    before the closing passes (the same board, still in play); None until one gave it."""
+    board = model.position.board_array()
+    for index in range(model.cursor, -1, -1):
+        pos = model.history[index]
+        if not np.array_equal(pos.board_array(), board):
+            return None
+        own = model.analysis_at(index).ownership
+        if own is not None and not pos.is_terminal():
+            return black_view(own, pos.to_play)
+    return None
+
+
+def dead_stones_of(model: Any) -> list[int]:
+    """Stones the net gives to the other side at the end of a Go game that ended by passes."""
+    own = end_ownership_of(model) if model.show_count() else None
+    return [] if own is None else dead_stones(model.position.board_array(), own)
+
+
+def count_text_of(model: Any) -> str:
+    return count_text(model.position, end_ownership_of(model))
+
+
+def winning_line_of(model: Any) -> list[int]:
+    return winning_line(model.position) if model.game.name != "go" else []
 
 
 def black_view(ownership: np.ndarray, to_play: int) -> np.ndarray:

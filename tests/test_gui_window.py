@@ -21,6 +21,7 @@ import pygame  # noqa: E402
 
 from gui.history import GameTree, tree_from_lines  # noqa: E402
 from gui.model import Settings  # noqa: E402
+from gui.scoring import count_text_of, territory_of, winning_line_of  # noqa: E402
 from gui.sgfio import load_sgf, open_game  # noqa: E402
 from gui.widgets import TextField  # noqa: E402
 from tests import test_gui as base  # noqa: E402
@@ -210,21 +211,21 @@ def test_a_loaded_game_is_shown_as_what_it_is(make_app, go_engine):
     top_line = lay.origin[1] - (lay.size - 1) * lay.cell
     assert banner and banner[0].rect.bottom <= top_line - lay.stone_radius, "the result sits above the stones"
     # the count: area with the dead stones off, as clubs count
-    assert m.show_count() and "area B" in m.count_text() and "B+" in m.count_text()
+    assert m.show_count() and "area B" in count_text_of(m) and "B+" in count_text_of(m)
 
 
 def test_a_gomoku_game_marks_its_winning_five(make_app):
     app = make_app(Settings(game="gomoku", size=15, visits=FAST), None, sgf=str(RAPFI_GOMOKU))
     m = app.model
     pump(app, lambda: m.loading is None and len(m.history) == 29, what="the Gomoku game")
-    five = m.winning_line()
+    five = winning_line_of(m)
     board = m.position.board_array()
     assert len(five) >= 5 and all(board[p] == WHITE for p in five)
     rows_cols = [divmod(p, 15) for p in five]
     steps = {(b[0] - a[0], b[1] - a[1]) for a, b in zip(rows_cols, rows_cols[1:], strict=False)}
     assert len(steps) == 1, "the points lie on one line, one step apart"
     m.navigate(10)
-    assert m.winning_line() == []
+    assert winning_line_of(m) == []
 
 
 def test_score_lead_and_territory_come_from_the_analysis_api(make_app, go_engine):
@@ -237,11 +238,11 @@ def test_score_lead_and_territory_come_from_the_analysis_api(make_app, go_engine
     m.navigate(40)
     m.tree.node.analysis = None  # the net's own look at this position (the quick pass searched 8 visits)
     click_widget(app, "toggle:territory")
-    pump(app, lambda: m.analysis_at().policy is not None and m.territory() is not None, what="the net's look")
+    pump(app, lambda: m.analysis_at().policy is not None and territory_of(m) is not None, what="the look")
     raw = analyse(m.position, m.engine.analyser, 0)  # the same evaluator: its cached evaluation
     a = m.analysis_at()
     assert a.score_lead == pytest.approx(raw.score_lead, abs=1e-4), "the window shows the API's number"
-    assert m.territory() == pytest.approx(raw.ownership if m.position.to_play == BLACK else -raw.ownership)
+    assert territory_of(m) == pytest.approx(raw.ownership if m.position.to_play == BLACK else -raw.ownership)
     app.step()
     assert app.view.score_rect is not None, "the score graph beside the win-rate graph"
 
