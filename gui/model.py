@@ -33,6 +33,7 @@ for each input and :meth:`PlayModel.update` once a frame; the view reads it.
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -40,6 +41,7 @@ from typing import Any
 import numpy as np
 
 from gui.ai import AiJobs
+from gui.clock import GameClock
 from gui.coach import BAD_CLASSES, Coach, describe_reviewed, plural
 from gui.engine import DEFAULT_LEVEL, LEVELS, Engine, Worker, build_engine
 from gui.history import GameTree, replay, setup_stones
@@ -64,6 +66,7 @@ class Settings:
     visits: int = LEVELS[DEFAULT_LEVEL]
     komi: float = DEFAULT_KOMI
     net: str | None = None  # None: the shipped net for the game and size
+    clock: tuple[float, float, int] | None = None  # (main seconds, byo-yomi seconds, periods); None: no clock
 
     def make_game(self) -> Game:
         """The game these settings describe; ValueError if the rules module refuses them."""
@@ -92,6 +95,8 @@ class PlayModel:
         self.auto = True
         self.whose = Players()  # whose game: yours, or a loaded one's players (gui/players.py)
         self.whose.start_own(settings.human)
+        self.clock = GameClock(*settings.clock) if settings.clock else None
+        self.lost_on_time = False
         self.overlays = {name: name == "winrate" for name in OVERLAYS}
         self.message, self.message_level = "", "info"
         self.alert: str | None = None  # a whole error in a box until dismissed (a file that cannot be used)
@@ -215,7 +220,8 @@ class PlayModel:
         return [p.last_move for p in self.history[1:]]
 
     def result_text(self, names: bool = True) -> str:
-        return self.whose.result_text(self.position, self.settings.human, names)
+        text = self.whose.result_text(self.position, self.settings.human, names)
+        return text.replace("+R", "+T") if self.lost_on_time and self.ended is not None else text
 
     @property
     def own_game(self) -> bool:
@@ -435,6 +441,7 @@ class PlayModel:
         """Save the whole tree (the line shown as the main line, the others as SGF variations)."""
         pos = self.ended[1] if self.ended is not None else self.history[-1]
         result = pos.result_string() if pos.is_terminal() else self.whose.file_result
+        result = result.replace("+R", "+T") if self.lost_on_time and self.ended is not None else result
         start = self.tree.root.position
         lines = [self.actions()] + [a for a in self.tree.all_lines() if a != self.actions()]
         record = Record(self.game.to_dict(), lines[0], result, self.players.get(BLACK, ""),
@@ -479,7 +486,19 @@ class PlayModel:
         """Take the worker's results and start whatever job the current state needs. Once a frame."""
         for result in self.worker.poll():
             self.jobs.take(result)
+        self._run_clock()
         self.jobs.schedule()
+
+    def _run_clock(self) -> None:
+        """The side to move's time runs while your game is live at the end of its line."""
+        if self.clock is None:
+            return
+        live = self.own_game and self.at_end and self.ended is None and not self.over and self.loading is None
+        lost = self.clock.update(self.position.to_play if live else None, time.monotonic())
+        if lost is not None:
+            self._cancel_jobs()
+            self.ended, self.lost_on_time = (self.tree.node, self.tree.node.position.resign()), True
+            self.say(f"{self.player_name(lost)} ran out of time. {self.result_text()}")
 
     # ---- internals ----------------------------------------------------------------------------
 
@@ -539,7 +558,9 @@ class PlayModel:
         return True
 
     def _play(self, pos: Position) -> None:
-        self.ended = None
+        self.ended, self.lost_on_time = None, False
+        if self.clock is not None and self.at_end:
+            self.clock.moved(opponent(pos.to_play))
         self.tree.play(pos)
 
     def _after_change(self, text: str) -> None:
@@ -583,9 +604,10 @@ class PlayModel:
         self.settings, self.game = settings, game
         if self.engine is not None and hasattr(self.engine.player, "visits"):
             self.engine.player.visits = settings.visits
-        self.ended = None
+        self.ended, self.lost_on_time = None, False
         self.auto = loaded is None
         self.last_reply_s = None
+        self.clock = GameClock(*settings.clock) if settings.clock else None
         if loaded is None:
             self.tree = GameTree(game.new_position())
             self.whose.start_own(settings.human)

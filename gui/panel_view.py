@@ -109,6 +109,8 @@ class PanelPainter(Painter):
         if model.show_count():
             return [count_text_of(model)]
         parts = [f"move {model.cursor}"]  # from the start of the tree (after any setup stones)
+        if model.clock is not None:
+            parts.append(f"B {model.clock.text(BLACK)} W {model.clock.text(WHITE)}")
         lead = model.analysis_at().score_lead
         if lead is not None and not pos.is_terminal():
             black = lead if pos.to_play == BLACK else -lead

@@ -22,6 +22,11 @@ os.environ.setdefault("PYGAME_HIDE_SUPPORT_PROMPT", "1")
 
 import pygame  # noqa: E402
 
+try:  # Pillow comes with matplotlib; without it the pictures are plain (larger) PNGs
+    from PIL import Image
+except ImportError:
+    Image = None
+
 from gui.app import App  # noqa: E402
 from gui.model import Settings  # noqa: E402
 
@@ -57,12 +62,10 @@ def shot(app: App, out: Path, name: str) -> None:
     size = (round(w * SCALE), round(h * SCALE))
     small = pygame.transform.smoothscale(app.screen, size)
     path = out / f"{name}.png"
-    try:  # a palette PNG is a third of the size (Pillow comes with matplotlib)
-        from PIL import Image
-
+    if Image is not None:  # a palette PNG is a third of the size
         image = Image.frombytes("RGB", size, pygame.image.tobytes(small, "RGB"))
         image.quantize(colors=160, dither=Image.Dither.NONE).save(path, optimize=True)
-    except ImportError:
+    else:
         pygame.image.save(small, str(path))
     print("wrote", path)
 

@@ -396,3 +396,32 @@ def test_the_level_table_in_the_docs_is_the_codes():
         assert (int(best.group(1)) if best else 1) == level.top_k, f"{name}: {among}"
     assert f"(default `{DEFAULT_LEVEL}`)" in text
     assert f"**{LEVELS[DEFAULT_LEVEL].name} is the default**" in text
+
+
+def test_the_game_clock_main_time_then_byo_yomi():
+    from gui.clock import GameClock
+
+    clock = GameClock(main_s=10, byo_s=5, periods=2)
+    assert clock.update(BLACK, 0.0) is None and clock.text(BLACK) == "0:10"
+    assert clock.update(WHITE, 8.0) is None and clock.text(BLACK) == "0:02"  # Black used 8 s, White runs
+    assert clock.update(BLACK, 9.0) is None and clock.text(WHITE) == "0:09"
+    assert clock.update(BLACK, 15.0) is None and clock.text(BLACK) == "0:01 (2)"  # 2 s main + 4 s of a period
+    clock.moved(BLACK)
+    assert clock.text(BLACK) == "0:05 (2)", "a move in time gives the period back"
+    assert clock.update(BLACK, 21.0) is None and clock.text(BLACK) == "0:04 (1)"  # one period lost
+    assert clock.update(None, 26.0) == BLACK, "the last period ran out: Black loses on time"
+    with pytest.raises(ValueError, match="needs some time"):
+        GameClock(main_s=0, byo_s=0, periods=0)
+
+
+def test_a_player_who_runs_out_of_time_loses(make_app, go_engine):
+    app = make_app(Settings(visits=FAST, clock=(0.3, 0.2, 1)), go_engine)
+    m = app.model
+    pump(app, lambda: m.over, timeout=20, what="Black's time to run out")
+    assert m.result_text() == "Game over: W+T — the AI wins" and "ran out of time" in m.message
+    app.step()
+    assert any(t.text.startswith("move 0 · B 0:00 (0)") for t in app.view.texts)
+    parser = argparse.ArgumentParser()
+    play_cli.add_arguments(parser)
+    s = play_cli.settings_from_args(parser.parse_args(["--time", "5", "--byo-yomi", "20", "--periods", "5"]))
+    assert s.clock == (300.0, 20.0, 5)

@@ -13,6 +13,7 @@ import argparse
 import os
 import sys
 
+from gui.clock import GameClock
 from gui.engine import DEFAULT_LEVEL, LEVELS, build_engine
 from gui.model import DEFAULT_KOMI, DEFAULT_SIZES, Settings
 from gui.sgfio import open_game
@@ -48,6 +49,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--net", help="net file (.pt or Leela Zero .txt[.gz]); default: the shipped net, if any"
     )
+    parser.add_argument("--time", type=float, metavar="MINUTES",
+                        help="a game clock: each side's main time in minutes (default: no clock)")
+    parser.add_argument("--byo-yomi", type=float, default=30.0, metavar="SECONDS",
+                        help="with --time: seconds per byo-yomi period after the main time "
+                             "(default 30; 0: none)")
+    parser.add_argument("--periods", type=int, default=3, help="with --time: byo-yomi periods (default 3)")
     parser.add_argument("--sgf", help="open this SGF game to continue it")
     parser.add_argument("--move", type=int, help="with --sgf: show this move number (default: the last)")
     parser.add_argument(
@@ -77,6 +84,10 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
     if args.komi is not None:
         s.komi = args.komi
     s.net = args.net
+    if getattr(args, "time", None) is not None:
+        periods = args.periods if args.byo_yomi > 0 else 0
+        s.clock = (60.0 * args.time, args.byo_yomi if periods else 0.0, periods)
+        GameClock(*s.clock)  # refuse a clock without time here
     s.make_game()  # refuse a bad size here, on the command line
     return s
 
