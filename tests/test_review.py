@@ -202,7 +202,17 @@ def test_review_command_writes_json_sgf_and_plot_for_a_go_game(tmp_path):
     for m in review["moves"]:
         assert set(m) == KEYS and 0 <= m["winrate_after"] <= 1 and m["points_lost"] >= 0
     assert (out / "short-review.png").stat().st_size > 5000
-    assert parse_sgf((out / "short-review.sgf").read_text()).moves == read_sgf(game_file).moves
+    reviewed = (out / "short-review.sgf").read_text()
+    assert parse_sgf(reviewed).moves == read_sgf(game_file).moves
+    # KaTrain opens it: its own SGF reader, the comments as its notes
+    from katrain.core.game import KaTrainSGF
+
+    node, played = KaTrainSGF.parse_sgf(reviewed), []
+    while node.children:
+        node = node.children[0]
+        played.append(node.move.gtp())
+        assert node.note.startswith("zero9 review (16 visits)")
+    assert played == ["E5", "C3", "D3", "C4", "G5", "pass", "pass"]
     assert "B a: moves 4" in done.stdout and "W b: moves 3" in done.stdout
     assert "review: 100%" in done.stderr  # the progress bar
 

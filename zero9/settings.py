@@ -69,6 +69,7 @@ class ReviewConfig:
     noise_visits: int = 200  # the visits those were measured at
     # A played move the search gave fewer visits than this is searched on its own (its position after)
     min_played_visits: int = 10
+    played_search_share: float = 0.5  # ... with this share of the visits (half: its value, not a choice)
     leaves_per_tree: int = 8  # per net call and position: a game's positions share each call
     batched: bool = True  # all positions' leaves in shared net calls (False: one position at a time)
 

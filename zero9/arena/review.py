@@ -11,7 +11,8 @@ Vocabulary:
 - **before / after** (the mover's view): *before* is the best move's value in that search,
   *after* the played move's value **in the same tree** (its own visits: no second, noisy
   search to subtract). A played move the search hardly visited (fewer than
-  ``min_played_visits``) is judged by a search of the position it made instead. So the
+  ``min_played_visits``) is judged by a search of the position it made instead (with
+  ``played_search_share`` of the visits: a value to read, not a move to choose). So the
   best move loses exactly 0, and two searches' noise never makes a best move a mistake.
 - **loss**: Go: **points lost**, ``score before - score after`` (score lead: the net's
   ownership sum, :mod:`zero9.search.analysis`); the winrate loss stays beside it. Gomoku:
@@ -141,7 +142,8 @@ def review_game(source: SgfRecord | Sequence[Position], net, visits: int = Revie
     judged = [i for i in range(len(line) - 1) if i >= forced]
     before = dict(zip(judged, _analyse(line, judged, evaluator, visits, seed, config, progress), strict=True))
     again = [i for i in judged if _needs_own_search(before[i], line[i + 1].last_move, config)]
-    after = dict(zip(again, analyse_many([line[i + 1] for i in again], evaluator, visits, seed,
+    own_visits = max(config.min_played_visits, round(visits * config.played_search_share))
+    after = dict(zip(again, analyse_many([line[i + 1] for i in again], evaluator, own_visits, seed,
                                          leaves_per_tree=config.leaves_per_tree), strict=True))
     noise = _noise(game.name, visits, config)
     moves = [_judge_move(line, i, before.get(i), after.get(i), thresholds, noise)

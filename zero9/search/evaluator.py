@@ -214,10 +214,12 @@ class NetEvaluator:
                 cache = self._cache
                 entries = zip(itertools.repeat(priors), first, values[first].tolist(), strict=False)
                 cache.update(zip(misses, entries, strict=True))  # (the inner zip: repeat is endless)
-                while len(cache) > self.cache_size:
-                    key, _ = cache.popitem(last=False)  # the least recently used
-                    if self._owned is not None:
-                        self._owned.pop(key, None)
+                if self._owned is None:
+                    while len(cache) > self.cache_size:
+                        cache.popitem(last=False)  # the least recently used
+                else:
+                    while len(cache) > self.cache_size:
+                        self._owned.pop(cache.popitem(last=False)[0], None)  # evicted alike
             return priors, values
 
     def _keep_ownership(self, asked: Asked, size: int) -> None:
