@@ -111,7 +111,7 @@ class BoardPainter(Painter):
         elif model.show_count():
             self._draw_count(surface, pos.ownership(), board)
         if model.overlays["policy"] and a.policy is not None and not pos.is_terminal():
-            self._draw_policy(surface, a.policy, board)
+            self._draw_policy(surface, a.policy, board, self._labelled_points(model, a))
         for p in range(n * n):
             if board[p] != EMPTY:
                 self.draw_stone(surface, lay.center(p), int(board[p]))
@@ -211,7 +211,21 @@ class BoardPainter(Painter):
                 surface, short_count(s.visits), (cx, cy + round(fs * 0.5)), round(fs * 0.8), bold=False
             )
 
-    def _draw_policy(self, surface: pygame.Surface, policy: Any, board: Any) -> None:
+    def _labelled_points(self, model: Any, a: Any) -> set[int]:
+        """Points where another overlay writes numbers (candidates, the line, the hint): the policy's
+        percentages stay off them so that no two numbers lie on one another."""
+        points: set[int] = set()
+        if a.candidates and model.overlays["candidates"]:
+            points |= {s.action for s in a.candidates[:MAX_CANDIDATES] if s.visits > 0}
+        if a.candidates and model.overlays["variation"]:
+            points |= set((getattr(a.candidates[0], "pv", None) or [])[:MAX_PV])
+        if a.hint is not None:
+            points.add(a.hint)
+        return points
+
+    def _draw_policy(self, surface: pygame.Surface, policy: Any, board: Any,
+                     quiet: set[int] = frozenset()) -> None:
+        """The heatmap; the likeliest points get their percentage, except the ``quiet`` ones."""
         lay = self.layout
         n = lay.size
         side = round(lay.cell * 0.8)
@@ -229,7 +243,7 @@ class BoardPainter(Painter):
             pygame.draw.rect(square, (225, 40, 30, alpha), square.get_rect(), border_radius=side // 5)
             cx, cy = lay.center(p)
             surface.blit(square, (cx - side // 2, cy - side // 2))
-            if p in labelled and prob >= 0.01:
+            if p in labelled and prob >= 0.01 and p not in quiet:
                 self._text_centered(
                     surface, f"{100 * prob:.0f}", (cx, cy), round(lay.cell * 0.32), (255, 255, 255)
                 )

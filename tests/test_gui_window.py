@@ -308,6 +308,12 @@ def _check_texts(app, where: str) -> None:
     for t in texts:
         if t.owner in widgets:
             assert widgets[t.owner].rect.contains(t.rect), f"{where}: {t.text!r} leaves its button"
+    on_board = [t for t in app.view.texts if t.owner == "board"]
+    for i, a in enumerate(on_board):  # overlay numbers never share a point
+        for b in on_board[i + 1:]:
+            clip = a.rect.clip(b.rect)
+            smaller = min(a.rect.width * a.rect.height, b.rect.width * b.rect.height)
+            assert clip.width * clip.height <= 0.25 * smaller, f"{where}: {a.text!r} and {b.text!r} overlap"
     boxed = ("alert", "chooser")
     for i, a in enumerate(texts):
         for b in texts[i + 1:]:
@@ -333,7 +339,9 @@ def test_every_label_fits_from_800x600_up(make_app, go_engine, size, tmp_path):
           "or AI move")
     for overlay in ("candidates", "variation", "policy"):
         m.toggle(overlay)
+    pump(app, lambda: m.analysis_at().done and m.analysis_at().policy is not None, what="the analysis")
     app.step()
+    assert sum(t.owner == "board" for t in app.view.texts) > 10, "candidates, the line and the policy drawn"
     _check_texts(app, f"game {size}")
     m.load(STRONG_VS_GNUGO)
     pump(app, lambda: m.loading is None and len(m.history) == 88, what="the loaded game")
