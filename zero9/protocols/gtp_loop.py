@@ -114,9 +114,9 @@ class _Writer:
             self.transcript.flush()
 
 
-def _reply_to(engine, line: InputLine) -> Reply | None:
+def _reply_to(engine, line: InputLine, limit: int) -> Reply | None:
     if line.overlong:
-        return overlong_reply(line.text)
+        return overlong_reply(line.text, limit)
     try:
         return engine.execute(line.text)
     except Exception as e:  # a bug must not kill a GUI's engine: report it and go on
@@ -136,7 +136,7 @@ def serve(engine, inp: TextIO, out: TextIO, transcript: TextIO | None = None,
             break
         text = line.text + (" ..." if line.overlong else "")
         write.log(text if text.endswith("\n") else text + "\n")
-        reply = _reply_to(engine, line)
+        reply = _reply_to(engine, line, limit)
         if reply is None:
             continue
         write(reply.text)
