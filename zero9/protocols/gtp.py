@@ -35,6 +35,7 @@ from typing import TextIO
 from zero9 import __version__
 from zero9.games import Game
 from zero9.protocols.gtp_core import ENGINE_NAME, CoreCommands
+from zero9.protocols.gtp_kata import KataCommands
 from zero9.protocols.gtp_leelaz import LeelaZeroCommands
 from zero9.protocols.gtp_loop import Reply, parse_command
 from zero9.protocols.gtp_moves import MoveCommands
@@ -56,15 +57,17 @@ COMMANDS = [
     "kgs-genmove_cleanup", "fixed_handicap", "place_free_handicap", "set_free_handicap",
     "loadsgf", "printsgf", "last_move", "move_history", "heatmap", "lz-analyze",
     "lz-genmove_analyze", "lz-setoption", "dump_training", "dump_supervised", "is_legal", "all_legal",
-    "list_stones", "captures", "autotrain",
+    "list_stones", "captures", "autotrain", "kata-analyze", "kata-genmove_analyze", "kata-get-rules",
+    "kata-set-rules", "cputime",
 ]
 GO_ONLY = {"final_status_list", "kgs-genmove_cleanup", "fixed_handicap", "place_free_handicap",
-           "set_free_handicap", "captures", "komi", "dump_training", "dump_supervised"}
+           "set_free_handicap", "captures", "komi", "dump_training", "dump_supervised",
+           "kata-get-rules", "kata-set-rules"}
 
 __all__ = ["BANNER", "COMMANDS", "LEELAZ_VERSION", "EngineOptions", "GTPEngine"]
 
 
-class GTPEngine(CoreCommands, MoveCommands, LeelaZeroCommands, TrainingCommands, EngineState):
+class GTPEngine(CoreCommands, MoveCommands, LeelaZeroCommands, KataCommands, TrainingCommands, EngineState):
     """The GTP state machine: ``execute(line)`` -> :class:`Reply`; ``cmd_NAME`` handles command NAME."""
 
     def __init__(self, game: Game, source: NetSource, options: EngineOptions | None = None,

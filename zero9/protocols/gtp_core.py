@@ -147,25 +147,6 @@ class CoreCommands:
 
         return "\n" + board_to_text(self.position).rstrip("\n")
 
-    def cmd_final_score(self, args: list[str]) -> str:
-        nargs(args, 0, usage="final_score")
-        position = self.position
-        if self.game.name != "go":
-            return position.result_string() if position.is_terminal() else "0"
-        score = position.score()
-        return "0" if score == 0 else f"{'B' if score > 0 else 'W'}+{abs(score):g}"
-
-    def cmd_final_status_list(self, args: list[str]) -> str:
-        self._go_only("final_status_list")
-        nargs(args, 1, usage="final_status_list alive|dead|seki")
-        status = args[0].lower()
-        if status not in ("alive", "dead", "seki"):
-            raise GTPFailure(f"bad status {args[0]!r}: expected alive, dead or seki")
-        if status != "alive":
-            return ""  # Tromp-Taylor: every stone on the board is alive
-        board = self.position.board_array()
-        return " ".join(self.game.action_to_vertex(int(p)) for p in np.nonzero(board)[0])
-
     def cmd_is_legal(self, args: list[str]) -> str:
         nargs(args, 2, usage="is_legal COLOUR VERTEX")
         colour, action = colour_arg(args[0]), self._vertex(args[1])

@@ -3,10 +3,11 @@
 Vocabulary (tags, info lines and restrictions: :mod:`zero9.protocols.gtp_analysis`):
 
 - **lz-analyze**: replies ``=id`` at once, then an ``info move ...`` line every interval
-  while the search runs in a thread, until the next input line arrives (Leela Zero's
-  rule: the search itself has no visit limit, so a GUI's analysis deepens until the user
-  moves on; ``lz-setoption name visits`` does not bound it either). With ``ownership
-  true`` each line ends with ``ownership`` and size² numbers (KataGo's form,
+  while the search runs in a thread, until the next input line arrives. Leela Zero's rule
+  for its length: ``-v N`` (or ``lz-setoption name visits N``) stops it at N visits and the
+  reply then ends by itself; without a visit limit (``-v`` absent or 0, the default) it
+  deepens until the next line, whatever visits ``genmove`` uses. With ``ownership true``
+  each line ends with ``ownership`` and size² numbers (KataGo's form, from the analyses of
   :mod:`zero9.protocols.gtp_kata`).
 - **lz-genmove_analyze**: a ``genmove`` that posts info lines while it searches, then
   ``play MOVE``.
@@ -50,6 +51,8 @@ class LeelaZeroCommands:
 
     def cmd_lz_analyze(self, args: list[str]) -> Reply:
         tags = self._tags(args)
+        if tags.ownership:
+            return self._analysis_stream(tags, self._lz_line)
         finished = self.position.is_terminal() and not resumable(self.position)
         position = self.position if finished else self._prepare_genmove(tags.colour)
         root = RestrictedRoot(position, tags) if tags.restricted else position
