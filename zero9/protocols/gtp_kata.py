@@ -23,12 +23,12 @@ Vocabulary:
 - **rules**: ``kata-get-rules`` answers what zero9 plays (:data:`ZERO9_RULES`: area scoring,
   positional superko, no suicide); ``kata-set-rules`` accepts a ruleset equal to it and
   refuses any other, naming the fields that differ (zero9's net knows only its rules).
-- **dead stones** (``final_status_list``, ``final_score``): the position (a finished game
-  resumed) is analysed at :data:`STATUS_VISITS`; a chain whose mean ownership, from its own
-  colour's view, is below ``-`` :data:`DEAD_MARGIN` is dead, within :data:`SEKI_MARGIN` of 0 it
-  is in seki (alive, counted as GNU Go counts seki under Chinese rules: shared liberties for
-  nobody), otherwise alive. ``final_score`` removes the dead stones and counts area (stones
-  plus surrounded empty points) with komi: Chinese counting, as GNU Go's ``--chinese-rules``.
+- **dead stones** (``final_status_list``, ``final_score``): found by playing the finished
+  position on, GNU Go's aftermath (:mod:`zero9.protocols.aftermath` says why the search's
+  ownership cannot tell under Tromp-Taylor); ``final_score`` removes the dead stones and
+  counts area (stones plus surrounded empty points) with komi: Chinese counting, as GNU Go's
+  ``--chinese-rules --score aftermath``. Seki stones stay, their shared liberties count for
+  nobody.
 - **cputime**: the CPU seconds this process has used (GoGui's timing of the engine).
 """
 
@@ -41,11 +41,12 @@ from collections.abc import Callable
 
 import numpy as np
 
-from zero9.games import BLACK, WHITE, Position, make_game
+from zero9.games import Position
+from zero9.protocols.aftermath import aftermath, area_score, chain_statuses
 from zero9.protocols.gtp_analysis import AnalyzeTags, info_line, parse_analyze_tags
 from zero9.protocols.gtp_loop import Reply
 from zero9.protocols.gtp_options import GTPFailure, nargs
-from zero9.protocols.gtp_state import play_as, resumable
+from zero9.protocols.gtp_state import resumable
 from zero9.protocols.kata_format import (
     ZERO9_RULES,
     gtp_info,
@@ -58,9 +59,6 @@ from zero9.search.analysis import MoveInfo, PositionAnalysis, analyse_many, make
 from zero9.search.evaluator import UniformEvaluator
 from zero9.search.player import MoveStats
 
-STATUS_VISITS = 200  # visits of the analysis that decides dead stones
-DEAD_MARGIN = 0.0  # a chain is dead when its own colour's mean ownership is below -DEAD_MARGIN
-SEKI_MARGIN = 0.15  # ... and in seki when it is within this of 0
 FIRST_ROUND_VISITS = 16
 
 
@@ -121,12 +119,12 @@ class KataCommands:
                 stop.wait()
                 return
             evaluator = self._analysis_evaluator()
-            visits, last, printed = min(FIRST_ROUND_VISITS, limit or FIRST_ROUND_VISITS), 0.0, False
+            visits, last, printed = min(FIRST_ROUND_VISITS, limit or FIRST_ROUND_VISITS), -1e9, False
             while not stop.is_set():
                 analysis = self._analyse(position, visits, evaluator, tags, stop)
                 now = time.monotonic()
                 done = limit is not None and visits >= limit
-                due = now - last >= tags.interval_s or (done and not printed)
+                due = now - last >= tags.interval_s or done  # a bounded analysis ends on its last line
                 if tags.interval_cs and due and not (stop.is_set() and printed):
                     write(line(analysis, tags) + "\n")
                     last, printed = now, True
@@ -192,26 +190,19 @@ class KataCommands:
 
     # -- scoring -----------------------------------------------------------------------------------
 
-    def _chain_statuses(self) -> dict[int, str]:
-        """point -> 'alive' / 'dead' / 'seki' for every stone (see the module docstring)."""
+    def _dead_stones(self) -> tuple[dict[int, str], np.ndarray]:
+        """(point -> 'alive' / 'dead' / 'seki' for every stone, the playout's final board).
+
+        See :mod:`zero9.protocols.aftermath`.
+        """
         position = self.position
         if resumable(position):
             position = position.resume()
         board = position.board_array()
         if position.is_terminal() or not board.any():
-            return {int(p): "alive" for p in np.nonzero(board)[0]}
-        analysis = self._analyse(position, STATUS_VISITS, self._analysis_evaluator())
-        if analysis.ownership is None:  # no ownership head: every stone stays alive (Tromp-Taylor)
-            return {int(p): "alive" for p in np.nonzero(board)[0]}
-        black_view = analysis.ownership * (1.0 if analysis.to_move == BLACK else -1.0)
-        statuses = {}
-        for chain in _chains(board, self.game.size):
-            colour = int(board[chain[0]])
-            mean = float(black_view[chain].mean()) * (1.0 if colour == BLACK else -1.0)
-            status = "dead" if mean < -DEAD_MARGIN and abs(mean) > SEKI_MARGIN else (
-                "seki" if abs(mean) <= SEKI_MARGIN else "alive")
-            statuses.update((p, status) for p in chain)
-        return statuses
+            return {int(p): "alive" for p in np.nonzero(board)[0]}, board
+        captured, final = aftermath(position, self.evaluator)
+        return chain_statuses(board, captured, self.game.size), final
 
     def cmd_final_status_list(self, args: list[str]) -> str:
         self._go_only("final_status_list")
@@ -219,7 +210,7 @@ class KataCommands:
         wanted = args[0].lower()
         if wanted not in ("alive", "dead", "seki"):
             raise GTPFailure(f"bad status {args[0]!r}: expected alive, dead or seki")
-        statuses = self._chain_statuses()
+        statuses, _ = self._dead_stones()
         return " ".join(self.game.action_to_vertex(p) for p in sorted(statuses) if statuses[p] == wanted)
 
     def cmd_final_score(self, args: list[str]) -> str:
@@ -227,14 +218,8 @@ class KataCommands:
         position = self.position
         if self.game.name != "go":
             return position.result_string() if position.is_terminal() else "0"
-        statuses = self._chain_statuses()
-        board = position.board_array()
-        alive = [(int(board[p]), p) for p in sorted(statuses, key=lambda p: (board[p] != BLACK, p))
-                 if statuses[p] != "dead"]
-        counted = make_game("go", self.game.size, komi=self.game.komi, move_cap=0).new_position()
-        for colour, point in _alternating(alive):
-            counted = play_as(counted, colour, point)
-        score = counted.score()
+        statuses, final = self._dead_stones()
+        score = area_score(position.board_array(), statuses, final, self.game.size, self.game.komi)
         return "0" if score == 0 else f"{'B' if score > 0 else 'W'}+{abs(score):g}"
 
     def cmd_cputime(self, args: list[str]) -> str:
@@ -246,35 +231,3 @@ def _move_stats(info: MoveInfo, game) -> MoveStats:
     """An analysis' move as the search player's MoveStats (what the move policy and LZ lines read)."""
     return MoveStats(info.move, game.action_to_vertex(info.move), info.visits, info.winrate, info.prior,
                      info.lcb, info.value, 0.0, float("nan"), list(info.pv))
-
-
-def _chains(board: np.ndarray, size: int) -> list[list[int]]:
-    """The board's chains (connected stones of one colour), each a list of points."""
-    seen = np.zeros(len(board), bool)
-    chains = []
-    for start in np.nonzero(board)[0]:
-        if seen[start]:
-            continue
-        colour, chain, stack = board[start], [], [int(start)]
-        seen[start] = True
-        while stack:
-            p = stack.pop()
-            chain.append(p)
-            y, x = divmod(p, size)
-            for q in (p - size if y else -1, p + size if y < size - 1 else -1,
-                      p - 1 if x else -1, p + 1 if x < size - 1 else -1):
-                if q >= 0 and not seen[q] and board[q] == colour:
-                    seen[q] = True
-                    stack.append(q)
-        chains.append(chain)
-    return chains
-
-
-def _alternating(stones: list[tuple[int, int]]) -> list[tuple[int, int]]:
-    """Black and white stones interleaved, so that placing them needs few filler passes."""
-    black = [s for s in stones if s[0] == BLACK]
-    white = [s for s in stones if s[0] == WHITE]
-    out = []
-    for i in range(max(len(black), len(white))):
-        out += black[i:i + 1] + white[i:i + 1]
-    return out
