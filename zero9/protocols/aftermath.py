@@ -19,8 +19,10 @@ Vocabulary:
   moves, end it. Dead stones get captured (the opponent keeps filling their liberties and
   their owner cannot live), live groups keep their eyes (nobody fills their own territory).
 - **status** of a chain of the finished position: **dead** if the playout captured it;
-  **seki** if it survived, every liberty it has also touches the opponent, and no empty
-  region next to it touches its colour only (no eye of its own); else **alive**.
+  **seki** if it survived and shares a liberty with a surviving opponent chain that neither
+  side can fill without putting itself in atari (mutual life); else **alive**. As in GNU
+  Go's Chinese count, the empty points next to seki chains (shared liberties, and eyes of
+  a seki group) count for nobody.
 - **area count**: the finished board less its dead stones, scored by the rules' own
   counting (stones plus empty regions reaching one colour only, minus komi), plus each
   neutral point (**dame**) for the colour whose stone the playout left on it: as in GNU
@@ -128,30 +130,30 @@ def aftermath(position: Position, evaluator) -> tuple[np.ndarray, np.ndarray]:
     return captured, position.board_array()
 
 
-def chain_statuses(board: np.ndarray, captured: np.ndarray, size: int) -> dict[int, str]:
-    """point -> 'alive' / 'dead' / 'seki' for every stone of ``board``, given the playout's captures."""
+def chain_statuses(position: Position, captured: np.ndarray) -> dict[int, str]:
+    """point -> 'alive' / 'dead' / 'seki' for every stone of ``position``, given the playout's captures."""
+    size = position.game.size
+    board = position.board_array()
     near = _neighbours(size)
+    pass_first = position.play(position.game.pass_action)
+    movers = {position.to_play: position, opponent(position.to_play): pass_first}
     statuses: dict[int, str] = {}
     for chain in chains(board, size):
-        colour = int(board[chain[0]])
-        if captured[chain].any():
-            status = "dead"
-        else:
-            liberties = {q for p in chain for q in near[p] if board[q] == EMPTY}
-            shared = all(any(board[r] == opponent(colour) for r in near[q]) for q in liberties)
-            status = "seki" if liberties and shared and _no_eye_space(board, chain, near) else "alive"
+        status = "dead" if captured[chain].any() else "alive"
+        if status == "alive" and any(_mutual_liberty(q, board, captured, movers, near)
+                                     for q in {q for p in chain for q in near[p] if board[q] == EMPTY}):
+            status = "seki"
         statuses.update((p, status) for p in chain)
     return statuses
 
 
-def _no_eye_space(board: np.ndarray, chain: list[int], near: list[list[int]]) -> bool:
-    """No empty region next to ``chain`` touches its colour only (no eye of its own)."""
-    colour = board[chain[0]]
-    for q in {q for p in chain for q in near[p] if board[q] == EMPTY}:
-        region = _flood(board, q, near)
-        if {int(board[r]) for p in region for r in near[p]} - {EMPTY} == {int(colour)}:
-            return False
-    return True
+def _mutual_liberty(point: int, board: np.ndarray, captured: np.ndarray, movers: dict,
+                    near: list[list[int]]) -> bool:
+    """A liberty of two surviving chains of both colours that neither side can fill but in self-atari."""
+    colours = {int(board[q]) for q in near[point] if board[q] != EMPTY and not captured[q]}
+    if colours != {BLACK, opponent(BLACK)}:
+        return False
+    return all(not p.is_legal(point) or _self_atari(p, point, near) for p in movers.values())
 
 
 def area_score(board: np.ndarray, statuses: dict[int, str], final: np.ndarray, size: int,
@@ -167,5 +169,14 @@ def area_score(board: np.ndarray, statuses: dict[int, str], final: np.ndarray, s
                 counted = counted.play(counted.game.pass_action)
             counted = counted.play(point)
     owner = counted.ownership()
-    dame = (owner == EMPTY) & (final != EMPTY)  # neutral points the playout filled
-    return counted.score() + float((final[dame] == BLACK).sum()) - float((final[dame] != BLACK).sum())
+    near = _neighbours(size)
+    eyes = {q for p in statuses if statuses[p] == "seki" for q in near[p] if board[q] == EMPTY}
+    for q in list(eyes):
+        eyes.update(_flood(board, q, near))
+    score = counted.score()
+    for q in eyes:  # the empty points of a seki count for nobody (GNU Go's Chinese count)
+        score -= 1.0 if owner[q] == BLACK else -1.0 if owner[q] != EMPTY else 0.0
+        owner[q] = EMPTY
+    dame = (owner == EMPTY) & (final != EMPTY) & (board == EMPTY)
+    dame[list(eyes)] = False
+    return score + float((final[dame] == BLACK).sum()) - float((final[dame] != BLACK).sum())

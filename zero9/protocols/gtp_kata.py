@@ -202,7 +202,7 @@ class KataCommands:
         if position.is_terminal() or not board.any():
             return {int(p): "alive" for p in np.nonzero(board)[0]}, board
         captured, final = aftermath(position, self.evaluator)
-        return chain_statuses(board, captured, self.game.size), final
+        return chain_statuses(position, captured), final
 
     def cmd_final_status_list(self, args: list[str]) -> str:
         self._go_only("final_status_list")
