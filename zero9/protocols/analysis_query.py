@@ -9,8 +9,9 @@ Vocabulary:
 
 - **turn**: position number ``t`` of a query: the initial stones (``initialStones``),
   then the first ``t`` of ``moves``. ``analyzeTurns`` picks turns (default: the last).
-- **side to move**: Black at turn 0 unless ``initialPlayer`` says White; after that the
-  colour each move names. A move by the colour not to move (allowed in KataGo's queries,
+- **side to move**: at turn 0 ``initialPlayer``, else the colour of the first move, else
+  Black (whatever colour the initial stones were placed in); after that the colour each
+  move names. A move by the colour not to move (allowed in KataGo's queries,
   and how setup stones are placed) gets a pass of the other colour first (zero9's **filler
   pass**, :func:`zero9.protocols.gtp_state.play_as`). A game that two passes ended is
   analysed as resumed (play may go on, as in KataGo).
@@ -103,6 +104,8 @@ def parse_query(data: dict[str, Any], default_visits: int, perspective: str, siz
         different = rules_differences(parse_rules(data["rules"]))
     except ValueError as e:
         raise QueryError(str(e), "rules") from None
+    if not any(colour == "B" for colour, *_ in data.get("initialStones") or [] if isinstance(colour, str)):
+        different = [d for d in different if not d.startswith("whiteHandicapBonus")]  # no handicap stones
     if different:
         warnings.append(("rules", "zero9 plays only its own rules (area scoring, positional superko, no "
                                   "suicide); analysed under them. Differences: " + ", ".join(different)))
@@ -152,17 +155,19 @@ def _positions(data: dict, game) -> list[Position]:
             position = play_as(position, colour, action)
         except IllegalMove as e:
             raise QueryError(f"initialStones[{i}]: {e}", "initialStones") from None
-    first = data.get("initialPlayer")
-    if first is not None:
-        if first not in PLAYERS:
-            raise QueryError(f"initialPlayer must be B or W, got {first!r}", "initialPlayer")
-        if PLAYERS[first] != position.to_play:
-            position = position.play(game.pass_action)
     moves = data.get("moves")
     if moves is None:
         raise QueryError("missing field: moves", "moves")
+    moves = _moves(moves, game, "moves")
+    first = data.get("initialPlayer")
+    if first is not None and first not in PLAYERS:
+        raise QueryError(f"initialPlayer must be B or W, got {first!r}", "initialPlayer")
+    wanted = PLAYERS[first] if first is not None else moves[0][0] if moves else BLACK
+    if wanted != position.to_play:  # undo the last filler pass, or pass
+        filled = position.last_move == game.pass_action and position.parent is not None
+        position = position.parent if filled else position.play(game.pass_action)
     positions = [position]
-    for i, (colour, action) in enumerate(_moves(moves, game, "moves")):
+    for i, (colour, action) in enumerate(moves):
         try:
             positions.append(play_as(_playable(positions[-1]), colour, action))
         except IllegalMove as e:

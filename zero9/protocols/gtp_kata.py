@@ -56,7 +56,7 @@ from zero9.protocols.kata_format import (
     rules_differences,
 )
 from zero9.search.analysis import MoveInfo, PositionAnalysis, analyse_many, make_evaluator
-from zero9.search.evaluator import UniformEvaluator
+from zero9.search.evaluator import NetEvaluator, UniformEvaluator
 from zero9.search.player import MoveStats
 
 FIRST_ROUND_VISITS = 16
@@ -72,6 +72,13 @@ class KataCommands:
         if self.source.net is None:
             return UniformEvaluator(self.game)
         return make_evaluator(self.source.net, self.options.seed)
+
+    def _playout_evaluator(self):
+        """The aftermath playout's evaluator: the net seen the same way every time (no random symmetry),
+        so the same finished game always gets the same count."""
+        if self.source.net is None:
+            return UniformEvaluator(self.game)
+        return NetEvaluator(self.source.net, random_symmetry=False)
 
     def _root_filter(self, position: Position, tags: AnalyzeTags | None) -> list[int] | None:
         """The root moves ``tags`` allow (None: all), for the analysis' ``allow``."""
@@ -201,7 +208,7 @@ class KataCommands:
         board = position.board_array()
         if position.is_terminal() or not board.any():
             return {int(p): "alive" for p in np.nonzero(board)[0]}, board
-        captured, final = aftermath(position, self.evaluator)
+        captured, final = aftermath(position, self._playout_evaluator())
         return chain_statuses(position, captured), final
 
     def cmd_final_status_list(self, args: list[str]) -> str:
