@@ -12,11 +12,13 @@ Vocabulary:
   ``-analysis-threads``, default :data:`DEFAULT_BATCH`) and analyses them **together**: one
   tree each, their leaves in shared net calls, as KataGo batches positions across its
   analysis threads.
-- **reporting turn** (``reportDuringSearchEvery``): searched in **rounds** of doubling
-  visits on one evaluator (its cache makes a round cost about its new visits); after a
-  round, a response with ``"isDuringSearch": true`` goes out once the interval has passed,
-  and the last round's with ``false``. Between rounds the turn goes back to the queue, so
-  pondering (KaTrain's ``maxVisits`` 10,000,000) never starves other queries.
+- **reporting turn** (``reportDuringSearchEvery``, which KaTrain sends with every query):
+  searched in **rounds** of doubling visits (16, 32, ...) on one evaluator, whose cache
+  makes a round cost about its new visits; a round is one batch with the other waiting
+  turns. After a round, a response with ``"isDuringSearch": true`` goes out once the
+  interval has passed, and the last round's with ``false``. Between rounds the turn goes
+  back to the queue, so pondering (KaTrain's ``maxVisits`` 10,000,000) never starves
+  other queries.
 - **actions**: ``query_version``, ``clear_cache`` and ``terminate`` (answered by echoing
   the query); a terminated turn that has not started answers ``"noResults": true``, one
   that is searching stops after its current net call and reports what it has.
@@ -196,29 +198,21 @@ class AnalysisEngine:
                     return
                 batch = self._take_batch()
             try:
-                if batch[0].turn.report_every is not None:
-                    self._round(batch[0])
-                else:
-                    self._analyse_batch(batch)
+                self._analyse_batch(batch)
             except Exception as e:  # a bug must not stop the engine: report it for these turns
                 for item in batch:
                     self.write({"error": f"internal error: {type(e).__name__}: {e}",
                                 "id": item.turn.query_id})
 
     def _take_batch(self) -> list[_Item]:
-        """The next reporting turn alone, or every plain turn of the top priority and board size."""
+        """Every waiting turn of the top priority and the first one's board size, up to the batch size."""
         first = heapq.heappop(self._queue)
-        if first.turn.report_every is not None:
-            return [first]
         batch, keep = [first], []
         size = first.turn.position.game.size
         while self._queue and len(batch) < self.batch:
             item = heapq.heappop(self._queue)
-            if (item.turn.report_every is None and item.turn.priority == first.turn.priority
-                    and item.turn.position.game.size == size):
-                batch.append(item)
-            else:
-                keep.append(item)
+            same = item.turn.priority == first.turn.priority and item.turn.position.game.size == size
+            (batch if same else keep).append(item)
         for item in keep:
             heapq.heappush(self._queue, item)
         return batch
@@ -229,50 +223,56 @@ class AnalysisEngine:
                 self._evaluators[size] = make_evaluator(self.nets.net(size), self.seed)
             return self._evaluators[size]
 
-    def _stopper(self, items: list[_Item]):
+    def _stopper(self, items: list[_Item], fired: list[bool]):
+        """on_step for a batch: stop at the earliest deadline, on quit, or when every turn is terminated."""
         deadline = min((i.started + i.turn.max_time for i in items if i.turn.max_time), default=None)
 
         def stop() -> bool:
             if deadline is not None and time.monotonic() > deadline:
-                return True
-            with self._lock:
-                return self._quit_now or all(self._is_terminated(i.turn) for i in items)
+                fired[0] = True
+            else:
+                with self._lock:
+                    fired[0] = self._quit_now or all(self._is_terminated(i.turn) for i in items)
+            return fired[0]
         return stop
 
     def _analyse_batch(self, batch: list[_Item]) -> None:
+        """One search of every turn of ``batch`` together: a plain turn's whole search, a reporting
+        turn's next round; finished turns answer, the others report and go back to the queue."""
         now = time.monotonic()
+        visits = []
         for item in batch:
-            item.started = now
+            if item.visits_done == 0:
+                item.started = now
+            turn = item.turn
+            round_visits = max(FIRST_ROUND_VISITS, 2 * item.visits_done)
+            visits.append(turn.visits if turn.report_every is None else min(turn.visits, round_visits))
         turns = [item.turn for item in batch]
+        cut = [False]
         analyses = analyse_many([t.position for t in turns], self._evaluator(turns[0].position.game.size),
-                                [t.visits for t in turns], self.seed, allow=[t.allow for t in turns],
-                                on_step=self._stopper(batch))
-        self.positions_analysed += len(turns)
-        for item, analysis in zip(batch, analyses, strict=True):
-            self.write(self.response(item.query, item.turn, analysis, during=False))
-
-    def _round(self, item: _Item) -> None:
-        """One round of a reporting turn (see the module docstring)."""
-        turn = item.turn
-        if item.visits_done == 0:
-            item.started = time.monotonic()
-        visits = min(turn.visits, max(FIRST_ROUND_VISITS, 2 * item.visits_done))
-        analysis = analyse_many([turn.position], self._evaluator(turn.position.game.size), visits, self.seed,
-                                allow=[turn.allow], on_step=self._stopper([item]))[0]
-        item.visits_done, item.analysis = visits, analysis
+                                visits, self.seed, allow=[t.allow for t in turns],
+                                on_step=self._stopper(batch, cut))
         now = time.monotonic()
-        out_of_time = turn.max_time is not None and now - item.started >= turn.max_time
+        again = []
+        for item, wanted, analysis in zip(batch, visits, analyses, strict=True):
+            turn = item.turn
+            item.visits_done = max(item.visits_done, analysis.visits if cut[0] else wanted)
+            item.analysis = analysis
+            with self._lock:
+                stopped = self._is_terminated(turn) or self._quit_now
+            out_of_time = turn.max_time is not None and now - item.started >= turn.max_time
+            complete = wanted >= turn.visits and not cut[0]  # (a search never cut reached its visits)
+            if complete or analysis.visits >= turn.visits or stopped or out_of_time or analysis.terminal:
+                self.positions_analysed += 1
+                self.write(self.response(item.query, turn, analysis, during=False))
+                continue
+            if turn.report_every is not None and now - item.last_report >= turn.report_every:
+                item.last_report = now
+                self.write(self.response(item.query, turn, analysis, during=True))
+            again.append(item)  # a round, or a search another turn's deadline cut short
         with self._lock:
-            stopped = self._is_terminated(turn) or self._quit_now
-        if visits >= turn.visits or out_of_time or stopped or analysis.visits < visits:
-            self.positions_analysed += 1
-            self.write(self.response(item.query, turn, analysis, during=False))
-            return
-        if now - item.last_report >= turn.report_every:
-            item.last_report = now
-            self.write(self.response(item.query, turn, analysis, during=True))
-        with self._lock:
-            self._push(item)
+            for item in again:
+                self._push(item)
             self._lock.notify_all()
 
     def _finish_rounds(self, item: _Item) -> None:
