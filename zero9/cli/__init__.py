@@ -27,7 +27,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "supervised": ("zero9.learn.supervised", "SGF games -> training chunks (Leela Zero's dump_supervised)"),
     "autotrain": ("zero9.learn.autotrain", "the resumable loop: self-play, train, gate, promote, rate"),
     "match": ("zero9.arena.match", "play a match between nets or external engines"),
-    "review": ("zero9.arena.review", "review a game: each move's winrate loss, mistakes, the better moves"),
+    "review": ("zero9.cli.review", "review a game: each move's loss (Go: points), mistakes, better moves"),
     "ratings": ("zero9.arena.ratings", "maximum-likelihood Elo ratings over the games in a folder"),
     "plot": ("zero9.learn.plot", "plot a run directory's losses, Elo and self-play speed"),
     "convert": ("zero9.nn.convert", "convert between Leela Zero text weights and zero9 checkpoints"),
