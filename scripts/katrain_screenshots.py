@@ -82,6 +82,9 @@ def main() -> int:
         Clock.schedule_once(lambda _dt: save(move, last), 4.0)
 
     def save(move, last):
+        node = app.gui.game.current_node
+        top = [(m["move"], m["visits"]) for m in node.candidate_moves[:3]]
+        print(f"move {move}: {node.root_visits} root visits, candidates {top}", flush=True)
         name = os.path.join(args.out, f"katrain-zero9-move{move}.png")
         written = Window.screenshot(name=name)  # kivy numbers the file it writes
         if written:

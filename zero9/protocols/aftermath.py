@@ -10,8 +10,10 @@ atari alive. Club players (and GNU Go with ``--chinese-rules``) count with dead 
 
 Vocabulary:
 
-- **aftermath playout**: from the finished position, both sides play on (the net's most
-  likely move, one evaluation per move) under three rules that make it a clean-up rather
+- **aftermath playout**: from the finished position, both sides play on (the move that
+  gains the most area at once, ties broken by the net's policy, one evaluation per move:
+  so a dame that also closes a neighbouring point is filled first, as a player would)
+  under three rules that make it a clean-up rather
   than a game: never pass while a **useful move** is left, never play inside one's own
   **territory** (an empty region that touches only one's own stones), and never put one's
   own chain in **self-atari** (one liberty left, nothing captured). A side with no useful
@@ -123,7 +125,10 @@ def aftermath(position: Position, evaluator) -> tuple[np.ndarray, np.ndarray]:
             continue
         passes = 0
         priors = evaluator.evaluate([position])[0][0]
-        position = position.play(max(moves, key=lambda a: priors[a]))
+        sign = 1.0 if position.to_play == BLACK else -1.0
+        before = position.score()
+        gain = {a: sign * (position.play(a).score() - before) for a in moves}
+        position = position.play(max(moves, key=lambda a: (gain[a], priors[a])))
         captured |= (start != EMPTY) & (position.board_array() == EMPTY)
         if position.is_terminal():
             break

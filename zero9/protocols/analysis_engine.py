@@ -26,6 +26,9 @@ Vocabulary:
   gets KataGo's error object (``{"error": ..., "field": ..., "id": ...}``) and nothing else
   changes; the engine keeps serving. Lines longer than :data:`MAX_QUERY_CHARS` are refused
   the same way, reading at most that much of them.
+- **time limit**: ``overrideSettings.maxTime`` (KaTrain sends 8 s) counts the seconds of
+  the batches a turn was searched in, not its time waiting in the queue; when it runs out
+  the turn answers with the visits it has.
 - **perspective**: ``reportAnalysisWinratesAs`` from the config (default ``BLACK``, as
   KataGo's analysis engine), overridden per query by ``overrideSettings``.
 - **end of input**: the queue is finished, then the engine exits (KataGo's rule), unless
@@ -68,7 +71,7 @@ class _Item:
     turn: Turn = field(compare=False)
     query: Query = field(compare=False)
     visits_done: int = field(default=0, compare=False)  # reporting turns: the last round's visits
-    started: float = field(default=0.0, compare=False)
+    searched: float = field(default=0.0, compare=False)  # seconds of batches it was searched in
     last_report: float = field(default=-1e9, compare=False)
     analysis: PositionAnalysis | None = field(default=None, compare=False)
 
@@ -225,7 +228,9 @@ class AnalysisEngine:
 
     def _stopper(self, items: list[_Item], fired: list[bool]):
         """on_step for a batch: stop at the earliest deadline, on quit, or when every turn is terminated."""
-        deadline = min((i.started + i.turn.max_time for i in items if i.turn.max_time), default=None)
+        start = time.monotonic()
+        deadline = min((start + i.turn.max_time - i.searched for i in items if i.turn.max_time is not None),
+                       default=None)
 
         def stop() -> bool:
             if deadline is not None and time.monotonic() > deadline:
@@ -239,11 +244,9 @@ class AnalysisEngine:
     def _analyse_batch(self, batch: list[_Item]) -> None:
         """One search of every turn of ``batch`` together: a plain turn's whole search, a reporting
         turn's next round; finished turns answer, the others report and go back to the queue."""
-        now = time.monotonic()
+        start = time.monotonic()
         visits = []
         for item in batch:
-            if item.visits_done == 0:
-                item.started = now
             turn = item.turn
             round_visits = max(FIRST_ROUND_VISITS, 2 * item.visits_done)
             visits.append(turn.visits if turn.report_every is None else min(turn.visits, round_visits))
@@ -254,13 +257,15 @@ class AnalysisEngine:
                                 on_step=self._stopper(batch, cut))
         now = time.monotonic()
         again = []
+        for item in batch:
+            item.searched += now - start
         for item, wanted, analysis in zip(batch, visits, analyses, strict=True):
             turn = item.turn
             item.visits_done = max(item.visits_done, analysis.visits if cut[0] else wanted)
             item.analysis = analysis
             with self._lock:
                 stopped = self._is_terminated(turn) or self._quit_now
-            out_of_time = turn.max_time is not None and now - item.started >= turn.max_time
+            out_of_time = turn.max_time is not None and item.searched >= turn.max_time
             complete = wanted >= turn.visits and not cut[0]  # (a search never cut reached its visits)
             if complete or analysis.visits >= turn.visits or stopped or out_of_time or analysis.terminal:
                 self.positions_analysed += 1

@@ -11,7 +11,7 @@ Vocabulary:
 - **time**: ``time_settings``, ``kgs-time_settings``, ``time_left`` set the
   :class:`~zero9.protocols.gtp_clock.Clock`.
 - **SGF files**: ``loadsgf FILE [MOVE_NUMBER]`` reads a regular file of at most
-  :data:`MAX_SGF_BYTES` (no FIFO, no device: ``zero9.util.files.read_regular_file``),
+  :data:`zero9.games.sgf.MAX_SGF_BYTES` (no FIFO, no device: ``zero9.games.sgf.read_sgf``),
   its setup stones (``AB``/``AW``, handicap) and main line up to that move, all aside
   first so a bad file leaves the game untouched; ``printsgf [FILE]`` writes the game.
 """
@@ -22,7 +22,7 @@ import numpy as np
 
 from zero9.games import BLACK, COLOUR_NAMES, IllegalMove, make_game, opponent
 from zero9.games.display import board_to_text
-from zero9.games.sgf import SgfError, parse_sgf, save_sgf, write_sgf
+from zero9.games.sgf import read_sgf, save_sgf, write_sgf
 from zero9.protocols.gtp_clock import Clock
 from zero9.protocols.gtp_options import (
     MAX_SECONDS,
@@ -35,10 +35,8 @@ from zero9.protocols.gtp_options import (
 )
 from zero9.protocols.gtp_state import filler, play_as
 from zero9.search.player import NetMismatch
-from zero9.util.files import read_regular_file
 
 MIN_SIZE, MAX_SIZE = 5, 19
-MAX_SGF_BYTES = 4 << 20  # 4 MiB: a 19x19 game with comments is tens of KB
 ENGINE_NAME = "zero9"
 
 
@@ -240,10 +238,8 @@ class CoreCommands:
         nargs(args, 1, 2, usage="loadsgf FILE [MOVE_NUMBER]")
         upto = int_value(args[1], "move number", 1) if len(args) == 2 else None
         try:
-            record = parse_sgf(read_regular_file(args[0], MAX_SGF_BYTES, "SGF file"))
-        except SgfError as e:
-            raise GTPFailure(str(SgfError(e.reason, e.detail, args[0]))) from None
-        except ValueError as e:  # not a regular file, too large, unreadable: the message names it
+            record = read_sgf(args[0])
+        except ValueError as e:  # not a regular file, too large, unreadable, bad: the message names it
             raise GTPFailure(str(e)) from None
         if record.game.name != self.game.name:
             raise GTPFailure(f"{args[0]} is a {record.game.name} game; this engine plays {self.game.name}")
