@@ -19,7 +19,8 @@ from zero9.util.runlock import RunDirBusy, lock_holder
 COMMANDS: dict[str, tuple[str, str]] = {
     "demo": ("zero9.arena.demo", "play a quick game on the console (random or with a net) and print it"),
     "play": ("zero9.cli.play", "open the pygame window and play against the AI"),
-    "gtp": ("zero9.protocols.gtp", "speak GTP on stdin/stdout (Sabaki, Lizzie, GoGui, match tools)"),
+    "gtp": ("zero9.cli.gtp", "speak GTP on stdin/stdout (Sabaki, Lizzie, GoGui, match tools)"),
+    "analysis": ("zero9.cli.analysis", "KataGo's JSON analysis engine on stdin/stdout (KaTrain)"),
     "pbrain": ("zero9.protocols.pbrain", "speak the Gomocup (piskvork) protocol for Gomoku managers"),
     "selfplay": ("zero9.learn.selfplay", "play self-play games and write training chunks and SGFs"),
     "train": ("zero9.learn.train", "train a net on the newest window of a run's training data"),
