@@ -41,6 +41,7 @@ class AiJobs:
         self.handlers = {
             "engine": self._took_engine, "move": self._took_move, "hint": self._took_hint,
             "eval": self._took_eval, "analyze": self._took_analyze, "sketch": self._took_sketch,
+            "count": self._took_count,
             "review": self._took_review, "teach": self._took_teach,
         }
         self.sketched: dict[int, Position] = {}  # the lines' last positions already sketched, by id()
@@ -162,6 +163,11 @@ class AiJobs:
             if node is not None:
                 jobs.store_analysis(_analysis(node), found, quick=True)
 
+    def _took_count(self, result: Result) -> None:
+        a = self._analysis_for(result, "the count failed")
+        if a is not None:
+            a.statuses, a.final_board = result.value
+
     def _took_review(self, result: Result) -> None:
         if result.progress:
             self.m.coach.review_progress = int(result.value)
@@ -238,6 +244,8 @@ class AiJobs:
         m = self.m
         pos = m.position
         a = m.analysis_at()
+        if m.show_count() and a.statuses is None and not a.done:
+            return "count", pos
         if not pos.is_terminal():
             if m._hint_request is not None:
                 if m._hint_request is pos:
@@ -278,6 +286,8 @@ class AiJobs:
         analyser = self.m.engine.analyser or player.evaluator
         if kind == "eval":
             return jobs.eval_job(analyser, pos)
+        if kind == "count":
+            return jobs.count_job(self.m.engine.net, pos)
         if kind == "sketch":
             self.sketched[id(pos)] = pos
             return jobs.sketch_job(analyser, self._unsketched())

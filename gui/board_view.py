@@ -362,12 +362,12 @@ class BoardPainter(Painter):
     def _draw_dead(self, surface: pygame.Surface, dead: list[int], board: Any) -> None:
         """Dead stones at the end of a Go game: a cross over each (they are counted as captured)."""
         lay = self.layout
-        arm = round(lay.stone_radius * 0.55)
+        arm = round(lay.stone_radius * 0.6)
+        width = max(3, round(lay.cell * 0.09))
         for p in dead:
             cx, cy = lay.center(p)
-            colour = (235, 45, 45)
-            pygame.draw.line(surface, colour, (cx - arm, cy - arm), (cx + arm, cy + arm), 3)
-            pygame.draw.line(surface, colour, (cx - arm, cy + arm), (cx + arm, cy - arm), 3)
+            pygame.draw.line(surface, (235, 30, 30), (cx - arm, cy - arm), (cx + arm, cy + arm), width)
+            pygame.draw.line(surface, (235, 30, 30), (cx - arm, cy + arm), (cx + arm, cy - arm), width)
 
     def draw_slider(self, surface: pygame.Surface, model: Any) -> None:
         """The move slider; a tick where the game branches; 'move k / n' right of it, clear of the knob."""

@@ -11,7 +11,9 @@ Vocabulary:
 - **job kinds** (:data:`JOB_KINDS`): ``engine`` (load a net), ``move`` (the AI's move),
   ``hint``, ``eval`` (the net's policy and value), ``analyze`` (a live search of the
   position shown), ``sketch`` (the quick pass: the net's value of every position of the
-  line, so a loaded game's graph is drawn at once), ``review`` and ``teach``
+  line, so a loaded game's graph is drawn at once), ``count`` (the dead stones of a Go game
+  ended by passes, by :func:`zero9.protocols.aftermath.aftermath`, the playout GNU Go's
+  ``--score aftermath`` uses and ``final_status_list`` answers with), ``review`` and ``teach``
   (:mod:`gui.coach`). :data:`BACKGROUND_JOBS` may be dropped when the board moves on.
   ``eval`` and ``sketch`` call :mod:`zero9.search.analysis` (the one "analyse a position" API,
   shared with ``zero9 review`` and the GTP engine), so the window's score lead and ownership
@@ -33,9 +35,11 @@ import numpy as np
 
 from zero9.arena.levels import Level, weakened_action
 from zero9.games import Position
+from zero9.protocols.aftermath import aftermath, chain_statuses
 from zero9.search.analysis import analyse, analyse_many
+from zero9.search.evaluator import NetEvaluator, UniformEvaluator
 
-JOB_KINDS = ("engine", "move", "hint", "eval", "analyze", "sketch", "review", "teach")
+JOB_KINDS = ("engine", "move", "hint", "eval", "analyze", "sketch", "count", "review", "teach")
 BACKGROUND_JOBS = ("eval", "analyze", "hint", "sketch")
 PROGRESS_INTERVAL_S = 0.25
 SKETCH_VISITS = 8  # per position in the quick pass over a loaded line: a rough graph in seconds
@@ -53,6 +57,8 @@ class Analysis:
     score_lead: float | None = None  # side to move's lead in points (Go, from the analysis API)
     ownership: np.ndarray | None = None  # [size*size], +1 = the side to move owns the point
     reply_s: float | None = None  # how long the AI took to choose the move played from here
+    statuses: dict | None = None  # a finished Go game: point -> alive / dead / seki (the aftermath)
+    final_board: np.ndarray | None = None  # the aftermath playout's last board (who filled each dame)
 
 
 def move_stats(value: Any) -> list:
@@ -145,6 +151,22 @@ def analyze_job(player: Any, pos: Position, visits: int) -> tuple:
     return analyze, stop.set
 
 
+def count_job(net: Any, pos: Position) -> tuple:
+    """The aftermath of a Go game ended by passes: ``(statuses, final board)`` (see :mod:`gui.scoring`).
+
+    The net is seen without random symmetries, as ``final_status_list`` sees it, so a finished
+    game always gets the same count.
+    """
+
+    def count(progress: Callable) -> tuple[dict, np.ndarray]:
+        evaluator = UniformEvaluator(pos.game) if net is None else NetEvaluator(net, random_symmetry=False)
+        position = pos.resume()  # play goes on from the finished position
+        captured, final = aftermath(position, evaluator)
+        return chain_statuses(position, captured), final
+
+    return count, None
+
+
 def sketch_job(analyser: Any, positions: list[Position]) -> tuple:
     """The quick pass: every position searched at :data:`SKETCH_VISITS`, all in shared net calls.
 
@@ -159,6 +181,7 @@ def sketch_job(analyser: Any, positions: list[Position]) -> tuple:
 
 
 __all__ = [
-    "Analysis", "BACKGROUND_JOBS", "JOB_KINDS", "analyze_job", "best_winrate", "eval_job", "hint_job",
+    "Analysis", "BACKGROUND_JOBS", "JOB_KINDS", "analyze_job", "best_winrate", "count_job", "eval_job",
+    "hint_job",
     "move_job", "move_stats", "sketch_job", "store_analysis", "store_search", "winrate_of",
 ]

@@ -162,9 +162,27 @@ def scene_territory(out: Path, tag: str) -> None:
     app.close()
 
 
+def scene_dead(out: Path, tag: str) -> None:
+    from zero9.games import make_game
+
+    go = make_game("go", 9, komi=7.5)
+    moves = [v for row in range(1, 10) for v in (f"E{row}", f"F{row}")] + ["H5", "B5"]
+    actions = " ".join(f";{'BW'[i % 2]}[{_sgf(go, v)}]" for i, v in enumerate(moves))
+    path = Path("/tmp/zero9-shots-dead.sgf")
+    path.write_text(f"(;GM[1]FF[4]SZ[9]KM[7.5]{actions};B[];W[])")
+    app = loaded(sgf=path, settle=60)
+    shot(app, out, f"play-dead-{tag}")
+    app.close()
+
+
+def _sgf(game, vertex: str) -> str:
+    y, x = divmod(game.vertex_to_action(vertex), game.size)
+    return "abcdefghi"[x] + "abcdefghi"[game.size - 1 - y]
+
+
 SCENES = {"loaded": scene_loaded, "five": scene_five, "chooser": scene_chooser, "error": scene_error,
           "handicap": scene_handicap, "small": scene_small, "newgame": scene_newgame,
-          "variations": scene_variations, "territory": scene_territory}
+          "variations": scene_variations, "territory": scene_territory, "dead": scene_dead}
 
 
 def main(argv: list[str]) -> int:

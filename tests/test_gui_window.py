@@ -21,8 +21,8 @@ import pygame  # noqa: E402
 
 from gui.history import GameTree, tree_from_lines  # noqa: E402
 from gui.model import Settings  # noqa: E402
-from gui.scoring import count_text_of, territory_of, winning_line_of  # noqa: E402
-from gui.sgfio import load_sgf, open_game  # noqa: E402
+from gui.scoring import count_text_of, dead_stones_of, territory_of, winning_line_of  # noqa: E402
+from gui.sgfio import Record, load_sgf, open_game, save_sgf  # noqa: E402
 from gui.widgets import TextField  # noqa: E402
 from tests import test_gui as base  # noqa: E402
 from tests.test_gui import FAST, click_at, click_vertex, click_widget, press, pump, stone  # noqa: E402
@@ -210,8 +210,9 @@ def test_a_loaded_game_is_shown_as_what_it_is(make_app, go_engine):
     lay = app.view.layout
     top_line = lay.origin[1] - (lay.size - 1) * lay.cell
     assert banner and banner[0].rect.bottom <= top_line - lay.stone_radius, "the result sits above the stones"
-    # the count: area with the dead stones off, as clubs count
-    assert m.show_count() and "area B" in count_text_of(m) and "B+" in count_text_of(m)
+    # the count: area with the dead stones off, as clubs count (none are dead here: the file's B+3.5)
+    pump(app, lambda: m.analysis_at().statuses is not None, timeout=60, what="the aftermath")
+    assert m.show_count() and count_text_of(m) == "clubs' count, 0 dead off: B+3.5", count_text_of(m)
 
 
 def test_a_gomoku_game_marks_its_winning_five(make_app):
@@ -433,3 +434,27 @@ def test_a_player_who_runs_out_of_time_loses(make_app, go_engine):
     play_cli.add_arguments(parser)
     s = play_cli.settings_from_args(parser.parse_args(["--time", "5", "--byo-yomi", "20", "--periods", "5"]))
     assert s.clock == (300.0, 20.0, 5)
+
+
+def test_dead_stones_are_marked_and_counted_as_gnu_go_counts(make_app, go_engine, tmp_path, gnugo_path):
+    """Black E1-E9 against White F1-F9; then Black H5 into White's side, White B5 into Black's, two
+    passes. Tromp-Taylor counts both invaders alive; clubs (and GNU Go's aftermath) take them off."""
+    import subprocess
+
+    go = make_game("go", 9, komi=7.5)
+    moves = [v for row in range(1, 10) for v in (f"E{row}", f"F{row}")] + ["H5", "B5"]
+    actions = [go.vertex_to_action(v) for v in moves] + [go.pass_action, go.pass_action]
+    path = save_sgf(tmp_path / "dead.sgf", Record(go.to_dict(), actions))
+    app = make_app(Settings(visits=FAST), go_engine, sgf=str(path))
+    m = app.model
+    pump(app, lambda: m.loading is None and len(m.history) == 23, what="the finished game")
+    assert m.show_count() and m.position.result_string() == "W+7.5", "Tromp-Taylor: every stone alive"
+    pump(app, lambda: m.analysis_at().statuses is not None, timeout=60, what="the aftermath")
+    assert [go.action_to_vertex(p) for p in dead_stones_of(m)] == ["B5", "H5"]
+    done = subprocess.run([gnugo_path, "--score", "aftermath", "--chinese-rules", "-l", str(path)],
+                          capture_output=True, text=True, timeout=120)
+    said = done.stdout.strip().splitlines()[-1]  # 'Black wins by 1.5 points'
+    winner, margin = said.split()[0][0], said.split()[3]
+    assert count_text_of(m) == f"clubs' count, 2 dead off: {winner}+{margin}", (count_text_of(m), said)
+    app.step()
+    assert any(t.text.startswith("clubs' count") for t in app.view.texts)
