@@ -115,8 +115,12 @@ class AiJobs:
             self.m.say(f"no hint: {result.error}", "error")
             return
         a = _analysis(node)
-        jobs.store_search(a, result.value)
-        a.hint = int(result.value.action)
+        found = result.value
+        jobs.store_analysis(a, found, quick=False)
+        a.hint = found.best.move if found.best is not None else None
+        if a.hint is None:
+            self.m.say("no hint: the search found no move", "error")
+            return
         wr = "" if a.winrate is None else f" (your win rate {100 * a.winrate:.0f}%)"
         self.m.say(f"hint: {self.m.game.action_to_vertex(a.hint)}{wr}")
 
@@ -257,7 +261,7 @@ class AiJobs:
         if m.overlays["winrate"] and self.sketched.get(id(end)) is not end and self._unsketched():
             return "sketch", end
         searching = m.overlays["candidates"] or m.overlays["variation"]
-        if searching and not pos.is_terminal() and not a.done and a.visits < m.settings.visits:
+        if searching and not pos.is_terminal() and not a.done and a.visits < self.teaching_visits():
             return "analyze", pos
         return None
 
@@ -282,7 +286,7 @@ class AiJobs:
             self.m.think_started = time.monotonic()
             return jobs.move_job(player, pos, self._level(), self.m.rng)
         if kind == "hint":
-            return jobs.hint_job(player, pos)
+            return jobs.hint_job(self.m.engine.analyser or player.evaluator, pos, self.teaching_visits())
         analyser = self.m.engine.analyser or player.evaluator
         if kind == "eval":
             return jobs.eval_job(analyser, pos)
@@ -296,4 +300,9 @@ class AiJobs:
             return judge_job(net, self.m.coach.request, self.m.coach.review_visits, self.m.coach.forced)
         if kind == "teach":
             return judge_job(net, [pos.parent, pos], self.m.coach.teach_visits)
-        return jobs.analyze_job(player, pos, self.m.settings.visits)
+        return jobs.analyze_job(player, pos, self.teaching_visits())
+
+    def teaching_visits(self) -> int:
+        """Visits for the overlays and the hint: the level's, but never fewer than
+        :data:`gui.jobs.TEACHING_VISITS` (a Beginner AI plays from 1 visit; its hints should not)."""
+        return max(self.m.settings.visits, jobs.TEACHING_VISITS)

@@ -42,6 +42,7 @@ from zero9.search.evaluator import NetEvaluator, UniformEvaluator
 JOB_KINDS = ("engine", "move", "hint", "eval", "analyze", "sketch", "count", "review", "teach")
 BACKGROUND_JOBS = ("eval", "analyze", "hint", "sketch")
 PROGRESS_INTERVAL_S = 0.25
+TEACHING_VISITS = 200  # the fewest visits behind the candidates, the variation and a hint
 SKETCH_VISITS = 8  # per position in the quick pass over a loaded line: a rough graph in seconds
 
 
@@ -112,11 +113,14 @@ def move_job(player: Any, pos: Position, level: Level | None, rng: np.random.Gen
     return search, player.stop
 
 
-def hint_job(player: Any, pos: Position) -> tuple:
-    def search(progress: Callable) -> Any:
-        return player.choose(pos, on_stats=progress, stats_interval_s=PROGRESS_INTERVAL_S)
+def hint_job(analyser: Any, pos: Position, visits: int) -> tuple:
+    """The move a search of ``visits`` would play for you (:func:`zero9.search.analysis.analyse`)."""
+    stop = threading.Event()
 
-    return search, player.stop
+    def search(progress: Callable) -> Any:
+        return analyse_many([pos], analyser, visits, on_step=stop.is_set)[0]
+
+    return search, stop.set
 
 
 def eval_job(analyser: Any, pos: Position) -> tuple:
