@@ -140,10 +140,12 @@ def move_comment(review: dict[str, Any], m: dict[str, Any]) -> str:
         return f"{head}: the engine's best move ({winrate}{score})."
     lost = f"lost {m['points_lost']:.1f} points" if go else f"lost {100 * m['winrate_loss']:.1f}% winrate"
     beside = f"; {winrate}" if go else f" ({winrate})"
+    if m["class"] == "good":
+        return f"{head}: {lost} (good){beside}. The engine's choice: {m['best_move']}."
     better = f" Better: {m['best_move']}"
     if go:
         better += f" (score lead {m['score_before']:+.1f} against {m['score_after']:+.1f})"
-    return (f"{head}: {lost} ({m['class']}){beside}.{better}. Best line: {' '.join(m['pv'][:10])}")
+    return f"{head}: {lost} ({m['class']}){beside}.{better}. Best line: {' '.join(m['pv'][:10])}"
 
 
 def review_sgf(review: dict[str, Any], sgf: str | bytes, flagged: tuple[str, ...] | None = None) -> str:

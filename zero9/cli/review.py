@@ -12,7 +12,21 @@ import json
 import sys
 from pathlib import Path
 
+from tqdm import tqdm
+
+from zero9.arena.review import (
+    Thresholds,
+    format_report,
+    line_from_record,
+    plot_review,
+    review_game,
+    review_sgf,
+)
+from zero9.games.sgf import MAX_SGF_BYTES, read_sgf
+from zero9.nn.checkpoint import default_net_path
+from zero9.search.player import NetSource
 from zero9.settings import ReviewConfig
+from zero9.util.files import atomic_write_text, read_regular_file
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -38,9 +52,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def load_judge(game, net: str | None, device: str = "cpu"):
     """The net that judges ``game``: a file, the shipped net, or ``"uniform"`` (Gomoku only)."""
-    from zero9.nn.checkpoint import default_net_path
-    from zero9.search.player import NetSource
-
     if net == "uniform":
         if game.name == "go":
             raise ValueError("a Go review counts points: it needs a net with an ownership head")
@@ -56,19 +67,6 @@ def load_judge(game, net: str | None, device: str = "cpu"):
 
 
 def run(args: argparse.Namespace) -> int:
-    from tqdm import tqdm
-
-    from zero9.arena.review import (
-        Thresholds,
-        format_report,
-        line_from_record,
-        plot_review,
-        review_game,
-        review_sgf,
-    )
-    from zero9.games.sgf import MAX_SGF_BYTES, read_sgf
-    from zero9.util.files import atomic_write_text, read_regular_file
-
     if args.visits < 1:
         raise ValueError(f"--visits must be >= 1, got {args.visits}")
     if args.forced is not None and args.forced < 0:
