@@ -29,6 +29,7 @@ except ImportError:
 
 from gui.app import App  # noqa: E402
 from gui.model import Settings  # noqa: E402
+from zero9.games import make_game  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 GO_GAME = ROOT / "docs/runs/levels/level_strong-vs-gnugo_10/game-0000.sgf"  # level:strong vs gnugo:10, B+3.5
@@ -163,8 +164,6 @@ def scene_territory(out: Path, tag: str) -> None:
 
 
 def scene_dead(out: Path, tag: str) -> None:
-    from zero9.games import make_game
-
     go = make_game("go", 9, komi=7.5)
     moves = [v for row in range(1, 10) for v in (f"E{row}", f"F{row}")] + ["H5", "B5"]
     actions = " ".join(f";{'BW'[i % 2]}[{_sgf(go, v)}]" for i, v in enumerate(moves))
