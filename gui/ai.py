@@ -19,7 +19,7 @@ import time
 from typing import Any
 
 from gui import jobs
-from gui.coach import judge_job
+from gui.coach import judge_job, plural
 from gui.engine import Result
 from gui.jobs import Analysis
 from zero9.arena.levels import LEVELS as AI_LEVELS
@@ -48,6 +48,26 @@ class AiJobs:
 
     def take(self, result: Result) -> None:
         self.handlers[result.kind](result)
+
+    def busy_text(self) -> str:
+        """The job running (or waiting) in words: 'AI thinking… 120 visits', 'reviewing… 32/64 visits'."""
+        running = self.m.worker.running or self.m.worker.pending
+        if running is None:
+            return ""
+        live = self.m.live_visits
+        visits = f" {plural(live, 'visit')}" if live else ""
+        review = self.m.coach
+        return {
+            "move": f"AI thinking…{visits}",
+            "hint": f"finding a hint…{visits}",
+            "analyze": f"analysing…{visits}",
+            "eval": "evaluating…",
+            "sketch": "a quick look at the game…",
+            "count": "counting…",
+            "review": f"reviewing… {review.review_progress}/{plural(review.review_visits, 'visit')}",
+            "teach": "checking your move…",
+            "engine": "loading the net…",
+        }.get(running[0], "")
 
     # ---- results, one handler per job kind ------------------------------------------------------
 

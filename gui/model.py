@@ -46,7 +46,7 @@ from gui.coach import BAD_CLASSES, Coach, describe_reviewed, plural
 from gui.engine import DEFAULT_LEVEL, LEVELS, Engine, Worker, build_engine
 from gui.history import GameTree, replay, setup_stones
 from gui.jobs import Analysis
-from gui.players import Players
+from gui.players import Players, loaded_text
 from gui.sgfio import Record, open_game, save_sgf
 from zero9.arena.levels import LEVELS as AI_LEVELS
 from zero9.arena.review import opening_length
@@ -157,23 +157,8 @@ class PlayModel:
 
     @property
     def busy_text(self) -> str:
-        running = self.worker.running or self.worker.pending
-        if self.loading is not None:
-            return "loading the net…"
-        if running is None:
-            return ""
-        visits = f" {plural(self.live_visits, 'visit')}" if self.live_visits else ""
-        review = self.coach
-        return {
-            "move": f"AI thinking…{visits}",
-            "hint": f"finding a hint…{visits}",
-            "analyze": f"analysing…{visits}",
-            "eval": "evaluating…",
-            "sketch": "a quick look at the game…",
-            "review": f"reviewing… {review.review_progress}/{plural(review.review_visits, 'visit')}",
-            "teach": "checking your move…",
-            "engine": "loading the net…",
-        }.get(running[0], "")
+        """What the AI is doing, for the status line ('' when idle)."""
+        return "loading the net…" if self.loading is not None else self.jobs.busy_text()
 
     def analysis_at(self, index: int | None = None) -> Analysis:
         node = self.tree.line[self.cursor if index is None else index]
@@ -617,18 +602,8 @@ class PlayModel:
             _, self.tree, record = loaded
             self.whose.start_loaded(record.black, record.white, record.result)
             self.coach.forced = opening_length(record.parsed) if record.parsed is not None else 0
-            self.say(self._loaded_text(record))
+            self.say(loaded_text(len(self.history) - 1, len(record.variations), record.result))
         self.jobs.schedule()
-
-    def _loaded_text(self, record: Record) -> str:
-        moves = plural(len(self.history) - 1, "move")
-        branches = self.tree.count() - len(self.tree.line)
-        extra = f" and {plural(len(record.variations), 'variation')}" if branches else ""
-        result = f" (result {record.result})" if record.result else ""
-        return (f"loaded {moves}{extra}{result}. Browse with the arrows or the slider; "
-                "click to play on, or AI move")
-
-
 
 
 __all__ = ["Analysis", "OVERLAYS", "PlayModel", "Settings", "replay", "WHITE"]

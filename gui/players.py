@@ -72,3 +72,11 @@ class Players:
             return self.file_names[BLACK], self.file_names[WHITE]
         names = {human: "Human", opponent(human): ai_label}
         return names[BLACK], names[WHITE]
+
+
+def loaded_text(moves: int, variations: int, result: str) -> str:
+    """What the message line says when a game is loaded."""
+    extra = f" and {variations} variation{'s' if variations != 1 else ''}" if variations else ""
+    told = f" (result {result})" if result else ""
+    return (f"loaded {moves} move{'s' if moves != 1 else ''}{extra}{told}. Browse with the arrows or the "
+            "slider; click to play on, or AI move")
