@@ -95,6 +95,10 @@ class Chooser:
             entries.append(Entry("..", self.folder.parent, "parent"))
         try:
             found = sorted(os.scandir(self.folder), key=lambda e: e.name.lower())[:MAX_ENTRIES]
+        except FileNotFoundError:  # the games folder before the first save: made when a game is saved
+            found = []
+            if self.mode != "save":
+                self.problem = f"no folder {self.folder}"
         except OSError as e:
             found, self.problem = [], f"cannot list {self.folder}: {e.strerror or e}"
         for item in found:
