@@ -98,7 +98,8 @@ def scene_chooser(out: Path, tag: str) -> None:
 
 
 def scene_error(out: Path, tag: str) -> None:
-    bad = Path("/tmp/zero9-shots-two-blacks.sgf")
+    bad = Path("/tmp/zero9-shots/games-from-the-club-evening/two-black-moves-in-a-row.sgf")
+    bad.parent.mkdir(parents=True, exist_ok=True)
     bad.write_text("(;GM[1]SZ[9];B[ee];B[cc])")
     app = App(Settings(visits=8), None, size=(1060, 720))
     pump(app, lambda: app.model.loading is None)
@@ -111,7 +112,9 @@ def scene_handicap(out: Path, tag: str) -> None:
     path = Path("/tmp/zero9-shots-handicap.sgf")
     path.write_text("(;GM[1]FF[4]SZ[9]KM[0.5]HA[2]AB[cg][gc]PB[Kim]PW[Lee]"
                     ";W[ee];B[dd];W[fd];B[fe];W[ge];B[ef];W[de];B[ce];W[ed])")
-    app = App(Settings(visits=8), None, size=(1060, 720), sgf=str(path))
+    app = App(Settings(visits=8), None, size=(1060, 720))
+    pump(app, lambda: app.model.loading is None)
+    app.model.load(str(path))  # the window before refused it (and cut the reason off)
     pump(app, lambda: app.model.loading is None)
     pump(app, lambda: not app.model.worker.busy, timeout=20)
     shot(app, out, f"play-handicap-{tag}")
