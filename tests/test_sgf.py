@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 
@@ -10,12 +11,15 @@ import pytest
 from zero9.arena.gtpclient import GTPClient, gnugo_command
 from zero9.games import BLACK, WHITE, make_game
 from zero9.games.sgf import (
+    MAX_SGF_BYTES,
+    MAX_SGF_VARIATIONS,
     SgfError,
     moves_from_position,
     parse_sgf,
     read_sgf,
     save_sgf,
     split_collection,
+    start_position,
     write_sgf,
 )
 
@@ -168,3 +172,46 @@ def test_importing_and_writing_need_no_sgfmill():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
     assert ";B[ee]" in out.stdout
+
+
+def test_handicap_and_setup_stones_are_read_written_back_and_make_the_start():
+    text = "(;GM[1]FF[4]SZ[9]KM[0.5]HA[2]AB[cg][gc]AW[ee];W[dd];B[cc])"
+    record = parse_sgf(text)
+    game = record.game
+    assert record.handicap == 2 and record.properties["HA"] == "2"
+    c3, g7, e5 = (game.vertex_to_action(v) for v in ("C3", "G7", "E5"))
+    assert sorted(record.setup) == sorted([(BLACK, c3), (BLACK, g7), (WHITE, e5)])
+    start = record.start_position()
+    assert start.to_play == WHITE  # the first move is White's
+    board = start.board_array().reshape(-1)
+    assert sorted(p for p in range(81) if board[p] == BLACK) == [c3, g7]
+    assert [p for p in range(81) if board[p] == WHITE] == [e5]
+    back = parse_sgf(write_sgf(game, record.moves, setup=record.setup, properties=record.properties))
+    assert back.setup == record.setup and back.handicap == 2 and back.moves == record.moves
+    assert parse_sgf("(;GM[1]SZ[9];B[ee])").handicap == 0
+    with pytest.raises(ValueError, match="setup stone 2"):
+        start_position(game, [(BLACK, 40), (WHITE, 40)])
+    gomoku = make_game("gomoku", 9)
+    with pytest.raises(ValueError, match="no pass"):
+        start_position(gomoku, [(BLACK, 40)], first=BLACK)
+
+
+def test_a_huge_or_hostile_sgf_is_refused_at_once(tmp_path):
+    hostile = b"(;GM[1]SZ[9]" + b"(;B[aa])" * 120_000 + b")"  # about 1 MiB of variations
+    assert len(hostile) < MAX_SGF_BYTES
+    with pytest.raises(SgfError, match="too large: 120,001 nodes"):  # counted, never parsed
+        parse_sgf(hostile)
+    wide = b"(;GM[1]SZ[9]" + b"(;C[x])" * (MAX_SGF_VARIATIONS + 1) + b")"
+    with pytest.raises(SgfError, match="variations"):
+        parse_sgf(wide)
+    # ';' and '(' inside comments are text, not nodes
+    chatty = b"(;GM[1]SZ[9]C[" + b";(" * 100_000 + b"];B[ee](;W[dd])(;W[cc]))"
+    assert parse_sgf(chatty).moves[0][1] == 40
+    big = tmp_path / "big.sgf"
+    big.write_bytes(b"(;GM[1]SZ[9]C[" + b"x" * MAX_SGF_BYTES + b"])")
+    with pytest.raises(ValueError, match="larger than"):
+        read_sgf(big)
+    fifo = tmp_path / "pipe.sgf"
+    os.mkfifo(fifo)
+    with pytest.raises(ValueError, match="not a regular file"):
+        read_sgf(fifo)

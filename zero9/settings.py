@@ -53,6 +53,28 @@ class PlayConfig:
 
 
 @dataclass
+class ReviewConfig:
+    """``zero9 review`` and the window's review (zero9/arena/review.py)."""
+
+    visits: int = 200  # per position
+    # Go: points lost that start each class, worst first: KaTrain's default eval_thresholds
+    points: tuple[float, ...] = (12.0, 6.0, 3.0, 1.5, 0.5)
+    # Gomoku: winrate lost (0..1) that starts blunder, mistake, inaccuracy
+    winrate: tuple[float, ...] = (0.20, 0.10, 0.05)
+    # Losses below these are search noise, never flagged: the 95th percentile of the difference
+    # between two reviews of the same moves with different seeds at 200 visits
+    # (scripts/bench_review.py --noise); scaled by sqrt(200 / visits) at other visits.
+    noise_points: float = 1.5
+    noise_winrate: float = 0.05
+    noise_visits: int = 200  # the visits those were measured at
+    # A played move the search gave fewer visits than this is searched on its own (its position after)
+    min_played_visits: int = 10
+    played_search_share: float = 0.5  # ... with this share of the visits (half: its value, not a choice)
+    leaves_per_tree: int = 8  # per net call and position: a game's positions share each call
+    batched: bool = True  # all positions' leaves in shared net calls (False: one position at a time)
+
+
+@dataclass
 class NetConfig:
     """The residual tower's shape."""
 

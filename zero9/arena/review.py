@@ -1,299 +1,294 @@
-"""Game review: every move of a game searched again, and what each one cost (KaTrain's review).
+"""Game review: what each move of a game cost, judged from the search of the position before it.
 
 Vocabulary:
 
-- **value of a position**: the winrate of the search's most-visited move there, from the
-  side to move's view (0..1): what the position is worth with the engine's best play.
-  A finished position is worth its result (1 won, 0 lost, 0.5 drawn).
-- **winrate before** a move: the value of the position the mover faced.
-  **winrate after**: the value of the position the move made, seen by the mover
-  (``1 -`` the opponent's value there). Both are from the **mover's** side.
-- **winrate loss**: ``max(0, before - after)``: what the move gave away against the
-  engine's best move (search noise can make a good move look a little better than best;
-  that is not a gain, so it counts as 0).
-- **class** of a move by its loss and the :class:`Thresholds` (defaults after KaTrain's
-  bands): ``"blunder"`` (>= 20 %), ``"mistake"`` (>= 10 %), ``"inaccuracy"`` (>= 5 %),
-  else ``"good"``.
-- **best move** and **PV**: the search's most-visited move in the position before the
-  move and its principal variation (vertices); **match rate**: the share of a player's
-  moves that were the engine's best move.
-- **review**: ``{"moves": [...], "summary": {...}, ...}``, the JSON ``zero9 review`` writes:
-  per move ``move_number`` (1 = first move), ``color`` (``"B"``/``"W"``), ``move``,
-  ``best_move``, ``winrate_before``, ``winrate_after``, ``winrate_loss``, ``class`` and
-  ``pv``; per player in ``summary`` the moves, the count in each class, the average loss
-  and the match rate.
-
-Each position is searched once (``visits`` per position, the tree of the previous
-position reused), so a game of ``M`` moves costs ``M + 1`` searches.
+- **the judge**: one search per position of the game (``visits`` each), all positions of the
+  game searched at once with their leaves in shared net calls
+  (:func:`zero9.search.analysis.analyse_many`). ``review_game`` is the one function that
+  ``zero9 review`` and the window call: the same game, visits and seed give the same numbers.
+- **best move**: the move the search of the position before the move would play (its
+  ``order`` 0). **played move**: the move of the game.
+- **before / after** (the mover's view): *before* is the best move's value in that search,
+  *after* the played move's value **in the same tree** (its own visits: no second, noisy
+  search to subtract). A played move the search hardly visited (fewer than
+  ``min_played_visits``) is judged by a search of the position it made instead (with
+  ``played_search_share`` of the visits: a value to read, not a move to choose). So the
+  best move loses exactly 0, and two searches' noise never makes a best move a mistake.
+- **loss**: Go: **points lost**, ``score before - score after`` (score lead: the net's
+  ownership sum, :mod:`zero9.search.analysis`); the winrate loss stays beside it. Gomoku:
+  **winrate lost**. Never below 0 (a move the search scores above its own choice is no loss).
+- **noise**: a loss below the measured search noise (``noise_points`` / ``noise_winrate``
+  of :class:`zero9.settings.ReviewConfig`: two reviews of the same games with different
+  seeds, ``scripts/bench_review.py --noise``) is never flagged (class ``good``).
+- **class**: Go by points lost with KaTrain's default thresholds (12, 6, 3, 1.5, 0.5):
+  ``blunder``, ``mistake``, ``inaccuracy``, ``slight``, ``tiny``, else ``good``; Gomoku by
+  winrate lost (20 %, 10 %, 5 %): ``blunder``, ``mistake``, ``inaccuracy``, else ``good``.
+- **forced**: moves that were not the player's choice are never judged (class ``forced``):
+  setup and handicap stones are not moves at all (the line starts after them), and the
+  opening moves of a match played ``--openings`` (zero9's SGFs say so in the root's
+  ``GC[opening K: N moves]``) or the first ``forced`` moves the caller names.
+- **review** (:class:`Review`): per move a dict (``move_number`` 1 = first move, ``color``,
+  ``move``, ``best_move``, ``score_before``/``score_after``/``points_lost`` (Go; None for
+  Gomoku), ``winrate_before``/``winrate_after``/``winrate_loss``, ``class``, ``pv`` (the
+  best line), ``played_visits``, ``searched_again``); per player a summary (moves judged,
+  count per class, average loss, match rate with the best move). ``as_dict()`` is the JSON
+  ``zero9 review`` writes; :func:`review_sgf` writes the review into a copy of the SGF
+  (a comment per move, the better line as a variation), :func:`plot_review` the graph.
 """
 
 from __future__ import annotations
 
-import argparse
-import json
-import sys
-from collections.abc import Callable
-from dataclasses import dataclass
+__all__ = ["Review", "Thresholds", "black_scores", "black_winrates", "format_report", "line_from_record",
+           "opening_length", "plot_review", "review_game", "review_sgf", "summarise"]
+
+import math
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tqdm import tqdm
+import numpy as np
 
-from zero9.arena.players import make_player
-from zero9.games import BLACK, WHITE, Game, Position
-from zero9.games.sgf import SgfRecord, read_sgf
-from zero9.nn.checkpoint import default_net_path
-from zero9.search.player import SearchPlayer
-from zero9.util.files import atomic_write_text
+from zero9.arena.review_output import black_scores, black_winrates, format_report, plot_review, review_sgf
+from zero9.games import BLACK, WHITE, Position
+from zero9.games.sgf import SgfRecord, start_position
+from zero9.search.analysis import PositionAnalysis, analyse_many
+from zero9.search.evaluator import NetEvaluator, UniformEvaluator
+from zero9.settings import ReviewConfig
 
-DEFAULT_REVIEW_VISITS = 200
-CLASSES = ("good", "inaccuracy", "mistake", "blunder")  # mildest first
 COLOUR_LETTER = {BLACK: "B", WHITE: "W"}
+GO_CLASSES = ("blunder", "mistake", "inaccuracy", "slight", "tiny")  # worst first, as the thresholds
+GOMOKU_CLASSES = ("blunder", "mistake", "inaccuracy")
+FORCED = "forced"
+_OPENING_NOTE = re.compile(r"opening \d+: (\d+) moves?")
 
 
 @dataclass(frozen=True)
 class Thresholds:
-    """The smallest winrate loss (0..1) of each class of bad move."""
+    """The smallest loss of each class, worst class first (points for Go, winrate 0..1 for Gomoku)."""
 
-    inaccuracy: float = 0.05
-    mistake: float = 0.10
-    blunder: float = 0.20
+    bounds: tuple[float, ...] = ReviewConfig.points
+    names: tuple[str, ...] = GO_CLASSES
+    unit: str = "points"
 
     def __post_init__(self):
-        if not 0 < self.inaccuracy <= self.mistake <= self.blunder <= 1:
-            raise ValueError(f"thresholds must rise within (0, 1]: inaccuracy {self.inaccuracy}, "
-                             f"mistake {self.mistake}, blunder {self.blunder}")
+        if len(self.bounds) != len(self.names):
+            raise ValueError(f"{len(self.bounds)} thresholds for the {len(self.names)} classes "
+                             f"{', '.join(self.names)}")
+        if any(b <= 0 for b in self.bounds) or list(self.bounds) != sorted(self.bounds, reverse=True):
+            raise ValueError(f"thresholds must fall from {self.names[0]} to {self.names[-1]} and stay "
+                             f"above 0, got {', '.join(f'{b:g}' for b in self.bounds)}")
+
+    @classmethod
+    def for_game(cls, game_name: str, bounds: Sequence[float] | None = None) -> Thresholds:
+        if game_name == "go":
+            return cls(tuple(bounds or ReviewConfig.points), GO_CLASSES, "points")
+        return cls(tuple(bounds or ReviewConfig.winrate), GOMOKU_CLASSES, "winrate")
 
     def classify(self, loss: float) -> str:
-        if loss >= self.blunder:
-            return "blunder"
-        if loss >= self.mistake:
-            return "mistake"
-        if loss >= self.inaccuracy:
-            return "inaccuracy"
-        return "good"
+        passed = (name for name, bound in zip(self.names, self.bounds, strict=True) if loss >= bound)
+        return next(passed, "good")
+
+    @property
+    def classes(self) -> tuple[str, ...]:
+        """Every class, mildest first."""
+        return ("good", *reversed(self.names))
 
 
 @dataclass
-class Analysis:
-    """One position searched: its value for the side to move, the best move and its line."""
+class Review:
+    """A reviewed game (see the module docstring)."""
 
-    value: float
-    best_move: int | None
-    pv: list[int]
+    game: dict
+    black: str
+    white: str
+    result: str
+    visits: int
+    seed: int | None
+    thresholds: Thresholds
+    noise: float  # losses below this (the unit of the thresholds) are never flagged
+    moves: list[dict[str, Any]]
+    summary: dict[str, dict[str, Any]] = field(default_factory=dict)
+    setup: list[tuple[int, int]] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        out = asdict(self)
+        out["thresholds"] = {"unit": self.thresholds.unit,
+                             **dict(zip(self.thresholds.names, self.thresholds.bounds, strict=True))}
+        out.pop("setup")
+        return out
 
 
-def analyse_position(player: SearchPlayer, position: Position) -> Analysis:
-    """Search ``position`` at the player's visits (a finished position is worth its result)."""
-    if position.is_terminal():
-        return Analysis((position.result_value(position.to_play) + 1) / 2, None, [])
-    decision = player.choose(position)
-    best = decision.stats[0] if decision.stats else None
-    if best is None:  # not a single visit finished: the raw net value and the best prior
-        return Analysis((player.value(position) + 1) / 2, decision.action, [decision.action])
-    return Analysis(best.winrate, best.action, list(best.pv))
+def review_game(source: SgfRecord | Sequence[Position], net, visits: int = ReviewConfig.visits,
+                seed: int | None = None, thresholds: Thresholds | None = None,
+                progress: Callable[[int, int], None] | None = None, forced: int | None = None,
+                config: ReviewConfig | None = None) -> Review:
+    """Review a game: an SGF record or its line of positions (each the one before after a move).
 
-
-def review_positions(player: SearchPlayer, positions: list[Position], thresholds: Thresholds = Thresholds(),
-                     progress: Callable[[int], None] | None = None) -> list[dict[str, Any]]:
-    """Review the moves leading from ``positions[0]`` through ``positions[-1]`` (one list entry per move).
-
-    ``positions`` is the line of play (each one the previous one after a move);
-    ``progress(i)`` is called after each position is searched.
+    ``net``: a net (its evaluator is built with ``seed``), an evaluator, or ``"uniform"``.
+    ``forced``: the first moves that were not the players' choice (default: an SGF's opening
+    note, else 0). ``progress(done, total)``: after each net call (``done`` of ``total`` visits).
     """
-    game = positions[0].game
-    analyses = []
-    for i, position in enumerate(positions):
-        analyses.append(analyse_position(player, position))
-        if progress is not None:
-            progress(i + 1)
-    moves = []
-    for i, (position, after) in enumerate(zip(positions[:-1], positions[1:], strict=True)):
-        before, next_ = analyses[i], analyses[i + 1]
-        winrate_after = 1.0 - next_.value
-        loss = max(0.0, before.value - winrate_after)
-        moves.append({
-            "move_number": i + 1,
-            "color": COLOUR_LETTER[position.to_play],
-            "move": game.action_to_vertex(after.last_move),
-            "best_move": None if before.best_move is None else game.action_to_vertex(before.best_move),
-            "winrate_before": round(before.value, 4),
-            "winrate_after": round(winrate_after, 4),
-            "winrate_loss": round(loss, 4),
-            "class": thresholds.classify(loss),
-            "pv": [game.action_to_vertex(a) for a in before.pv],
-        })
-    return moves
+    config = config or ReviewConfig()
+    line = line_from_record(source) if isinstance(source, SgfRecord) else list(source)
+    if len(line) < 2:
+        raise ValueError("the game has no moves to review")
+    game = line[0].game
+    thresholds = thresholds or Thresholds.for_game(game.name)
+    if forced is None:
+        forced = opening_length(source) if isinstance(source, SgfRecord) else 0
+    evaluator = _evaluator(net, game, seed)
+    judged = [i for i in range(len(line) - 1) if i >= forced]
+    before = dict(zip(judged, _analyse(line, judged, evaluator, visits, seed, config, progress), strict=True))
+    again = [i for i in judged if _needs_own_search(before[i], line[i + 1].last_move, config)]
+    own_visits = max(config.min_played_visits, round(visits * config.played_search_share))
+    after = dict(zip(again, analyse_many([line[i + 1] for i in again], evaluator, own_visits, seed,
+                                         leaves_per_tree=config.leaves_per_tree), strict=True))
+    noise = _noise(game.name, visits, config)
+    moves = [_judge_move(line, i, before.get(i), after.get(i), thresholds, noise)
+             for i in range(len(line) - 1)]
+    record = source if isinstance(source, SgfRecord) else None
+    return Review(game.to_dict(), record.black if record else "", record.white if record else "",
+                  record.result if record else "", visits, seed, thresholds, noise, moves,
+                  summarise(moves, thresholds), list(record.setup) if record else [])
 
 
-def summarise(moves: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
-    """Per colour: moves, the count of each class, average winrate loss, match rate with the best move."""
+def _evaluator(net, game, seed: int | None):
+    if isinstance(net, str) and net == "uniform":
+        return UniformEvaluator(game)
+    if hasattr(net, "evaluate"):
+        return net
+    return NetEvaluator(net, rng=np.random.default_rng(seed), with_ownership=True)
+
+
+def _analyse(line: list[Position], judged: list[int], evaluator, visits: int, seed: int | None,
+             config: ReviewConfig, progress: Callable[[int, int], None] | None) -> list[PositionAnalysis]:
+    """The searches of the positions before the judged moves, all at once.
+
+    ``progress(done, visits)`` after each net call: about ``done`` of the ``visits`` of every
+    position are in (each call gives each position up to ``leaves_per_tree`` visits).
+    """
+    steps = [0]
+
+    def on_step() -> None:
+        steps[0] += 1
+        progress(min(visits, steps[0] * config.leaves_per_tree), visits)
+
+    positions = [line[i] for i in judged]
+    if not config.batched:  # the reference scripts/bench_review.py measures the batching against
+        return [analyse_many([p], evaluator, visits, seed, leaves_per_tree=config.leaves_per_tree)[0]
+                for p in positions]
+    return analyse_many(positions, evaluator, visits, seed,
+                        leaves_per_tree=config.leaves_per_tree, on_step=on_step if progress else None)
+
+
+def _needs_own_search(analysis: PositionAnalysis, played: int, config: ReviewConfig) -> bool:
+    if analysis.terminal or not analysis.moves or analysis.moves[0].move == played:
+        return False
+    info = analysis.move_info(played)
+    return info is None or info.visits < config.min_played_visits
+
+
+def _noise(game_name: str, visits: int, config: ReviewConfig) -> float:
+    base = config.noise_points if game_name == "go" else config.noise_winrate
+    return base * math.sqrt(config.noise_visits / max(visits, 1))
+
+
+def _judge_move(line: list[Position], i: int, before: PositionAnalysis | None,
+                after: PositionAnalysis | None, thresholds: Thresholds, noise: float) -> dict[str, Any]:
+    """One move's entry (see the module docstring)."""
+    position, made = line[i], line[i + 1]
+    game = position.game
+    played = made.last_move
+    entry: dict[str, Any] = {"move_number": i + 1, "color": COLOUR_LETTER[position.to_play],
+                             "move": game.action_to_vertex(played)}
+    if before is None or not before.moves:
+        entry.update(best_move=None, score_before=None, score_after=None, points_lost=None,
+                     winrate_before=None, winrate_after=None, winrate_loss=None, pv=[],
+                     played_visits=0, searched_again=False, **{"class": FORCED})
+        return entry
+    best = before.moves[0]
+    info = before.move_info(played)
+    if best.move == played:
+        wr_after, score_after = best.winrate, best.score_lead
+    elif after is not None:  # searched on its own: the position it made, from the opponent's side
+        wr_after = 1.0 - after.winrate
+        score_after = None if after.score_lead is None else -after.score_lead
+    else:
+        wr_after, score_after = info.winrate, info.score_lead
+    wr_loss = max(0.0, best.winrate - wr_after)
+    points = None
+    if best.score_lead is not None and score_after is not None:
+        points = max(0.0, best.score_lead - score_after)
+    loss = points if thresholds.unit == "points" else wr_loss
+    if loss is None:
+        raise ValueError("a Go review needs a net with an ownership head (points lost)")
+    entry.update(
+        best_move=game.action_to_vertex(best.move),
+        score_before=_round(best.score_lead, 2), score_after=_round(score_after, 2),
+        points_lost=_round(points, 2), winrate_before=round(best.winrate, 4),
+        winrate_after=round(wr_after, 4), winrate_loss=round(wr_loss, 4),
+        pv=[game.action_to_vertex(a) for a in best.pv],
+        played_visits=0 if info is None else info.visits, searched_again=after is not None,
+        **{"class": "good" if loss < noise else thresholds.classify(loss)})
+    return entry
+
+
+def _round(x: float | None, digits: int) -> float | None:
+    return None if x is None else round(x, digits)
+
+
+def summarise(moves: list[dict[str, Any]], thresholds: Thresholds) -> dict[str, dict[str, Any]]:
+    """Per colour: the judged moves, the count of each class, the average loss and the match rate."""
+    key = "points_lost" if thresholds.unit == "points" else "winrate_loss"
     summary = {}
     for colour in ("B", "W"):
-        own = [m for m in moves if m["color"] == colour]
-        counts = {name: sum(m["class"] == name for m in own) for name in CLASSES}
+        own = [m for m in moves if m["color"] == colour and m["class"] != FORCED]
         summary[colour] = {
             "moves": len(own),
-            **counts,
-            "average_loss": round(sum(m["winrate_loss"] for m in own) / len(own), 4) if own else 0.0,
+            **{name: sum(m["class"] == name for m in own) for name in thresholds.classes},
+            "forced": sum(m["color"] == colour and m["class"] == FORCED for m in moves),
+            "average_loss": round(sum(m[key] for m in own) / len(own), 4) if own else 0.0,
             "match_rate": round(sum(m["move"] == m["best_move"] for m in own) / len(own), 4) if own else 0.0,
         }
     return summary
 
 
+# ----------------------------------------------------------------------------- the game's line
+
+
 def line_from_record(record: SgfRecord, source: str | Path = "") -> list[Position]:
-    """The positions of an SGF game's main line, first to last. ValueError for what cannot be replayed."""
-    if record.setup:
-        raise ValueError(f"{source}: setup stones (AB/AW) are not supported: review needs a game "
-                         "played from an empty board")
-    position = record.game.new_position()
+    """The positions of an SGF game's main line from its setup stones on. ValueError: unplayable."""
+    position = start_position(record.game, record.setup, record.moves[0][0] if record.moves else None)
     line = [position]
     for number, (colour, action) in enumerate(record.moves, start=1):
         if colour != position.to_play:
-            raise ValueError(f"{source}: move {number} is by {COLOUR_LETTER[colour]} but "
+            where = f"{source}: " if source else ""
+            raise ValueError(f"{where}move {number} is by {COLOUR_LETTER[colour]} but "
                              f"{COLOUR_LETTER[position.to_play]} was to play")
         position = position.play(action)  # IllegalMove (a ValueError) names the move
         line.append(position)
     if len(line) < 2:
-        raise ValueError(f"{source}: the game has no moves to review")
+        raise ValueError(f"{source}: the game has no moves to review" if source else "the game has no moves")
     return line
 
 
-def review_player(game: Game, net: str | None, visits: int, seed: int | None = None,
-                  device: str = "cpu") -> SearchPlayer:
-    """The search that judges: ``net`` (a net file; 'uniform' for uniform priors), else the shipped net."""
-    if net == "uniform":
-        spec = f"uniform:{visits}"
-    else:
-        path = net or default_net_path(game.name, game.size)
-        if path is None:
-            raise ValueError(f"no shipped net for {game.name} {game.size}x{game.size}: "
-                             "give --net FILE (or --net uniform for a net-free search)")
-        spec = f"{path}@{visits}"
-    agent = make_player(spec, game, visits=visits, seed=seed, device=device)
-    agent.new_game(game)
-    player = agent.player
-    player.resign_threshold = None  # a reviewer never resigns
-    return player
+def opening_length(record: SgfRecord) -> int:
+    """The opening moves a match imposed (zero9's ``GC[opening K: N moves]``), else 0."""
+    found = _OPENING_NOTE.search(record.properties.get("GC", ""))
+    return int(found.group(1)) if found else 0
 
 
-def review_game(record: SgfRecord, player: SearchPlayer, thresholds: Thresholds = Thresholds(),
-                source: str | Path = "", show_progress: bool = False) -> dict[str, Any]:
-    """Review an SGF game: the JSON-ready review (see the module docstring)."""
-    line = line_from_record(record, source)
-    bar = tqdm(total=len(line), desc="review", unit="pos", disable=not show_progress, file=sys.stderr)
-    try:
-        moves = review_positions(player, line, thresholds, progress=lambda i: bar.update(i - bar.n))
-    finally:
-        bar.close()
-    return {
-        "game": record.game.to_dict(),
-        "black": record.black,
-        "white": record.white,
-        "result": record.result,
-        "visits": player.visits,
-        "thresholds": {"inaccuracy": thresholds.inaccuracy, "mistake": thresholds.mistake,
-                       "blunder": thresholds.blunder},
-        "moves": moves,
-        "summary": summarise(moves),
-    }
 
 
-def black_winrates(moves: list[dict[str, Any]]) -> list[float]:
-    """Black's winrate after each move (index 0: before the first move), for the graph."""
-    if not moves:
-        return []
-    first = moves[0]
-    start = first["winrate_before"] if first["color"] == "B" else 1 - first["winrate_before"]
-    return [start] + [m["winrate_after"] if m["color"] == "B" else 1 - m["winrate_after"] for m in moves]
-
-
-def plot_review(review: dict[str, Any], path: str | Path) -> Path:
-    """Save the winrate graph over the game, mistakes marked by class (matplotlib PNG)."""
-    import matplotlib  # optional: only the plot needs it
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    moves = review["moves"]
-    curve = black_winrates(moves)
-    fig, ax = plt.subplots(figsize=(8, 3.2), dpi=100)
-    ax.plot(range(len(curve)), [100 * w for w in curve], color="black", lw=1.5, label="Black's winrate")
-    ax.axhline(50, color="grey", lw=0.8, ls=":")
-    for name, colour in (("inaccuracy", "gold"), ("mistake", "darkorange"), ("blunder", "red")):
-        marked = [m for m in moves if m["class"] == name]
-        if marked:
-            ax.scatter([m["move_number"] for m in marked], [100 * curve[m["move_number"]] for m in marked],
-                       color=colour, edgecolor="black", zorder=3, s=36, label=name)
-    ax.set_xlabel("move")
-    ax.set_ylabel("Black's winrate, %")
-    ax.set_ylim(0, 100)
-    ax.set_xlim(0, max(1, len(curve) - 1))
-    ax.set_title(f"{review.get('black') or 'Black'} vs {review.get('white') or 'White'}   "
-                 f"{review.get('result', '')}")
-    ax.legend(loc="best", fontsize=8)
-    fig.tight_layout()
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path)
-    plt.close(fig)
-    return path
-
-
-def format_report(review: dict[str, Any], flagged: tuple[str, ...] = ("mistake", "blunder")) -> str:
-    """The text ``zero9 review`` prints: the flagged moves, then one summary line per player."""
-    lines = [f"{'move':>4} {'who':>3} {'played':>6} {'best':>6} {'before':>7} {'after':>7} {'loss':>6}  "
-             "class       best line"]
-    for m in review["moves"]:
-        if m["class"] in flagged:
-            lines.append(f"{m['move_number']:>4} {m['color']:>3} {m['move']:>6} {m['best_move'] or '-':>6} "
-                         f"{100 * m['winrate_before']:>6.1f}% {100 * m['winrate_after']:>6.1f}% "
-                         f"{100 * m['winrate_loss']:>5.1f}%  {m['class']:<11} {' '.join(m['pv'][:8])}")
-    if len(lines) == 1:
-        lines.append("  (no mistakes or blunders)")
-    lines.append("")
-    names = {"B": review.get("black") or "Black", "W": review.get("white") or "White"}
-    for colour, s in review["summary"].items():
-        lines.append(f"{colour} {names[colour]}: moves {s['moves']}, blunders {s['blunder']}, "
-                     f"mistakes {s['mistake']}, inaccuracies {s['inaccuracy']}, average loss "
-                     f"{100 * s['average_loss']:.1f}%, match rate {100 * s['match_rate']:.0f}%")
-    return "\n".join(lines)
-
-
-# ----------------------------------------------------------------------------- command line
-
-
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("sgf", help="the game to review (an SGF file, Go or Gomoku)")
-    parser.add_argument("--net", default=None,
-                        help="net file that judges (default: the shipped net for the game and size; "
-                             "'uniform' for a net-free search)")
-    parser.add_argument("--visits", type=int, default=DEFAULT_REVIEW_VISITS,
-                        help=f"visits per position (default {DEFAULT_REVIEW_VISITS})")
-    parser.add_argument("--thresholds", type=float, nargs=3, metavar=("INACCURACY", "MISTAKE", "BLUNDER"),
-                        default=None, help="winrate losses in %% that start each class (default 5 10 20)")
-    parser.add_argument("--out", default=None,
-                        help="folder for NAME-review.json and NAME-review.png (default: next to the SGF)")
-    parser.add_argument("--no-plot", action="store_true", help="skip the PNG (no matplotlib needed)")
-    parser.add_argument("--seed", type=int, default=None, help="random seed of the search")
-    parser.add_argument("--device", default="cpu", help="cpu, cuda or auto")
-
-
-def run(args: argparse.Namespace) -> int:
-    if args.visits < 1:
-        raise ValueError(f"--visits must be >= 1, got {args.visits}")
-    thresholds = Thresholds(*(t / 100 for t in args.thresholds)) if args.thresholds else Thresholds()
-    source = Path(args.sgf)
-    record = read_sgf(source)
-    line_from_record(record, source)  # refuse a bad game before loading a net
-    player = review_player(record.game, args.net, args.visits, args.seed, args.device)
-    review = review_game(record, player, thresholds, source, show_progress=True)
-    out = Path(args.out) if args.out else source.parent
-    out.mkdir(parents=True, exist_ok=True)
-    json_path = out / f"{source.stem}-review.json"
-    atomic_write_text(json_path, json.dumps(review, indent=1) + "\n")
-    print(format_report(review))
-    print(f"review: {json_path}")
-    if not args.no_plot:
-        print(f"plot:   {plot_review(review, out / f'{source.stem}-review.png')}")
-    return 0
+def review_positions(player, line: Sequence[Position], thresholds: Thresholds | None = None,
+                     progress: Callable[[int], None] | None = None) -> list[dict[str, Any]]:
+    """The window's former call, kept until gui/ calls :func:`review_game` itself: the moves of
+    ``review_game`` on the player's net (or evaluator) at its visits."""
+    game = line[0].game
+    if thresholds is not None and thresholds.unit != ("points" if game.name == "go" else "winrate"):
+        thresholds = None
+    judge = getattr(player.evaluator, "net", player.evaluator)
+    report = None if progress is None else (lambda done, total: progress(done))
+    return review_game(line, judge, player.visits or ReviewConfig.visits, None, thresholds, report).moves

@@ -11,8 +11,14 @@ Vocabulary:
   from ``B[]`` or ``B[tt]`` (boards up to 19x19). Colours need not alternate here;
   callers that need alternation check it.
 - **setup stones**: ``(colour, point)`` pairs from the root's ``AB``/``AW`` (Go
-  handicap). Setup anywhere else, and ``AE``, cannot be expressed as a position
-  built by playing moves, so reading refuses them.
+  handicap; ``HA``, the number of handicap stones, stays a root property and is written
+  back). Setup anywhere else, and ``AE``, cannot be expressed as a position
+  built by playing moves, so reading refuses them. :func:`start_position` builds the
+  position they make: each stone played as a move, with a pass where the other colour
+  is to move (the passes stay in the history, as GTP's ``set_free_handicap`` does).
+- **limits**: :func:`read_sgf` reads at most ``MAX_SGF_BYTES``, and any record that is
+  not a plain one is counted before sgfmill parses it: at most ``MAX_SGF_NODES`` nodes
+  and ``MAX_SGF_VARIATIONS`` game trees (``(``), so a hostile file costs milliseconds.
 - **SGF point**: column letter then row letter counted from the *top* (``aa`` is
   the top-left); sgfmill turns it into (row from the bottom, column), so the point
   is ``row * size + column``.
@@ -54,13 +60,17 @@ from typing import Any
 from zero9 import __version__
 from zero9.games import make_game
 from zero9.games.game import BLACK, WHITE, Game, Position, line_of_play
-from zero9.util.files import atomic_write_text
+from zero9.util.files import atomic_write_text, read_regular_file
 
 SGF_GAME_CODES = {"go": 1, "gomoku": 4}
 GAME_NAMES = {code: name for name, code in SGF_GAME_CODES.items()}
 OWNED_PROPERTIES = ("GM", "FF", "CA", "SZ", "KM", "ZG", "RE", "AB", "AW", "AE")
 _SGF_PARAMS = ("game", "size", "komi")  # the parameters GM, SZ and KM carry
 _COLOUR_LETTERS = {BLACK: "B", WHITE: "W"}
+MAX_SGF_BYTES = 4 * 1024 * 1024  # a 9x9 game with a review's variations is a few tens of kB
+MAX_SGF_NODES = 50_000
+MAX_SGF_VARIATIONS = 5_000
+_VALUE = re.compile(rb"\[[^\]\\]*(?:\\.[^\]\\]*)*\]")  # a property value [...], escapes included
 
 
 class SgfError(ValueError):
@@ -96,6 +106,46 @@ class SgfRecord:
     def actions(self) -> list[int]:
         """The moves' actions without their colours."""
         return [action for _, action in self.moves]
+
+    @property
+    def handicap(self) -> int:
+        """The root's ``HA`` (0 when absent or unreadable): the number of handicap stones."""
+        try:
+            return max(int(self.properties.get("HA", "0").strip() or 0), 0)
+        except ValueError:
+            return 0
+
+    def start_position(self) -> Position:
+        """The position the game starts from: the setup stones, the first mover to play."""
+        return start_position(self.game, self.setup, self.moves[0][0] if self.moves else None)
+
+
+def start_position(game: Game, setup: Sequence[tuple[int, int]], first: int | None = None) -> Position:
+    """The position ``setup`` stones make (see the module docstring), ``first`` (a colour) to play.
+
+    Without setup stones it is the empty board (a pass first if ``first`` is White in Go).
+    ValueError names a stone that cannot go there, or a colour order a game without passes cannot make.
+    """
+    position = game.new_position()
+    for number, (colour, point) in enumerate(setup, start=1):
+        position = _as_colour(position, colour, f"setup stone {number}")
+        if not position.is_legal(point):
+            raise ValueError(f"setup stone {number} ({_COLOUR_LETTERS.get(colour, colour)} "
+                             f"{game.action_to_vertex(point)}) cannot be placed there")
+        position = position.play(point)
+    if first is not None:
+        position = _as_colour(position, first, "the first move")
+    return position
+
+
+def _as_colour(position: Position, colour: int, what: str) -> Position:
+    """``position`` with ``colour`` to play: a pass by the other colour if needed."""
+    if colour == position.to_play:
+        return position
+    if position.game.pass_action is None:
+        raise ValueError(f"{what}: {_COLOUR_LETTERS.get(colour, colour)} cannot move now in "
+                         f"{position.game.name} (it has no pass to give the turn back)")
+    return position.play(position.game.pass_action)
 
 
 # ----------------------------------------------------------------------------- writing
@@ -239,8 +289,26 @@ def parse_sgf(data: str | bytes) -> SgfRecord:
     the same record and every error is sgfmill's reading's.
     """
     raw = data.encode("utf-8") if isinstance(data, str) else bytes(data)
+    if len(raw) > MAX_SGF_BYTES:
+        raise SgfError("too large", f"{len(raw):,} bytes; zero9 reads SGF files up to {MAX_SGF_BYTES:,}")
     record = _parse_plain(raw)
-    return record if record is not None else _parse_whole(raw)
+    if record is not None:
+        return record
+    _check_counts(raw)
+    return _parse_whole(raw)
+
+
+def _check_counts(raw: bytes) -> None:
+    """Refuse a record with more nodes or game trees than any game needs, before sgfmill builds them."""
+    nodes, trees = raw.count(b";"), raw.count(b"(")
+    if nodes <= MAX_SGF_NODES and trees <= MAX_SGF_VARIATIONS:
+        return  # within the limits even counting the ones inside values
+    bare = _VALUE.sub(b"", raw)  # the structure, without the values (where ';' and '(' are text)
+    nodes, trees = bare.count(b";"), bare.count(b"(")
+    if nodes > MAX_SGF_NODES:
+        raise SgfError("too large", f"{nodes:,} nodes; zero9 reads up to {MAX_SGF_NODES:,}")
+    if trees > MAX_SGF_VARIATIONS:
+        raise SgfError("too large", f"{trees:,} variations; zero9 reads up to {MAX_SGF_VARIATIONS:,}")
 
 
 def _parse_plain(raw: bytes) -> SgfRecord | None:
@@ -305,10 +373,7 @@ def _read_plain_moves(text: bytes, game: Game) -> list[tuple[int, int]] | None:
 def read_sgf(path: str | os.PathLike) -> SgfRecord:
     """The first game of an SGF file; ValueError naming the file if it cannot be read or is bad."""
     path = Path(path).expanduser()
-    try:
-        data = path.read_bytes()
-    except OSError as e:
-        raise ValueError(f"cannot read SGF file {path}: {e.strerror or e}") from None
+    data = read_regular_file(path, MAX_SGF_BYTES, "SGF file")
     try:
         return parse_sgf(data)
     except SgfError as e:

@@ -204,8 +204,11 @@ class ZeroNet(nn.Module):
         """
         return self.set_channels_last(True)
 
-    def predict(self, planes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Numpy planes [B, C, N, N] -> (probs [B, A] float32, value [B] float32), in eval mode."""
+    def predict(self, planes: np.ndarray, ownership: bool = False) -> tuple[np.ndarray, ...]:
+        """Numpy planes [B, C, N, N] -> (probs [B, A] float32, value [B] float32), in eval mode.
+
+        ``ownership`` (a net with the head): a third array, ownership [B, N*N] float32.
+        """
         planes = np.asarray(planes)
         expect = (self.config["in_planes"], self.size, self.size)
         if planes.ndim != 4 or tuple(planes.shape[1:]) != expect:
@@ -224,6 +227,10 @@ class ZeroNet(nn.Module):
             out = forward(x)
             probs = torch.softmax(out[0].float(), dim=1)
             value = out[1].float()
+        if ownership:
+            if len(out) < 3:
+                raise ValueError("this net has no ownership head")
+            return probs.cpu().numpy(), value.cpu().numpy(), out[2].float().cpu().numpy()
         return probs.cpu().numpy(), value.cpu().numpy()
 
 

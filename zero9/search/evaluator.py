@@ -29,6 +29,12 @@ Vocabulary:
   server's :class:`zero9.nn.inference.RemoteNet`), the caller can search on between the
   two: :func:`zero9.search.batched.search_in_flight`. Cache entries are written at
   ``collect``, so a position asked again while its batch is in flight is a miss.
+- **ownership** (``with_ownership=True``, a Go net with the head): the same net call also
+  returns the net's ownership ``[N*N]`` per position (+1 = the point ends as the side to
+  move's area), mapped back from its symmetry and kept beside the cache entry, so
+  :meth:`NetEvaluator.ownership` of a position the search evaluated is a look-up with the
+  very numbers its value came from (:mod:`zero9.search.analysis` sums them into a score).
+  Off by default: self-play and play never pay for it.
 """
 
 from __future__ import annotations
@@ -108,10 +114,15 @@ class NetEvaluator:
     """A ZeroNet behind features, a random symmetry per position, and an LRU cache."""
 
     def __init__(self, net, cache_size: int = 200_000, random_symmetry: bool = True,
-                 rng: np.random.Generator | None = None):
+                 rng: np.random.Generator | None = None, with_ownership: bool = False):
         if cache_size < 0:
             raise ValueError(f"cache_size must be >= 0, got {cache_size}")
         self.net = net
+        # Ownership rides on the cache (keyed alike, evicted alike): it needs one.
+        self.has_ownership = bool(with_ownership and net_has_ownership(net))
+        if self.has_ownership and cache_size == 0:
+            raise ValueError("with_ownership needs a cache (cache_size > 0)")
+        self._owned: dict[bytes, tuple[np.ndarray, int]] | None = {} if self.has_ownership else None
         self.cache_size = cache_size
         self.random_symmetry = random_symmetry
         self.rng = rng or np.random.default_rng()
@@ -164,7 +175,9 @@ class NetEvaluator:
                                      else np.zeros(len(first), np.intp))
                 planes = features.encode_batch([positions[j] for j in first], syms)
                 start = time.perf_counter()
-                if self.answers_later and not wait:
+                if self._owned is not None:
+                    asked.answer = self.net.predict(planes, ownership=True)
+                elif self.answers_later and not wait:
                     asked.ticket = self.net.submit(planes)
                 else:
                     asked.answer = self.net.predict(planes)
@@ -181,7 +194,7 @@ class NetEvaluator:
                 start = time.perf_counter()
                 asked.answer = self.net.collect(asked.ticket)
                 self.net_seconds += time.perf_counter() - start
-            probs, vals = asked.answer
+            probs, vals = asked.answer[0], asked.answer[1]
             priors, values, misses, syms = asked.priors, asked.values, asked.misses, asked.syms
             first = list(misses.values())
             probs = np.asarray(probs, np.float32)
@@ -193,16 +206,58 @@ class NetEvaluator:
             priors[first], values[first] = probs, vals
             for repeat, row in asked.repeats:
                 priors[repeat], values[repeat] = priors[row], values[row]
+            if self._owned is not None:
+                self._keep_ownership(asked, size)
             if self.cache_size:
                 # An entry's priors are a row of ``priors`` (the search only reads it), not of ``probs``:
                 # one array per batch stays alive, not two.
                 cache = self._cache
                 entries = zip(itertools.repeat(priors), first, values[first].tolist(), strict=False)
                 cache.update(zip(misses, entries, strict=True))  # (the inner zip: repeat is endless)
-                while len(cache) > self.cache_size:
-                    cache.popitem(last=False)  # the least recently used
+                if self._owned is None:
+                    while len(cache) > self.cache_size:
+                        cache.popitem(last=False)  # the least recently used
+                else:
+                    while len(cache) > self.cache_size:
+                        self._owned.pop(cache.popitem(last=False)[0], None)  # evicted alike
             return priors, values
+
+    def _keep_ownership(self, asked: Asked, size: int) -> None:
+        """The net's ownership of a collected batch, each row back from its symmetry, kept by key."""
+        own = np.asarray(asked.answer[2], np.float32)
+        for s in range(1, features.NUM_SYMMETRIES):
+            if (rows := asked.syms == s).any():
+                own[rows] = own[rows][:, _policy_gather(features.inverse_symmetry(s), size, own.shape[1])]
+        self._owned.update((key, (own, i)) for i, key in enumerate(asked.misses))
+
+    def ownership(self, positions: Sequence[Position]) -> np.ndarray | None:
+        """The net's ownership ``[B, N*N]`` float32 (side to move's view); None without the head.
+
+        A position the search evaluated is a look-up (the numbers its value came from);
+        any other is evaluated first (one call for all of them).
+        """
+        if self._owned is None:
+            return None
+        keys = [history_key(p) for p in positions]
+        with self._lock:
+            missing = [p for p, k in zip(positions, keys, strict=True) if k not in self._owned]
+        if missing:
+            self.evaluate(missing)
+        out = np.empty((len(positions), positions[0].game.size ** 2 if positions else 0), np.float32)
+        with self._lock:
+            for j, key in enumerate(keys):
+                batch, row = self._owned[key]
+                out[j] = batch[row]
+        return out
 
     def clear_cache(self) -> None:
         with self._lock:
             self._cache.clear()
+            if self._owned is not None:
+                self._owned.clear()
+
+
+def net_has_ownership(net) -> bool:
+    """Whether ``net`` (a ZeroNet; not a remote one) has an ownership head."""
+    config = getattr(net, "config", None)
+    return isinstance(config, dict) and bool(config.get("ownership"))

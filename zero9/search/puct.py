@@ -358,6 +358,29 @@ class Tree:
             if self.config.noise:
                 self.add_noise()
 
+    def restrict_root(self, keep: np.ndarray) -> None:
+        """Drop the root's children whose action is not in ``keep`` (analysis' allowMoves/avoidMoves).
+
+        Only before any child is visited; the priors are renormalised over the children left.
+        Nothing else changes: selection below the root is untouched.
+        """
+        root = self.root
+        if not root.expanded or root.total or root.children:
+            raise ValueError("restrict_root: only a freshly expanded, unvisited root")
+        mask = np.isin(root.actions, keep)
+        if mask.all():
+            return
+        if not mask.any():
+            raise ValueError("restrict_root: no legal move is left")
+        raw = root.P[mask]
+        s = float(raw.sum())
+        p = raw / s if s > 0 else np.full(len(raw), 1.0 / len(raw))
+        rows, zeros = _untried(len(p))
+        root.QFU, root.n, root.w = rows.copy(), zeros.__copy__(), zeros.__copy__()
+        root.q, root.U0 = root.QFU[0], root.QFU[2]
+        root.U0[:] = p
+        root.P, root.actions, root.raw_prior = p, root.actions[mask], None
+
     def visits(self) -> int:
         return int(round(self.root.total))
 

@@ -1,0 +1,102 @@
+"""Review speed: a whole 9x9 game at 200 visits, its positions batched, against one position at a time.
+
+    flock /work/bench.lock python scripts/bench_review.py            # the figure and its reference
+    python scripts/bench_review.py --noise --games 6                 # the review's search noise
+
+1. ``review: N positions at V visits in X s``: :func:`zero9.arena.review.review_game` on
+   docs/runs/review-gnugo/game-0000.sgf (77 moves) with the shipped 9x9 net, every position's
+   leaves in shared net calls (the bar: 20 s on the 2-core CPU). Reference in the same run: the
+   same review with ``ReviewConfig(batched=False)``, one position's search at a time (8 leaves
+   per net call). Wall and CPU seconds of each, and their ratio.
+2. ``--noise``: the review's noise. ``--games`` finished games reviewed twice with different
+   seeds; per judged move the difference of the two losses (points for Go, winrate); the 95th
+   percentile is what ``ReviewConfig.noise_points`` / ``noise_winrate`` hold (losses below it
+   are never flagged).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+from zero9.arena.review import review_game
+from zero9.games.sgf import read_sgf
+from zero9.nn.checkpoint import load_net
+from zero9.settings import ReviewConfig
+
+ROOT = Path(__file__).resolve().parents[1]
+GAME = ROOT / "docs" / "runs" / "review-gnugo" / "game-0000.sgf"
+BAR_SECONDS = 20.0
+
+
+def timed(record, net, visits: int, config: ReviewConfig) -> tuple[float, float, object]:
+    wall, cpu = time.perf_counter(), time.process_time()
+    review = review_game(record, net, visits, seed=1, config=config)
+    return time.perf_counter() - wall, time.process_time() - cpu, review
+
+
+def speed(args) -> None:
+    record = read_sgf(args.sgf)
+    net, _ = load_net(args.net, device="cpu")
+    positions = len(record.moves)
+    print(f"load: {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f} (1, 5 min) on {os.cpu_count()} cores")
+    review_game(record, net, 8, seed=0)  # warm-up (torch's first calls)
+    wall, cpu, review = timed(record, net, args.visits, ReviewConfig())
+    again = sum(m.get("searched_again", False) for m in review.moves)
+    print(f"review: {positions} positions at {args.visits} visits in {wall:.1f} s ({cpu:.1f} CPU s), "
+          f"batched; {again} played moves searched on their own (bar {BAR_SECONDS:.0f} s)")
+    if args.skip_reference:
+        return
+    ref_wall, ref_cpu, _ = timed(record, net, args.visits, ReviewConfig(batched=False))
+    print(f"reference: one position at a time {ref_wall:.1f} s ({ref_cpu:.1f} CPU s); "
+          f"batched is {ref_wall / wall:.2f}x faster in wall time, {ref_cpu / cpu:.2f}x in CPU time")
+
+
+def noise(args) -> None:
+    net, _ = load_net(args.net, device="cpu")
+    every = sorted((ROOT / "docs" / "runs" / "levels").rglob("*.sgf"))  # Go 9x9 games of the levels
+    games = every[:: max(1, len(every) // args.games)]
+    diffs: dict[str, list[float]] = {"points": [], "winrate": []}
+    best_changed = judged = 0
+    for sgf in games[: args.games]:
+        record = read_sgf(sgf)
+        if record.game.name != "go":
+            continue
+        one, two = (review_game(record, net, args.visits, seed=s).moves for s in (1, 2))
+        for a, b in zip(one, two, strict=True):
+            if a["class"] == "forced":
+                continue
+            judged += 1
+            best_changed += a["best_move"] != b["best_move"]
+            diffs["points"].append(abs(a["points_lost"] - b["points_lost"]))
+            diffs["winrate"].append(abs(a["winrate_loss"] - b["winrate_loss"]))
+        print(f"{sgf.relative_to(ROOT)}: {len(one)} moves", file=sys.stderr)
+    for unit, values in diffs.items():
+        v = np.array(values)
+        print(f"noise ({unit}): {judged} moves reviewed twice (seeds 1, 2) at {args.visits} visits: "
+              f"|difference of the losses| median {np.median(v):.3f}, 90th percentile "
+              f"{np.percentile(v, 90):.3f}, 95th {np.percentile(v, 95):.3f}, max {v.max():.3f}")
+    print(f"best move differs between the two reviews at {best_changed} of {judged} moves")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--sgf", default=str(GAME))
+    parser.add_argument("--net", default=str(ROOT / "example-data" / "go_9x9_best.pt"))
+    parser.add_argument("--visits", type=int, default=ReviewConfig.visits)
+    parser.add_argument("--skip-reference", action="store_true")
+    parser.add_argument("--noise", action="store_true", help="measure the review's noise instead")
+    parser.add_argument("--games", type=int, default=6, help="--noise: games reviewed twice")
+    args = parser.parse_args()
+    noise(args) if args.noise else speed(args)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
