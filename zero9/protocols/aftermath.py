@@ -26,9 +26,9 @@ Vocabulary:
   Go's Chinese count, the empty points next to seki chains (shared liberties, and eyes of
   a seki group) count for nobody.
 - **area count**: the finished board less its dead stones, scored by the rules' own
-  counting (stones plus empty regions reaching one colour only, minus komi), plus each
-  neutral point (**dame**) for the colour whose stone the playout left on it: as in GNU
-  Go's aftermath, whoever fills a dame gets it.
+  counting (stones plus empty regions reaching one colour only, minus komi), with each
+  neutral point (**dame**) the playout filled counted as filled: as in GNU Go's
+  aftermath, whoever fills a dame gets it, and any point it closes off.
 """
 
 from __future__ import annotations
@@ -161,27 +161,39 @@ def _mutual_liberty(point: int, board: np.ndarray, captured: np.ndarray, movers:
     return all(not p.is_legal(point) or _self_atari(p, point, near) for p in movers.values())
 
 
+def _placed(stones: list[tuple[int, int]], size: int, komi: float) -> Position:
+    """A position holding exactly ``stones`` (colour, point), placed with filler passes.
+
+    Every set placed here is part of a board whose chains all have liberties, so no
+    placement captures or is suicide.
+    """
+    position = make_game("go", size, komi=komi, move_cap=0).new_position()
+    black = [s for s in stones if s[0] == BLACK]
+    white = [s for s in stones if s[0] != BLACK]
+    for i in range(max(len(black), len(white))):  # interleaved: few filler passes
+        for colour, point in black[i:i + 1] + white[i:i + 1]:
+            if colour != position.to_play:
+                position = position.play(position.game.pass_action)
+            position = position.play(point)
+    return position
+
+
 def area_score(board: np.ndarray, statuses: dict[int, str], final: np.ndarray, size: int,
                komi: float) -> float:
     """Black's area minus White's minus komi on ``board`` without its dead stones (see **area count**)."""
-    counted = make_game("go", size, komi=komi, move_cap=0).new_position()
-    alive = [(int(board[p]), p) for p in sorted(statuses) if statuses[p] != "dead"]
-    black = [s for s in alive if s[0] == BLACK]
-    white = [s for s in alive if s[0] != BLACK]
-    for i in range(max(len(black), len(white))):  # interleaved: few filler passes
-        for colour, point in black[i:i + 1] + white[i:i + 1]:
-            if colour != counted.to_play:
-                counted = counted.play(counted.game.pass_action)
-            counted = counted.play(point)
-    owner = counted.ownership()
     near = _neighbours(size)
+    alive = [(int(board[p]), p) for p in sorted(statuses) if statuses[p] != "dead"]
     eyes = {q for p in statuses if statuses[p] == "seki" for q in near[p] if board[q] == EMPTY}
     for q in list(eyes):
         eyes.update(_flood(board, q, near))
+    counted = _placed(alive, size, komi)
+    owner = counted.ownership()
+    dame = [(int(final[p]), p) for p in range(size * size)
+            if owner[p] == EMPTY and board[p] == EMPTY and final[p] != EMPTY and p not in eyes]
+    if dame:  # whoever filled a dame gets it, and the points it closes
+        counted = _placed(alive + dame, size, komi)
+        owner = counted.ownership()
     score = counted.score()
     for q in eyes:  # the empty points of a seki count for nobody (GNU Go's Chinese count)
         score -= 1.0 if owner[q] == BLACK else -1.0 if owner[q] != EMPTY else 0.0
-        owner[q] = EMPTY
-    dame = (owner == EMPTY) & (final != EMPTY) & (board == EMPTY)
-    dame[list(eyes)] = False
-    return score + float((final[dame] == BLACK).sum()) - float((final[dame] != BLACK).sum())
+    return score
