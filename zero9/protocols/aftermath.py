@@ -10,16 +10,18 @@ atari alive. Club players (and GNU Go with ``--chinese-rules``) count with dead 
 
 Vocabulary:
 
-- **aftermath playout**: from the finished position, both sides play on (the move that
-  gains the most area at once, ties broken by the net's policy, one evaluation per move:
-  so a dame that also closes a neighbouring point is filled first, as a player would)
-  under three rules that make it a clean-up rather
-  than a game: never pass while a **useful move** is left, never play inside one's own
-  **territory** (an empty region that touches only one's own stones), and never put one's
-  own chain in **self-atari** (one liberty left, nothing captured). A side with no useful
-  move passes; two passes in a row, or :data:`MAX_PLAYOUT_FACTOR` × the board's points in
-  moves, end it. Dead stones get captured (the opponent keeps filling their liberties and
-  their owner cannot live), live groups keep their eyes (nobody fills their own territory).
+- **aftermath playout**: from the finished position, both sides play on, each time the
+  move that gains the most area at once, ties broken by the net's policy (one evaluation
+  per move; so a dame that also closes a neighbouring point comes before one that does
+  not, as a player would fill them). Three rules make it a clean-up rather than a game:
+  never pass while a **useful move** is left, never play inside one's own **territory**
+  (an empty region that touches only one's own stones) unless it is the last liberty of
+  one's own chain, and never put one's own chain in **self-atari** (one liberty left,
+  nothing captured). A side with no useful move passes; two passes in a row, or
+  :data:`MAX_PLAYOUT_FACTOR` times the board's points in moves, end it. Dead stones get
+  captured (the opponent keeps filling their liberties and their owner cannot live), live
+  groups keep their eyes (nobody fills their own territory). Measured against GNU Go:
+  scripts/final_score_vs_gnugo.py (docs/cli-gtp.md gives the figure).
 - **status** of a chain of the finished position: **dead** if the playout captured it;
   **seki** if it survived and shares a liberty with a surviving opponent chain that neither
   side can fill without putting itself in atari (mutual life); else **alive**. As in GNU
@@ -87,10 +89,22 @@ def _useful_moves(position: Position, near: list[list[int]]) -> list[int]:
             region = _flood(board, action, near)
             touches = {int(board[q]) for p in region for q in near[p]} - {EMPTY}
             territory.update((p, touches == {me}) for p in region)
-        if territory[action] or _self_atari(position, action, near):
+        if territory[action] and not _saves_own_chain(board, action, me, near):
+            continue
+        if _self_atari(position, action, near):
             continue
         useful.append(action)
     return useful
+
+
+def _saves_own_chain(board: np.ndarray, action: int, me: int, near: list[list[int]]) -> bool:
+    """``action`` is the last liberty of one of ``me``'s chains (connecting it is no waste)."""
+    for q in near[action]:
+        if board[q] == me:
+            chain = _flood(board, q, near)
+            if {r for p in chain for r in near[p] if board[r] == EMPTY} == {action}:
+                return True
+    return False
 
 
 def _self_atari(position: Position, action: int, near: list[list[int]]) -> bool:
