@@ -10,25 +10,27 @@ atari alive. Club players (and GNU Go with ``--chinese-rules``) count with dead 
 
 Vocabulary:
 
-- **aftermath playout**: from the finished position, both sides play on (the move that
-  gains the most area at once, ties broken by the net's policy, one evaluation per move:
-  so a dame that also closes a neighbouring point is filled first, as a player would)
-  under three rules that make it a clean-up rather
-  than a game: never pass while a **useful move** is left, never play inside one's own
-  **territory** (an empty region that touches only one's own stones), and never put one's
-  own chain in **self-atari** (one liberty left, nothing captured). A side with no useful
-  move passes; two passes in a row, or :data:`MAX_PLAYOUT_FACTOR` × the board's points in
-  moves, end it. Dead stones get captured (the opponent keeps filling their liberties and
-  their owner cannot live), live groups keep their eyes (nobody fills their own territory).
+- **aftermath playout**: from the finished position, both sides play on, each time the
+  move that gains the most area at once, ties broken by the net's policy (one evaluation
+  per move; so a dame that also closes a neighbouring point comes before one that does
+  not, as a player would fill them). Three rules make it a clean-up rather than a game:
+  never pass while a **useful move** is left, never play inside one's own **territory**
+  (an empty region that touches only one's own stones) unless it is the last liberty of
+  one's own chain, and never put one's own chain in **self-atari** (one liberty left,
+  nothing captured). A side with no useful move passes; two passes in a row, or
+  :data:`MAX_PLAYOUT_FACTOR` times the board's points in moves, end it. Dead stones get
+  captured (the opponent keeps filling their liberties and their owner cannot live), live
+  groups keep their eyes (nobody fills their own territory). Measured against GNU Go:
+  scripts/final_score_vs_gnugo.py (docs/cli-gtp.md gives the figure).
 - **status** of a chain of the finished position: **dead** if the playout captured it;
   **seki** if it survived and shares a liberty with a surviving opponent chain that neither
   side can fill without putting itself in atari (mutual life); else **alive**. As in GNU
   Go's Chinese count, the empty points next to seki chains (shared liberties, and eyes of
   a seki group) count for nobody.
 - **area count**: the finished board less its dead stones, scored by the rules' own
-  counting (stones plus empty regions reaching one colour only, minus komi), plus each
-  neutral point (**dame**) for the colour whose stone the playout left on it: as in GNU
-  Go's aftermath, whoever fills a dame gets it.
+  counting (stones plus empty regions reaching one colour only, minus komi), with each
+  neutral point (**dame**) the playout filled counted as filled: as in GNU Go's
+  aftermath, whoever fills a dame gets it, and any point it closes off.
 """
 
 from __future__ import annotations
@@ -87,10 +89,22 @@ def _useful_moves(position: Position, near: list[list[int]]) -> list[int]:
             region = _flood(board, action, near)
             touches = {int(board[q]) for p in region for q in near[p]} - {EMPTY}
             territory.update((p, touches == {me}) for p in region)
-        if territory[action] or _self_atari(position, action, near):
+        if territory[action] and not _saves_own_chain(board, action, me, near):
+            continue
+        if _self_atari(position, action, near):
             continue
         useful.append(action)
     return useful
+
+
+def _saves_own_chain(board: np.ndarray, action: int, me: int, near: list[list[int]]) -> bool:
+    """``action`` is the last liberty of one of ``me``'s chains (connecting it is no waste)."""
+    for q in near[action]:
+        if board[q] == me:
+            chain = _flood(board, q, near)
+            if {r for p in chain for r in near[p] if board[r] == EMPTY} == {action}:
+                return True
+    return False
 
 
 def _self_atari(position: Position, action: int, near: list[list[int]]) -> bool:
@@ -161,27 +175,39 @@ def _mutual_liberty(point: int, board: np.ndarray, captured: np.ndarray, movers:
     return all(not p.is_legal(point) or _self_atari(p, point, near) for p in movers.values())
 
 
+def _placed(stones: list[tuple[int, int]], size: int, komi: float) -> Position:
+    """A position holding exactly ``stones`` (colour, point), placed with filler passes.
+
+    Every set placed here is part of a board whose chains all have liberties, so no
+    placement captures or is suicide.
+    """
+    position = make_game("go", size, komi=komi, move_cap=0).new_position()
+    black = [s for s in stones if s[0] == BLACK]
+    white = [s for s in stones if s[0] != BLACK]
+    for i in range(max(len(black), len(white))):  # interleaved: few filler passes
+        for colour, point in black[i:i + 1] + white[i:i + 1]:
+            if colour != position.to_play:
+                position = position.play(position.game.pass_action)
+            position = position.play(point)
+    return position
+
+
 def area_score(board: np.ndarray, statuses: dict[int, str], final: np.ndarray, size: int,
                komi: float) -> float:
     """Black's area minus White's minus komi on ``board`` without its dead stones (see **area count**)."""
-    counted = make_game("go", size, komi=komi, move_cap=0).new_position()
-    alive = [(int(board[p]), p) for p in sorted(statuses) if statuses[p] != "dead"]
-    black = [s for s in alive if s[0] == BLACK]
-    white = [s for s in alive if s[0] != BLACK]
-    for i in range(max(len(black), len(white))):  # interleaved: few filler passes
-        for colour, point in black[i:i + 1] + white[i:i + 1]:
-            if colour != counted.to_play:
-                counted = counted.play(counted.game.pass_action)
-            counted = counted.play(point)
-    owner = counted.ownership()
     near = _neighbours(size)
+    alive = [(int(board[p]), p) for p in sorted(statuses) if statuses[p] != "dead"]
     eyes = {q for p in statuses if statuses[p] == "seki" for q in near[p] if board[q] == EMPTY}
     for q in list(eyes):
         eyes.update(_flood(board, q, near))
+    counted = _placed(alive, size, komi)
+    owner = counted.ownership()
+    dame = [(int(final[p]), p) for p in range(size * size)
+            if owner[p] == EMPTY and board[p] == EMPTY and final[p] != EMPTY and p not in eyes]
+    if dame:  # whoever filled a dame gets it, and the points it closes
+        counted = _placed(alive + dame, size, komi)
+        owner = counted.ownership()
     score = counted.score()
     for q in eyes:  # the empty points of a seki count for nobody (GNU Go's Chinese count)
         score -= 1.0 if owner[q] == BLACK else -1.0 if owner[q] != EMPTY else 0.0
-        owner[q] = EMPTY
-    dame = (owner == EMPTY) & (final != EMPTY) & (board == EMPTY)
-    dame[list(eyes)] = False
-    return score + float((final[dame] == BLACK).sum()) - float((final[dame] != BLACK).sum())
+    return score

@@ -19,7 +19,8 @@ Vocabulary:
   next input line.
 - **kata-genmove_analyze**: one analysis at the engine's visits, its line, then ``play MOVE``:
   the best move, through the same move policy as ``genmove`` (random opening moves, smarter
-  passing, the resign threshold).
+  passing, the resign threshold). Unlike ``genmove`` it searches to its visits whatever the
+  clock, and its positions are not kept for ``dump_training``.
 - **rules**: ``kata-get-rules`` answers what zero9 plays (:data:`ZERO9_RULES`: area scoring,
   positional superko, no suicide); ``kata-set-rules`` accepts a ruleset equal to it and
   refuses any other, naming the fields that differ (zero9's net knows only its rules).
