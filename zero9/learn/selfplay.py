@@ -64,10 +64,11 @@ from zero9.learn.selfplay_game import GameRecord, SelfPlay, play_games
 from zero9.nn import features
 from zero9.nn.checkpoint import game_from_meta, load_net
 from zero9.nn.chunks import ChunkData, ownership_target, write_lz_chunk, write_npz_shard
-from zero9.nn.inference import InferenceServer, RemoteNet
+from zero9.nn.inference import InferenceServer, RemoteNet, ServerGroup
 from zero9.nn.net import resolve_device
 from zero9.search.evaluator import NetEvaluator
 from zero9.settings import PCR_SHARE, SearchConfig, SelfPlayConfig
+from zero9.util.files import DiskFullError
 from zero9.util.interrupts import StopRequested, check_stop, stop_signals
 from zero9.util.runlock import RunLock
 
@@ -355,8 +356,8 @@ def run_worker(job: WorkerJob, out_queue, stop=None, remote: RemoteNet | None = 
     """Play ``job.games`` games, writing each record at once and reporting to ``out_queue``.
 
     Messages: ``("tick", worker, counters)``, ``("game", worker, summary, counters)``,
-    ``("done", worker, counters)`` or ``("error", worker, text)``. With ``remote`` (a
-    :class:`zero9.nn.inference.RemoteNet`), the pool's inference server evaluates the
+    ``("done", worker, counters)`` or ``("error", worker, text, disk)`` (:func:`error_message`).
+    With ``remote`` (a :class:`zero9.nn.inference.RemoteNet`), the pool's inference server evaluates the
     positions and this process only reads the net's game from its file.
     """
     try:
@@ -384,7 +385,23 @@ def run_worker(job: WorkerJob, out_queue, stop=None, remote: RemoteNet | None = 
             pass
         out_queue.put(("done", job.worker, evaluator.counters()))
     except BaseException as e:  # the main process must hear about it, not wait forever
-        out_queue.put(("error", job.worker, f"{type(e).__name__}: {e}\n{traceback.format_exc()}"))
+        out_queue.put(error_message(job.worker, e))
+
+
+def error_message(worker: int, error: BaseException) -> tuple:
+    """A worker's failure as a message: ``("error", worker, text, disk)``; ``disk`` is ``(path, errno)``
+    for a full disk, so that the main process ends with docs/durability.md's one line."""
+    disk = (str(error.path), error.errno) if isinstance(error, DiskFullError) else None
+    return ("error", worker, f"{type(error).__name__}: {error}\n{traceback.format_exc()}", disk)
+
+
+def raise_worker_error(msg: tuple) -> None:
+    """Raise the failure a worker reported (:func:`error_message`): a full disk as
+    :class:`zero9.util.files.DiskFullError` (one line, exit 2), anything else as a RuntimeError."""
+    disk = msg[3] if len(msg) > 3 else None
+    if disk is not None:
+        raise DiskFullError(disk[0], OSError(disk[1], os.strerror(disk[1])))
+    raise RuntimeError(f"self-play worker {msg[1]} failed: {msg[2]}")
 
 
 def game_summary(record: GameRecord, path: Path, carried: bool = False) -> dict[str, Any]:
@@ -500,7 +517,7 @@ def run_session(job: WorkerJob, jobs: _Jobs, out_queue, stop, remote: RemoteNet 
         except StopSelfPlay:
             pass  # the games in flight (and the held records) are dropped, as a quota's are
     except BaseException as e:  # the main process must hear about it, not wait forever
-        out_queue.put(("error", job.worker, f"{type(e).__name__}: {e}\n{traceback.format_exc()}"))
+        out_queue.put(error_message(job.worker, e))
 
 
 # --------------------------------------------------------------------------------------
@@ -544,7 +561,7 @@ def run_job(worker: int, item: tuple, out_queue, stop, remote: RemoteNet | None)
         try:
             out_queue.put(("result", worker, fn(**kwargs)))
         except BaseException as e:
-            out_queue.put(("error", worker, f"{type(e).__name__}: {e}\n{traceback.format_exc()}"))
+            out_queue.put(error_message(worker, e))
 
 
 def serve_jobs(worker: int, jobs: _Jobs, out_queue, remote: RemoteNet | None, left) -> None:
@@ -594,7 +611,8 @@ class WorkerPool:
     the games the round still lacks (see :class:`_Session`).
     """
 
-    def __init__(self, workers: int, threads: int = 1, inference: InferenceServer | None = None):
+    def __init__(self, workers: int, threads: int = 1,
+                 inference: InferenceServer | ServerGroup | None = None):
         self.workers, self.threads, self.inference = workers, threads, inference
         self.ctx = mp.get_context("spawn")
         self.left = self.ctx.Value("q", 0)
@@ -650,7 +668,7 @@ class WorkerPool:
             if msg is None:
                 continue
             if msg[0] == "error":
-                raise RuntimeError(f"worker {msg[1]} failed: {msg[2]}")
+                raise_worker_error(msg)
             if msg[0] == "result":
                 results[msg[1]] = msg[2]
         return [results[w] for w in range(len(calls))]
@@ -746,7 +764,10 @@ def play_selfplay(net_path: str | os.PathLike, games: int, config: SelfPlayConfi
         raise ValueError(f"number of games must be >= 0, got {games}")
     if straddle and (pool is None or seconds is not None):
         raise ValueError("straddling rounds need a pool kept from round to round, and a number of games")
-    workers = pool.size if pool is not None else (workers or default_workers(device))
+    if pool is not None:  # ``workers`` may ask for the pool's first few (the host bench's 1-GPU figure)
+        workers = min(workers, pool.size) if workers else pool.size
+    else:
+        workers = workers or default_workers(device)
     for d in (chunk_dir, sgf_dir, lz_dir):
         if d is not None:
             Path(d).mkdir(parents=True, exist_ok=True)
@@ -772,12 +793,25 @@ def play_selfplay(net_path: str | os.PathLike, games: int, config: SelfPlayConfi
             return _play_round(pool, jobs, games, progress)
         return _run_jobs(pool, jobs, games, progress, seconds, warmup_seconds)
     processes = 0 if workers == 1 and seconds is None else workers
-    if inference_server is None:
-        inference_server = device.startswith("cuda") and processes > 1
-    slot = config.parallel_games * config.leaves_per_tree  # the most positions a worker sends at once
-    server = InferenceServer(str(net_path), device, processes, slot) if inference_server else None
-    with WorkerPool(processes, threads, inference=server) as own:
+    with make_pool(net_path, device, processes, threads, config, server=inference_server) as own:
         return _run_jobs(own, jobs, games, progress, seconds, warmup_seconds)
+
+
+def make_pool(net_path: str | os.PathLike, device: str, workers: int, threads: int, config: SelfPlayConfig,
+              devices: list[str] | None = None, server: bool | None = None) -> WorkerPool:
+    """The worker pool and its inference servers, built here and nowhere else.
+
+    ``workers`` processes (0: one thread of this process) with ``threads`` torch threads each.
+    ``server`` (default: on for CUDA with several workers) puts one inference server on each of
+    ``devices`` (default ``[device]``; a host's GPUs: ``cuda:0`` ... ``cuda:{N-1}``), the workers
+    spread over them in blocks (:class:`zero9.nn.inference.ServerGroup`).
+    """
+    devices = list(devices or [device])
+    if server is None:
+        server = devices[0].startswith("cuda") and workers > 1
+    slot = config.parallel_games * config.leaves_per_tree  # the most positions a worker sends at once
+    group = ServerGroup(str(net_path), devices, workers, slot) if server and workers > 0 else None
+    return WorkerPool(workers, threads, inference=group)
 
 
 def _run_jobs(pool: WorkerPool, jobs: list[WorkerJob], games: int, progress: bool, seconds: float | None,
@@ -800,7 +834,7 @@ def _run_jobs(pool: WorkerPool, jobs: list[WorkerJob], games: int, progress: boo
             if msg is not None:
                 kind, worker = msg[0], msg[1]
                 if kind == "error":
-                    raise RuntimeError(f"self-play worker {worker} failed: {msg[2]}")
+                    raise_worker_error(msg)
                 if kind == "done":
                     running -= 1
                 counters[worker] = msg[-1] if kind != "error" else counters.get(worker, {})
@@ -852,7 +886,7 @@ def _play_round(pool: WorkerPool, jobs: list[WorkerJob], games: int, progress: b
                 continue
             kind, worker = msg[0], msg[1]
             if kind == "error":
-                raise RuntimeError(f"self-play worker {worker} failed: {msg[2]}")
+                raise_worker_error(msg)
             if kind == "paused" and msg[2] == pool.rounds:
                 paused.add(worker)
             if kind in ("tick", "game", "paused"):

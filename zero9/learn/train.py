@@ -26,7 +26,8 @@ Vocabulary:
 - **symmetry**: each drawn sample gets one of the 8 dihedral transforms at random
   (planes and policy together; ownership too).
 - **loss**: policy cross-entropy + value MSE + ``l2`` * sum of squared weights (+
-  ``ownership_weight`` * ownership MSE when on). **accuracy**: the share of samples
+  ``ownership_weight`` * ownership MSE when on, + ``score_weight`` * score MSE when the net
+  has a score head: see :func:`score_target`). **accuracy**: the share of samples
   whose policy arg-max matches the target's arg-max (top-1).
 - **schedule**: a linear warm-up over the run's first ``warmup`` steps, then in
   each training round a cosine decay from ``lr`` to ``lr * lr_floor``; the next
@@ -60,7 +61,7 @@ import torch
 import torch.nn.functional as F
 from tqdm import tqdm
 
-from zero9.games import add_game_arguments, game_from_args
+from zero9.games import BLACK, add_game_arguments, game_from_args
 from zero9.learn.rundir import RECORD_NAME, RunDir, sorted_chunk_files
 from zero9.nn import chunks
 from zero9.nn.checkpoint import game_from_meta, load_checkpoint, load_net, save_checkpoint
@@ -289,6 +290,25 @@ def make_batch(samples: ChunkData, idx: np.ndarray, rng: np.random.Generator | N
     return planes, policy, value, own
 
 
+def komi_view(samples: ChunkData, idx: np.ndarray) -> np.ndarray | None:
+    """Komi from the side to move's view for ``idx`` (-komi for Black, +komi for White), or None
+    without ownership targets (no score target then)."""
+    if samples.ownership is None:
+        return None
+    komi = float(samples.game.get("komi", 0.0))
+    return np.where(samples.to_play[idx] == BLACK, -komi, komi).astype(np.float32)
+
+
+def score_target(own: torch.Tensor, komi: torch.Tensor) -> torch.Tensor:
+    """The final score lead from the side to move's view over the board's points: the ownership
+    target summed (own area minus the opponent's, Tromp-Taylor) with komi counted.
+
+    The chunks hold the final ownership, so this needs no new field; ``own`` is [B, N*N]
+    in {-1, 0, 1}, ``komi`` [B] from :func:`komi_view`.
+    """
+    return (own.sum(1) + komi) / own.shape[1]
+
+
 # --------------------------------------------------------------------------------------
 # the optimisation
 
@@ -322,8 +342,13 @@ def effective_batch(opts: TrainOptions, train_positions: int) -> int:
     return int(min(opts.batch_size, max(opts.min_batch, cap)))
 
 
-def compute_losses(net, planes, policy, value, own, opts: TrainOptions) -> dict:
-    """Loss terms (tensors) for one batch: policy, value, ownership, l2, total, accuracy."""
+def compute_losses(net, planes, policy, value, own, opts: TrainOptions, komi=None) -> dict:
+    """Loss terms (tensors) for one batch: policy, value, ownership, score, l2, total, accuracy.
+
+    With a score head (and ``komi``, :func:`komi_view`), also ``score_error`` and
+    ``ownership_sum_error``: the mean absolute error in points of the score head and of the
+    other estimate a net with ownership has, its predicted ownership summed plus komi.
+    """
 
     out = net(planes)
     logits, v = out[0].float(), out[1].float()
@@ -338,6 +363,16 @@ def compute_losses(net, planes, policy, value, own, opts: TrainOptions) -> dict:
         own_loss = F.mse_loss(out[2].float(), own)
         total = total + opts.ownership_weight * own_loss
         terms["ownership_loss"] = own_loss
+    if own is not None and komi is not None and len(out) > 3:
+        target = score_target(own, komi)
+        score = out[3].float()
+        score_loss = F.mse_loss(score, target)
+        total = total + opts.score_weight * score_loss
+        terms["score_loss"] = score_loss
+        with torch.no_grad():
+            points = own.shape[1]
+            terms["score_error"] = (score - target).abs().mean() * points
+            terms["ownership_sum_error"] = (score_target(out[2].float(), komi) - target).abs().mean() * points
     with torch.no_grad():
         terms["accuracy"] = (logits.argmax(1) == policy.argmax(1)).float().mean()
     terms["total"] = total
@@ -358,8 +393,7 @@ def _to_tensors(batch, device):
         t = torch.from_numpy(np.ascontiguousarray(a))
         return t.pin_memory().to(device, non_blocking=True) if cuda else t.to(device)
 
-    planes, policy, value, own = batch
-    return [move(planes), move(policy), move(value), None if own is None else move(own)]
+    return [None if a is None else move(a) for a in batch]
 
 
 class LossSums:
@@ -398,7 +432,9 @@ def evaluate(net, samples: ChunkData, opts: TrainOptions, device) -> dict:
     with torch.no_grad(), _autocast(device):
         for start in range(0, n, opts.batch_size):
             idx = np.arange(start, min(n, start + opts.batch_size))
-            terms = compute_losses(net, *_to_tensors(make_batch(samples, idx, None, net.size), device), opts)
+            batch = (*make_batch(samples, idx, None, net.size), komi_view(samples, idx))
+            planes, policy, value, own, komi = _to_tensors(batch, device)
+            terms = compute_losses(net, planes, policy, value, own, opts, komi)
             sums.add(terms, weight=len(idx))
     net.train()
     return sums.means()
@@ -456,9 +492,10 @@ def train_round(net, train: ChunkData, test: ChunkData | None, opts: TrainOption
         for group in optimizer.param_groups:
             group["lr"] = lr
         idx = rng.integers(0, len(train), batch_size)
-        batch = _to_tensors(make_batch(train, idx, rng, net.size), device)
+        planes, policy, value, own, komi = _to_tensors(
+            (*make_batch(train, idx, rng, net.size), komi_view(train, idx)), device)
         with _autocast(device):
-            terms = compute_losses(net, *batch, opts)
+            terms = compute_losses(net, planes, policy, value, own, opts, komi)
         optimizer.zero_grad(set_to_none=True)
         terms["total"].backward()
         optimizer.step()

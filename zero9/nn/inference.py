@@ -199,7 +199,7 @@ class InferenceServer:
     (queues and pipes travel only that way). :meth:`load` switches the net between rounds.
     """
 
-    def __init__(self, net_path: str, device: str, workers: int, max_batch: int):
+    def __init__(self, net_path: str, device: str, workers: int, max_batch: int, load: bool = True):
         if max_batch > BUCKETS[-1]:
             raise ValueError(f"max_batch {max_batch} is above the largest bucket {BUCKETS[-1]}")
         ctx = mp.get_context("spawn")
@@ -216,15 +216,20 @@ class InferenceServer:
                                 args=(self.specs, [r for r, _ in asks], [s for _, s in answers],
                                       self.control, self.control_reply, device))
         self.proc.start()
-        self.load(net_path)
+        if load:
+            self.load(net_path)
 
     def client(self, worker: int) -> RemoteNet:
         return RemoteNet(self.specs[worker], self.requests[worker], self.replies[worker])
 
     def load(self, net_path: str, timeout: float = 900.0) -> dict:
         """Serve ``net_path`` from now on (the first load compiles); returns the server's stats so far."""
-        self.control.put(("load", str(net_path)))
+        self.ask_load(net_path)
         return self._answer(timeout)
+
+    def ask_load(self, net_path: str) -> None:
+        """Send the load without waiting (:class:`ServerGroup` asks every server, then waits)."""
+        self.control.put(("load", str(net_path)))
 
     def stats(self) -> dict:
         self.control.put(("stats", None))
@@ -272,6 +277,8 @@ def _serve(specs: list[tuple[SlotSpec, ...]], requests, replies, control, contro
     """The server's loop (a process of its own; see the module docstring)."""
     torch.set_num_threads(1)
     device = resolve_device(device_name)
+    if device.type == "cuda" and device.index is not None:
+        torch.cuda.set_device(device)  # CUDA graphs and pinned memory on this server's GPU, not GPU 0
     slots = [[_Slot(spec, create=False) for spec in mine] for mine in specs]  # [worker][slot]
     forward, net = None, None
     stats = {"batches": 0, "positions": 0, "busy_s": 0.0}
@@ -331,3 +338,55 @@ def _serve(specs: list[tuple[SlotSpec, ...]], requests, replies, control, contro
     for mine in slots:
         for slot in mine:
             slot.close()
+
+
+class ServerGroup:
+    """One :class:`InferenceServer` per device (one per GPU of a host), as one server to a pool.
+
+    Worker ``w`` of ``workers`` is a client of server ``w * len(devices) // workers``: contiguous
+    blocks, so the first ``workers // len(devices)`` workers all use the first device (the
+    host bench's 1-GPU figure is those workers alone). The servers compile at once, in parallel.
+    """
+
+    def __init__(self, net_path: str, devices: list[str], workers: int, max_batch: int):
+        if not devices:
+            raise ValueError("a server group needs at least one device")
+        if workers < len(devices):
+            raise ValueError(f"{workers} workers cannot feed {len(devices)} inference servers")
+        self.devices, self.workers = list(devices), workers
+        self.owner = [w * len(devices) // workers for w in range(workers)]  # worker -> server
+        self.index = [self.owner[:w].count(self.owner[w]) for w in range(workers)]  # its client number
+        self.servers: list[InferenceServer] = []
+        try:
+            for k, device in enumerate(self.devices):
+                self.servers.append(InferenceServer(net_path, device, self.owner.count(k), max_batch,
+                                                    load=False))
+            self.load(net_path)
+        except BaseException:
+            self.close()
+            raise
+
+    def client(self, worker: int) -> RemoteNet:
+        return self.servers[self.owner[worker]].client(self.index[worker])
+
+    def load(self, net_path: str, timeout: float = 900.0) -> list[dict]:
+        """Every server serves ``net_path`` (nets are named by their hash: the same path, the same net)."""
+        if str(net_path) == getattr(self, "loaded", None):
+            return []
+        self.loaded = str(net_path)
+        for server in self.servers:
+            server.ask_load(net_path)
+        return [server._answer(timeout) for server in self.servers]
+
+    def stats(self) -> list[dict]:
+        return [server.stats() for server in self.servers]
+
+    def close(self) -> None:
+        for server in self.servers:
+            server.close()
+
+    def __enter__(self) -> ServerGroup:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
