@@ -205,6 +205,7 @@ class ConcurrentAutoTrain(AutoTrain):
         self.began = time.monotonic()
         self.shares: dict[str, Any] = {}
         try:
+            self.resume_training()
             super().loop()
             self.rounds_ended = time.monotonic()
             if not self.out_of_time():  # --generations reached: the net under way is the run's last
@@ -235,6 +236,19 @@ class ConcurrentAutoTrain(AutoTrain):
         if not self.args.no_plots and time.monotonic() - self.last_plot >= 60.0:
             self.plot()
 
+    def resume_training(self) -> None:
+        """A training round that an earlier invocation began and did not publish goes on first (from
+        the step its train state saved)."""
+        status = self.run_dir.status()
+        if status.get("training") is not None:
+            self.submit_training(status)
+
+    def submit_training(self, status: dict) -> None:
+        self.trainer.submit({"trainer": status.get("trainer") or status["best"],
+                             "generation": int(status.get("nets_trained", 0)),
+                             "global_step": int(status.get("global_step", 0)), "started": time.time()})
+        self.train_began = time.monotonic()
+
     def start_training(self) -> None:
         """Start the trainer's next round once ``--games-per-gen`` games have come since its last began."""
         if self.trainer.busy:
@@ -244,11 +258,9 @@ class ConcurrentAutoTrain(AutoTrain):
         since = games - int(status.get("trained_at_games", 0))
         if since < self.args.games_per_gen or games == 0:
             return
-        self.run_dir.write_status(trained_at_games=games)
-        self.trainer.submit({"trainer": status.get("trainer") or status["best"],
-                             "generation": int(status.get("nets_trained", 0)),
-                             "global_step": int(status.get("global_step", 0)), "started": time.time()})
-        self.train_began = time.monotonic()
+        status = self.run_dir.write_status(trained_at_games=games,
+                                           training=int(status.get("nets_trained", 0)))
+        self.submit_training(status)
 
     def publish(self, answer: tuple | None) -> None:
         """A trained net becomes the best one: status.json names it, the servers load it, the next round
@@ -264,7 +276,8 @@ class ConcurrentAutoTrain(AutoTrain):
         rd = self.run_dir
         status = rd.status()
         status = rd.write_status(best=done["net"], trainer=done["net"], global_step=done["global_step"],
-                                 nets_trained=done["generation"], wall_seconds=self.wall_seconds(),
+                                 nets_trained=done["generation"], training=None,
+                                 wall_seconds=self.wall_seconds(),
                                  promoted=int(status.get("promoted", 0)) + 1)
         clear_train_state(rd)
         append_jsonl(rd.events_log, {"event": "promoted", "generation": done["generation"],
@@ -287,8 +300,8 @@ class ConcurrentAutoTrain(AutoTrain):
 
     def finish_training(self) -> None:
         """After the last round: wait for the training under way and publish it (a stop does not wait)."""
-        while self.trainer.busy and not stop_requested():
-            check_stop()
+        while self.trainer.busy:
+            check_stop()  # a stop here is a stop: the trainer saves its step and the rerun goes on
             self.publish(self.trainer.poll(timeout=1.0))
         if self.rater is not None and self.rater.busy:
             while self.rater.busy and self.rater.poll(timeout=1.0) is None:
