@@ -244,7 +244,7 @@ def host_bench(args: argparse.Namespace) -> int:
 def concurrent_share(args: argparse.Namespace, run: Path, pool, device: str) -> dict:
     """Run the concurrent autotrain for ``--train-seconds`` on ``pool``: self-play's share of the wall
     time, the trainer's, and the self-play rate while it trains (rounds after the first)."""
-    from zero9.learn import autotrain
+    from zero9.cli import autotrain
     from zero9.learn.concurrent import ConcurrentAutoTrain
     from zero9.util.files import read_jsonl
 

@@ -44,7 +44,7 @@ def layer_of(module: str) -> int:
     if module in BASE_MODULES:
         return -1
     parts = module.split(".")
-    if parts[0] == "gui" or module in TOP_MODULES:
+    if parts[0] == "gui" or module in TOP_MODULES or module.startswith("zero9.cli."):
         return len(LAYERS)
     if len(parts) >= 2 and parts[1] in LAYERS:
         return LAYERS.index(parts[1])

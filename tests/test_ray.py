@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 import ray  # CI installs zero9[test], which includes ray: a missing ray must fail here, never skip
 
+from zero9.cli import autotrain
 from zero9.games import make_game
 from zero9.games.sgf import read_sgf
-from zero9.learn import autotrain
 from zero9.learn.raypool import (
     TMP_PREFIX,
     RayPool,

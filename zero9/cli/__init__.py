@@ -24,7 +24,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "selfplay": ("zero9.learn.selfplay", "play self-play games and write training chunks and SGFs"),
     "train": ("zero9.learn.train", "train a net on the newest window of a run's training data"),
     "supervised": ("zero9.learn.supervised", "SGF games -> training chunks (Leela Zero's dump_supervised)"),
-    "autotrain": ("zero9.learn.autotrain", "the resumable loop: self-play, train, gate, promote, rate"),
+    "autotrain": ("zero9.cli.autotrain", "the resumable loop: self-play, train, gate, promote, rate"),
     "match": ("zero9.arena.match", "play a match between nets or external engines"),
     "review": ("zero9.arena.review", "review a game: each move's winrate loss, mistakes, the better moves"),
     "ratings": ("zero9.arena.ratings", "maximum-likelihood Elo ratings over the games in a folder"),

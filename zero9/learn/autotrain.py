@@ -682,13 +682,8 @@ def concurrent_by_default(args: argparse.Namespace) -> bool:
     return (args.gpus or torch.cuda.device_count()) >= 2
 
 
-def run(args: argparse.Namespace) -> int:
-    if concurrent_by_default(args):
-        from zero9.learn.concurrent import ConcurrentAutoTrain  # it builds on this module's loop
-
-        loop = ConcurrentAutoTrain(args)
-    else:
-        loop = AutoTrain(args)
+def run_loop(loop: AutoTrain) -> int:
+    """Run ``loop`` (either loop) holding its run directory, a SIGINT/SIGTERM a clean stop; the exit code."""
     with RunLock(loop.run_dir.root), stop_signals():
         try:
             return loop.run()

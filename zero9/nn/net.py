@@ -18,12 +18,9 @@ Vocabulary:
   tower with bias, tanh, one number per point in ``[-1, 1]``: +1 = the point ends
   as the side to move's area. A KataGo-style auxiliary target; Leela Zero's
   files cannot hold it.
-- **score head** (optional, Go with an ownership head, ``score=True``): one linear layer on
-  the value head's hidden layer, the final **score lead** (area score, komi counted) from
-  the side to move's view, in points divided by the board's points ``N*N`` (so it stays
-  in ``[-1, 1]``-ish like the value). Its target needs nothing new in the chunks: the
-  final ownership target summed over the board, minus komi for Black (plus for White)
-  (:func:`zero9.learn.train.score_target`). :meth:`ZeroNet.score_lead` gives points.
+- **score head** (optional, with ownership, ``score=True``): FC from the value head's hidden
+  layer to the final **score lead** (area, komi counted, side to move's view) over the board's
+  ``N*N`` points; its target is the ownership target's sum and komi (:func:`zero9.learn.train.score_target`).
 
 Batch norm and Leela Zero's weight files. Leela Zero's files hold, per conv
 block, the conv weights, a "channel bias" ``b``, the BN running mean ``m`` and
@@ -190,10 +187,6 @@ class ZeroNet(nn.Module):
         if self.score_fc is None:
             return policy, value, ownership
         return policy, value, ownership, self.score_fc(hidden).squeeze(1)
-
-    def score_lead(self, score: torch.Tensor) -> torch.Tensor:
-        """The score head's output in points (the side to move's lead, komi counted)."""
-        return score * (self.size * self.size)
 
     def set_channels_last(self, enabled: bool = True) -> ZeroNet:
         """Store conv weights NHWC (faster on some GPUs; bench_net.py measures it)."""
