@@ -310,17 +310,41 @@ class AutoTrain:
 
     def loop(self) -> None:
         rd = self.run_dir
+        first = int(rd.status()["generation"])
         while True:
             status = rd.status()
             g = int(status["generation"])
             if self.args.generations is not None and g >= self.args.generations:
-                print(f"done: {g} generations in {rd.root}")
+                print(f"done: {g} rounds in {rd.root}")
                 break
             if self.out_of_time():
-                print(f"--hours {self.args.hours} reached at generation {g}")
+                print(f"--hours {self.args.hours} reached after round {g - 1}")
                 break
             check_stop()
+            print(f"=== round {g}{self.run_progress(g, first)} ===")
             self.round(g)
+
+    def run_progress(self, g: int, first: int) -> str:
+        """The whole run's progress at round ``g``: " of N, 37% of the run, about 9 min left", from this
+        invocation's mean round (``--generations``) or the clock (``--hours``); "" before it can tell."""
+        elapsed = time.monotonic() - self.started
+        done = g - first
+        fractions, left = [], []
+        if self.args.generations is not None and self.args.generations > first:
+            fractions.append((g - first) / (self.args.generations - first))
+            if done:
+                left.append(elapsed / done * (self.args.generations - g))
+        if self.args.hours is not None:
+            fractions.append(elapsed / (self.args.hours * 3600))
+            left.append(self.args.hours * 3600 - elapsed)
+        of = f" of {self.args.generations}" if self.args.generations is not None else ""
+        if not fractions:
+            return of
+        share = min(1.0, max(fractions))
+        seconds = max(0.0, min(left)) if left else None
+        eta = "" if seconds is None else (f", about {seconds:.0f} s left" if seconds < 120
+                                          else f", about {seconds / 60:.0f} min left")
+        return f"{of}, {100 * share:.0f}% of the run{eta}"
 
     def out_of_time(self) -> bool:
         return self.args.hours is not None and time.monotonic() - self.started >= self.args.hours * 3600
@@ -339,7 +363,7 @@ class AutoTrain:
     def round(self, g: int) -> None:
         rd = self.run_dir
         status = rd.status()
-        print(f"=== generation {g}: best {status['best']}, {self.game_counts()['games']} games so far ===")
+        print(f"net generation {g} ({status['best']}) plays; {self.game_counts()['games']} games so far")
         seconds = {}  # where the round's wall time went, for events.jsonl
         clock = time.monotonic()
 
@@ -383,7 +407,7 @@ class AutoTrain:
         if need <= 0:
             return
         if have:
-            print(f"generation {g} has {have} games on disk; playing the remaining {need}")
+            print(f"round {g} has {have} games on disk; playing the remaining {need}")
         cfg = self.selfplay
         # With straddling only the seed of this invocation's first round is used: it starts the sessions.
         seed = None if self.args.seed is None else self.args.seed * 100_003 + g * 1009 + have
@@ -410,7 +434,7 @@ class AutoTrain:
         append_jsonl(rd.selfplay_log, row)
         rd.write_status(wall_seconds=self.wall_seconds(), **counts)
         carried = f" ({stats.carried} begun in an earlier round)" if stats.carried else ""
-        print(f"self-play gen {g}: {stats.games} games{carried} in {stats.seconds:.0f}s, "
+        print(f"self-play round {g}: {stats.games} games{carried} in {stats.seconds:.0f}s, "
               f"{row['moves_per_s']:.1f} moves/s, "
               f"{row['evals_per_s']:.0f} evals/s, mean length {row['mean_length']:.1f}, results {stats.wins}")
 
@@ -627,7 +651,8 @@ def train_candidate(run_dir: RunDir, game, device: str, opts, trainer: str, *, g
     nan = float("nan")
     score = (f", score error {test['score_error']:.2f} points "
              f"(ownership sum {test['ownership_sum_error']:.2f})" if "score_error" in test else "")
-    print(f"trained generation {generation + 1}: {meta['hash']}, test loss {test.get('total', nan):.4f} "
+    print(f"round {generation} trained net generation {generation + 1}: {meta['hash']}, "
+          f"test loss {test.get('total', nan):.4f} "
           f"(policy {test.get('policy_loss', nan):.4f}, value {test.get('value_loss', nan):.4f}){score}")
     return meta["hash"], result
 

@@ -221,9 +221,9 @@ class ConcurrentAutoTrain(AutoTrain):
         self.publish(self.trainer.poll())
         self.start_training()
         status = rd.status()
-        print(f"=== round {g}: net {status['best']} (generation {status.get('nets_trained', 0)}), "
-              f"{self.game_counts()['games']} games so far, trainer "
-              f"{'training' if self.trainer.busy else 'waiting for games'} ===")
+        print(f"net generation {status.get('nets_trained', 0)} ({status['best']}) plays; "
+              f"{self.game_counts()['games']} games so far; the trainer is "
+              f"{'training' if self.trainer.busy else 'waiting for games'}")
         began = time.monotonic()
         self.play_round(g, status["best"])
         selfplay_s = time.monotonic() - began

@@ -485,7 +485,8 @@ def train_round(net, train: ChunkData, test: ChunkData | None, opts: TrainOption
     sums = LossSums()
     last_train, last_test = {}, None
     last_save = time.monotonic()
-    bar = _progress(range(start_step, opts.steps), progress, f"train gen {generation}")
+    desc = f"train round {generation} (-> net {generation + 1})"  # round g makes net generation g + 1
+    bar = _progress(range(start_step, opts.steps), progress, desc)
     step = start_step
     for step in bar:
         lr = learning_rate(opts, step, global_step + step)
@@ -694,6 +695,7 @@ def train_command(args: argparse.Namespace, run_dir: RunDir) -> int:
                               progress=not args.no_progress)
     new_meta = save_checkpoint(run_dir.nets_dir / ".trained.pt", result.net,
                                {"game": meta["game"], "parent": meta.get("hash"), "step": result.global_step,
+                                "generation": int(meta.get("generation") or 0) + 1,
                                 "optimizer": opts.optimizer, "train": result.last_train,
                                 "test": result.last_test},
                                StateHolder(result.optimizer_state))
