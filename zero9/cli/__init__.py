@@ -21,7 +21,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "play": ("gui.app", "open the pygame window and play against the AI"),
     "gtp": ("zero9.protocols.gtp", "speak GTP on stdin/stdout (Sabaki, Lizzie, GoGui, match tools)"),
     "pbrain": ("zero9.protocols.pbrain", "speak the Gomocup (piskvork) protocol for Gomoku managers"),
-    "selfplay": ("zero9.learn.selfplay", "play self-play games and write training chunks and SGFs"),
+    "selfplay": ("zero9.cli.selfplay", "play self-play games and write training chunks and SGFs"),
     "train": ("zero9.learn.train", "train a net on the newest window of a run's training data"),
     "supervised": ("zero9.learn.supervised", "SGF games -> training chunks (Leela Zero's dump_supervised)"),
     "autotrain": ("zero9.cli.autotrain", "the resumable loop: self-play, train, gate, promote, rate"),

@@ -63,10 +63,10 @@ from zero9.arena.match import play_match_segments
 from zero9.games import add_game_arguments, game_from_args, make_game
 from zero9.learn.rundir import RunDir
 from zero9.learn.selfplay import (
+    Pool,
     add_selfplay_arguments,
     config_summary,
     make_pool,
-    play_selfplay,
     selfplay_config,
 )
 from zero9.learn.train import (
@@ -185,6 +185,8 @@ def check_config(stored: dict, wanted: dict, root: Path) -> None:
 
 class AutoTrain:
     """One invocation of the loop over a run directory (see the module docstring)."""
+
+    pool: Pool  # this host's workers or Ray's actors, the same protocol
 
     def __init__(self, args: argparse.Namespace):
         if args.rate_every < 1:
@@ -420,17 +422,15 @@ class AutoTrain:
             per_worker = -(-self.args.games_per_gen // self.pool.size)
             cfg = type(cfg)(**{**cfg.__dict__, "parallel_games": min(cfg.parallel_games, per_worker)})
         options = config_summary(cfg)
-        play = getattr(self.pool, "play_selfplay", play_selfplay)  # a Ray pool plays rounds its own way
-        stats = play(rd.net_path(best), need, cfg, rd.gen_chunks_dir(g),
-                     rd.gen_sgf_dir(g) if self.sgf else None, pool=self.pool,
-                     device=self.device, progress=True, options=options, straddle=straddle,
-                     lz_dir=rd.root / "lz_chunks" / f"gen{g:04d}" if self.args.lz_chunks else None)
+        lz_dir = rd.root / "lz_chunks" / f"gen{g:04d}" if self.args.lz_chunks else None
+        stats = self.pool.play_round(rd.net_path(best), need, cfg, rd.gen_chunks_dir(g),
+                                     rd.gen_sgf_dir(g) if self.sgf else None, device=self.device,
+                                     progress=True, options=options, straddle=straddle, lz_dir=lz_dir)
         counts = self.game_counts()
         row = {"generation": g, "net": best, "time": time.time(), "wall_seconds": self.wall_seconds(),
                "total_games": counts["games"], "straddle": straddle}
         row.update(stats.as_dict())
-        if hasattr(self.pool, "lost"):  # Ray: actors now, and actors lost (and replaced) so far
-            row.update(ray_actors=self.pool.size, ray_lost=self.pool.lost)
+        row.update(self.pool.info())  # Ray: actors now, and actors lost (and replaced) so far
         append_jsonl(rd.selfplay_log, row)
         rd.write_status(wall_seconds=self.wall_seconds(), **counts)
         carried = f" ({stats.carried} begun in an earlier round)" if stats.carried else ""

@@ -44,8 +44,9 @@ import torch
 
 from zero9.learn.autotrain import AutoTrain, train_candidate
 from zero9.learn.rundir import RunDir
-from zero9.learn.selfplay import WorkerPool, die_with_parent
+from zero9.learn.selfplay import WorkerPool
 from zero9.learn.train import ChunkCache, clear_train_state
+from zero9.learn.workers import die_with_parent
 from zero9.nn.checkpoint import game_from_meta, load_net
 from zero9.util.files import DiskFullError, append_jsonl
 from zero9.util.interrupts import StopRequested, check_stop, request_stop, stop_requested, stop_signals
