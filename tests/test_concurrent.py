@@ -112,3 +112,40 @@ def test_a_concurrent_run_publishes_nets_while_its_rounds_go_on(tmp_path):
     assert 0 < shares["selfplay_share"] <= 1 and 0 < shares["train_share"] <= 1
     nets = {row["net"] for row in read_jsonl(rd.selfplay_log)}
     assert nets <= {e["net"] for e in published} | {read_jsonl(rd.events_log)[0]["net"]}
+
+
+def _connected_client(address: str, planes, out) -> None:
+    """A process the server's owner did not start (as Ray's actors are): it connects by address."""
+    from zero9.nn.inference import connect
+
+    probs, value = connect(address).predict(planes)
+    out.put((probs, value))
+
+
+def test_a_listening_server_answers_processes_that_connect_by_address(tmp_path):
+    import multiprocessing as mp
+
+    from zero9.nn.inference import InferenceServer
+
+    game = make_game("go", 7)
+    torch.manual_seed(0)
+    net = make_net(game, blocks=1, filters=8)
+    randomise_bn(net)
+    save_checkpoint(tmp_path / "net.pt", net, {"game": game.to_dict()})
+    net, _ = load_net(tmp_path / "net.pt", device="cpu")
+    planes = random_planes(20, 18, 7, seed=4)
+    want_probs, want_value = net.predict(planes)
+    address = str(tmp_path / "node.sock")
+    ctx = mp.get_context("spawn")
+    with InferenceServer(str(tmp_path / "net.pt"), "cpu", workers=2, max_batch=16, listen=address) as server:
+        with pytest.raises(ValueError, match="connect"):
+            server.client(0)
+        out = ctx.Queue()
+        procs = [ctx.Process(target=_connected_client, args=(address, planes, out)) for _ in range(3)]
+        for p in procs:  # three clients one after another on two client numbers: a number is freed
+            p.start()
+            probs, value = out.get(timeout=60)
+            p.join(30)
+            np.testing.assert_allclose(probs, want_probs, atol=1e-5)
+            np.testing.assert_allclose(value, want_value, atol=1e-5)
+        assert server.stats()["positions"] == 60
