@@ -104,6 +104,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--gpus", type=int, default=0, metavar="N",
                    help="a host: self-play on N GPUs (N inference servers) beside the 1-GPU figure of the "
                         "same run, then the concurrent autotrain's self-play share (module docstring)")
+    p.add_argument("--pin", action=argparse.BooleanOptionalAction, default=True,
+                   help="--gpus: each GPU's workers on its share of the physical cores (default on; "
+                        "--no-pin: anywhere, so the 1-GPU figure's workers use the idle host's spare cores)")
     p.add_argument("--train-seconds", type=float, default=120.0,
                    help="--gpus: seconds of the concurrent autotrain (0: skip)")
     p.add_argument("--train-games", type=int, default=512, help="--gpus: the autotrain's --games-per-gen")
@@ -213,14 +216,15 @@ def host_bench(args: argparse.Namespace) -> int:
     result: dict = {"gpus": args.gpus, "device": device, "net": f"{shape} (random weights)",
                     "game": game.to_dict(), "workers_per_gpu": per_gpu, "cores": cores,
                     "games_parallel": args.games_parallel, "leaves": args.leaves, "visits": args.visits,
-                    "seconds": args.seconds}
+                    "seconds": args.seconds, "pinned": args.pin}
     if cuda:
         result["gpu_name"] = torch.cuda.get_device_name(0)
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "net.pt"
         save_checkpoint(path, net, {"game": game.to_dict()})
         began = time.monotonic()
-        with make_pool(path, device, per_gpu * args.gpus, 1, cfg, devices=devices, server=True) as pool:
+        with make_pool(path, device, per_gpu * args.gpus, 1, cfg, devices=devices, server=True,
+                       pin=args.pin) as pool:
             print(f"pool: {per_gpu * args.gpus} workers, {args.gpus} inference servers ready in "
                   f"{time.monotonic() - began:.0f}s", flush=True)
             rates = {}

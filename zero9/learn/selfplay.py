@@ -53,7 +53,7 @@ from typing import Any, Protocol
 from tqdm import tqdm
 
 from zero9.games import BLACK, EMPTY
-from zero9.learn.workers import JobQueue, WorkerJob, pool_main, raise_worker_error, serve_jobs
+from zero9.learn.workers import JobQueue, WorkerJob, core_blocks, pool_main, raise_worker_error, serve_jobs
 from zero9.nn.inference import InferenceServer, ServerGroup
 from zero9.settings import PCR_SHARE, SearchConfig, SelfPlayConfig
 from zero9.util.interrupts import check_stop
@@ -189,7 +189,8 @@ class WorkerPool:
     """
 
     def __init__(self, workers: int, threads: int = 1,
-                 inference: InferenceServer | ServerGroup | None = None):
+                 inference: InferenceServer | ServerGroup | None = None,
+                 cpus: list[frozenset[int] | None] | None = None):
         self.workers, self.threads, self.inference = workers, threads, inference
         self.ctx = mp.get_context("spawn")
         self.left = self.ctx.Value("q", 0)
@@ -205,8 +206,9 @@ class WorkerPool:
         self.out_queue, self.stop = self.ctx.Queue(), self.ctx.Event()
         self.job_queues = [self.ctx.Queue() for _ in range(workers)]
         clients = [inference.client(w) if inference else None for w in range(workers)]
+        cpus = cpus or [None] * workers
         self.procs = [self.ctx.Process(target=pool_main, daemon=True, args=(
-            w, q, self.out_queue, self.stop, threads, os.getpid(), client, self.left))
+            w, q, self.out_queue, self.stop, threads, os.getpid(), client, self.left, cpus[w]))
             for (w, q), client in zip(enumerate(self.job_queues), clients, strict=True)]
         # Ctrl-C reaches every process of the group: the workers ignore it (spawn passes the ignore on,
         # so even one still importing torch prints nothing) and the parent, which reports it in one
@@ -386,20 +388,28 @@ def play_selfplay(net_path: str | os.PathLike, games: int, config: SelfPlayConfi
 
 
 def make_pool(net_path: str | os.PathLike, device: str, workers: int, threads: int, config: SelfPlayConfig,
-              devices: list[str] | None = None, server: bool | None = None) -> WorkerPool:
+              devices: list[str] | None = None, server: bool | None = None,
+              pin: bool | None = None) -> WorkerPool:
     """The worker pool and its inference servers, built here and nowhere else.
 
     ``workers`` processes (0: one thread of this process) with ``threads`` torch threads each.
     ``server`` (default: on for CUDA with several workers) puts one inference server on each of
     ``devices`` (default ``[device]``; a host's GPUs: ``cuda:0`` ... ``cuda:{N-1}``), the workers
-    spread over them in blocks (:class:`zero9.nn.inference.ServerGroup`).
+    spread over them in blocks (:class:`zero9.nn.inference.ServerGroup`). ``pin`` (default: with
+    two servers or more) keeps each server's workers on its share of the host's physical cores
+    (:func:`zero9.learn.workers.core_blocks`): without it, one GPU's workers alone on an idle host
+    spread over every core's spare hyperthread and turbo, and a host of 4 GPUs measured 2.5x one GPU.
     """
     devices = list(devices or [device])
     if server is None:
         server = devices[0].startswith("cuda") and workers > 1
     slot = config.parallel_games * config.leaves_per_tree  # the most positions a worker sends at once
     group = ServerGroup(str(net_path), devices, workers, slot) if server and workers > 0 else None
-    return WorkerPool(workers, threads, inference=group)
+    cpus = None
+    if group is not None and (pin if pin is not None else len(devices) > 1):
+        blocks = core_blocks(len(devices))
+        cpus = [blocks[group.owner[w]] for w in range(workers)]
+    return WorkerPool(workers, threads, inference=group, cpus=cpus)
 
 
 def _run_jobs(pool: WorkerPool, jobs: list[WorkerJob], games: int, progress: bool, seconds: float | None,
