@@ -104,9 +104,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--gpus", type=int, default=0, metavar="N",
                    help="a host: self-play on N GPUs (N inference servers) beside the 1-GPU figure of the "
                         "same run, then the concurrent autotrain's self-play share (module docstring)")
-    p.add_argument("--pin", action=argparse.BooleanOptionalAction, default=True,
-                   help="--gpus: each GPU's workers on its share of the physical cores (default on; "
-                        "--no-pin: anywhere, so the 1-GPU figure's workers use the idle host's spare cores)")
+    p.add_argument("--pin", action="store_true",
+                   help="--gpus: each GPU's workers on its share of the host's cores (default: anywhere, so "
+                        "the 1-GPU figure's workers have the otherwise idle host to themselves)")
     p.add_argument("--train-seconds", type=float, default=120.0,
                    help="--gpus: seconds of the concurrent autotrain (0: skip)")
     p.add_argument("--train-games", type=int, default=512, help="--gpus: the autotrain's --games-per-gen")

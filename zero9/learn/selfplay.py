@@ -395,10 +395,10 @@ def make_pool(net_path: str | os.PathLike, device: str, workers: int, threads: i
     ``workers`` processes (0: one thread of this process) with ``threads`` torch threads each.
     ``server`` (default: on for CUDA with several workers) puts one inference server on each of
     ``devices`` (default ``[device]``; a host's GPUs: ``cuda:0`` ... ``cuda:{N-1}``), the workers
-    spread over them in blocks (:class:`zero9.nn.inference.ServerGroup`). ``pin`` (default: with
-    two servers or more) keeps each server's workers on its share of the host's physical cores
-    (:func:`zero9.learn.workers.core_blocks`): without it, one GPU's workers alone on an idle host
-    spread over every core's spare hyperthread and turbo, and a host of 4 GPUs measured 2.5x one GPU.
+    spread over them in blocks (:class:`zero9.nn.inference.ServerGroup`). ``pin`` keeps each
+    server's workers on its share of the host's physical cores (:func:`zero9.learn.workers.core_blocks`;
+    off by default: on 4 H200s and 64 cores the host's 4-GPU rate was 666,954 evaluations/s pinned,
+    723,446 unpinned, docs/runs/host-go9).
     """
     devices = list(devices or [device])
     if server is None:
@@ -406,7 +406,7 @@ def make_pool(net_path: str | os.PathLike, device: str, workers: int, threads: i
     slot = config.parallel_games * config.leaves_per_tree  # the most positions a worker sends at once
     group = ServerGroup(str(net_path), devices, workers, slot) if server and workers > 0 else None
     cpus = None
-    if group is not None and (pin if pin is not None else len(devices) > 1):
+    if group is not None and pin:
         blocks = core_blocks(len(devices))
         cpus = [blocks[group.owner[w]] for w in range(workers)]
     return WorkerPool(workers, threads, inference=group, cpus=cpus)
