@@ -83,7 +83,8 @@ def test_kill_9_takes_the_workers_and_the_trainer_with_it(tmp_path):
     proc = start(concurrent(run_dir, "--games-per-gen", "4", "--generations", "50", "--steps", "100000",
                             "--workers", "2", "--games-parallel", "2"))
     rd = RunDir(run_dir)
-    wait_for(lambda: any(r["step"] > 0 for r in read_jsonl(rd.train_log)), proc)  # training beside self-play
+    wait_for(lambda: rd.status().get("training") is not None, proc)  # a training round beside self-play
+    time.sleep(1.0)
     spawned = [p for p in children(proc.pid) if is_worker(p)]
     assert len(spawned) == 3, spawned  # two workers and the trainer
     proc.kill()
