@@ -73,7 +73,7 @@ def test_autogtp_game_line_plays_and_dump_training_feeds_zero9_train(tmp_path):
     assert sorted(set(chunk.value.tolist())) == [-1.0, 1.0]
     assert (chunk.value[chunk.to_play == 2] == 1).all()  # white won
 
-    from zero9.learn import train
+    from zero9.cli import train
     run = tmp_path / "run"
     (run / "chunks").mkdir(parents=True)
     (tmp_path / "game.txt.0.gz").rename(run / "chunks" / "game.gz")

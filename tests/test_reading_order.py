@@ -15,7 +15,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 DOC = ROOT / "docs" / "architecture.md"
-LIMIT = 1500
+LIMIT = 1800  # issue 34: the reading order may grow to about 1,800 lines if it must
 ITEM = re.compile(r"^\d+\. `([^`]+)` \(([\d,]+) lines\)")
 TOTAL = re.compile(r"^Total: ([\d,]+) lines\.")
 
