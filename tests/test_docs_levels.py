@@ -54,9 +54,10 @@ def drift(page: Path, name: str, said: dict[str, float]) -> list[str]:
             for key, value in said.items() if held[key] != value]
 
 
-def levels_page_table() -> dict[str, dict[str, float]]:
+def levels_page_table(page: Path = LEVELS_PAGE) -> dict[str, dict[str, float]]:
+    """The level table (level | visits | chooses among | temperature) of levels.md or cli-play.md."""
     rows = {}
-    for line in LEVELS_PAGE.read_text().splitlines():
+    for line in page.read_text().splitlines():
         cells = [c.strip() for c in line.strip().strip("|").split("|")]
         if len(cells) == 4 and cells[0].lower() in LEVELS:
             said = described(f"{cells[1]} visits, {cells[2]}" if cells[1].split()[0].isdigit() else cells[2])
@@ -93,12 +94,14 @@ def test_levels_md_names_the_windows_default():
 
 
 def test_cli_play_md_describes_the_levels_of_levels_py():
-    descriptions = play_page_descriptions()
-    assert {name for name, _ in descriptions} == set(LEVELS), "cli-play.md's --level row names every level"
-    problems = [p for name, text in descriptions for p in drift(PLAY_PAGE, name, described(text))]
-    defaults = {name for name, text in descriptions if re.search(r"\bthe default\b", text)}
-    if defaults != {DEFAULT_LEVEL}:
-        problems.append(f"docs/cli-play.md calls {sorted(defaults)} the default; "
+    rows = levels_page_table(PLAY_PAGE)
+    assert sorted(rows) == sorted(LEVELS), f"docs/cli-play.md's level table lists {sorted(rows)}"
+    problems = [p for name, said in rows.items() for p in drift(PLAY_PAGE, name, said)]
+    problems += [p for name, text in play_page_descriptions()
+                 for p in drift(PLAY_PAGE, name, described(text))]
+    default = re.search(r"\*\*(\w+) is the default\*\*", PLAY_PAGE.read_text())
+    if default is None or default.group(1).lower() != DEFAULT_LEVEL:
+        problems.append(f"docs/cli-play.md calls {default and default.group(1)} the default; "
                         f"gui/engine.py has {DEFAULT_LEVEL}")
     assert problems == []
 

@@ -98,7 +98,8 @@ RESOLVED = {
     "--thresholds": _thresholds,
 }
 # None defaults whose printed on/off is decided inside a run, not by a value this test can read
-DECIDED_BY_THE_RUN = {("autotrain", "--no-ownership")}  # on for Go, off for Gomoku: autotrain.py
+DECIDED_BY_THE_RUN = {("autotrain", "--no-ownership"),  # on for Go, off for Gomoku: autotrain.py
+                      ("autotrain", "--no-concurrent")}  # on with 2+ GPUs: concurrent_by_default
 
 
 def mismatch(command: str, parser: argparse.ArgumentParser, name: str, action: argparse.Action,
