@@ -50,6 +50,7 @@ from zero9.nn import features
 from zero9.nn.checkpoint import load_net
 from zero9.search.batched import search_trees
 from zero9.search.evaluator import NetEvaluator, UniformEvaluator, history_key
+from zero9.search.mcts import draw_by_visits
 from zero9.search.puct import Node, Tree
 from zero9.search.threats import READINGS, ThreatEvaluator, threat_move
 from zero9.settings import PlayConfig, SearchConfig
@@ -257,7 +258,7 @@ class SearchPlayer:
             root = self.trees[0].root
             return int(root.actions[root.P.argmax()]) if root.expanded else position.legal_moves()[0]
         if position.move_number < self.randomcnt:
-            return int(actions[self.rng.choice(len(n), p=n / n.sum())])
+            return draw_by_visits(actions, n, self.rng)
         if self.root_parallel == 1:
             tree = self.trees[0]
             best = lcb_choice(tree.root) if self.lcb else None

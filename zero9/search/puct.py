@@ -1,4 +1,8 @@
-"""PUCT Monte Carlo tree search, as in AlphaGo Zero and Leela Zero, readable top to bottom.
+"""PUCT Monte Carlo tree search, as in AlphaGo Zero and Leela Zero: the fast twin of :mod:`zero9.search.mcts`.
+
+The search of :mod:`zero9.search.mcts` (read that one first) over arrays instead of one object
+per child: the same selections, visits and moves (``tests/test_mcts_twins.py``), several
+times faster (``scripts/bench_search.py``). Self-play, play and analysis run this one.
 
 Vocabulary:
 
@@ -71,6 +75,7 @@ import numpy as np
 
 from zero9.games import Position
 from zero9.search.gcpause import gc_paused
+from zero9.search.mcts import draw_by_visits
 from zero9.settings import SearchConfig
 
 
@@ -376,7 +381,7 @@ class Tree:
             raise ValueError("choose_action: the root has not been searched")
         N = root.N
         if proportional:
-            return int(root.actions[self.rng.choice(len(N), p=N / N.sum())])
+            return draw_by_visits(root.actions, N, self.rng)
         # Most visits; ties broken by Q then prior (lexsort's last key is the primary one).
         return int(root.actions[np.lexsort((root.P, root.Q, N))[-1]])
 
