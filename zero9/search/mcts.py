@@ -227,6 +227,15 @@ class Tree:
         for child, noise in zip(children, eta.tolist(), strict=True):
             child.P = (1 - cfg.noise_eps) * child.prior_before_noise + cfg.noise_eps * noise
 
+    def set_noise(self, on: bool) -> None:
+        """Root noise on or off for the next search (self-play: on full moves), the root's priors to match."""
+        was, self.config.noise = self.config.noise, on
+        if on and not was and self.root.evaluated:
+            self.add_noise()
+        elif was and not on:
+            for child in self.root.children:
+                child.P = child.prior_before_noise
+
     def advance(self, action: int) -> None:
         """Play ``action`` at the root: its child (with its subtree) becomes the new root."""
         child = next((c for c in self.root.children if c.action == action and c.position is not None), None)

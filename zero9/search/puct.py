@@ -345,6 +345,21 @@ class Tree:
         root.tried_prior = float(root.P[N > 0].sum())
         self._refresh_fpu(root)
 
+    def set_noise(self, on: bool) -> None:
+        """Root noise on or off for the next search (self-play: on full moves), the root's priors to match."""
+        root, was = self.root, self.config.noise
+        self.config.noise = on
+        if on == was or not root.expanded:
+            return  # as it should be: advance() noised a reused root if noise was on; a new root waits
+        if on:
+            self.add_noise()
+        elif root.raw_prior is not None:
+            root.P = root.raw_prior
+            N = root.N
+            root.U0[:] = root.P / (1.0 + N)
+            root.tried_prior = float(root.P[N > 0].sum())
+            self._refresh_fpu(root)
+
     def advance(self, action: int) -> None:
         """Play ``action`` at the root: its subtree (if searched) becomes the new root."""
         root = self.root
