@@ -98,10 +98,12 @@ class Node:
     def expand(self, priors: np.ndarray) -> None:
         """One child per legal move, with the evaluator's priors rescaled to sum to 1 over them."""
         actions = self.position.legal_moves()
-        legal = priors[actions]
+        legal = priors[actions]  # float32, as the net gives them
         total = float(legal.sum())
-        legal = legal * (1.0 / total) if total > 0 else np.full(len(actions), 1.0 / max(len(actions), 1),
-                                                                 legal.dtype)
+        if total > 0:
+            legal = legal * (1.0 / total)
+        else:  # the net gave the legal moves nothing: all alike
+            legal = np.full(len(actions), 1.0 / len(actions), legal.dtype)
         self.children = [Node(a, p) for a, p in zip(actions, legal.tolist(), strict=True)]
 
 
