@@ -42,15 +42,14 @@ import json
 import logging
 import os
 import warnings
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from zero9.games import BLACK, WHITE, Position
-from zero9.nn.features import GO_HISTORY
+from zero9.games import BLACK, WHITE
 from zero9.util.files import atomic_write_bytes, read_text_file
 
 log = logging.getLogger(__name__)
@@ -381,41 +380,6 @@ def _parse_lz_chunk_lines(text: str, name: str) -> ChunkData:
     policy = _parse_policies(lines, actions, name)
     value = _parse_column(lines, 18, lambda line, lineno: _parse_outcome(line, name, lineno), np.float32)
     return _lz_chunk_data(planes, to_play, policy, value, name)
-
-
-def _bit_planes(bitboards: list[int], nn: int) -> np.ndarray:
-    """Bitboards (ints, bit p = point p) -> uint8 array [len, nn] of 0/1."""
-    nbytes = (nn + 7) // 8
-    raw = b"".join(b.to_bytes(nbytes, "little") for b in bitboards)
-    bits = np.unpackbits(np.frombuffer(raw, dtype=np.uint8), bitorder="little")
-    return bits.reshape(len(bitboards), nbytes * 8)[:, :nn]
-
-
-def game_stored_planes(positions: Sequence[Position]) -> np.ndarray:
-    """The 16 planes a chunk stores (the stones, now and 7 moves back) for a whole Go game, uint8
-    ``[P, 16, N, N]``: what ``encode_batch(positions)[:, :16]`` gives.
-
-    ``positions`` must be consecutive from the start (``positions[0]`` has no parent, each next
-    one's parent is the one before). Then the history planes of position i are the boards of
-    positions i-1, i-2, ...: each board is unpacked once instead of 8 times, which makes this
-    several times cheaper than ``encode_batch`` for a game's worth (the server checks every
-    uploaded training position against it).
-    """
-    if positions[0].parent is not None or any(positions[i].parent is not positions[i - 1]
-                                               for i in range(1, len(positions))):
-        raise ValueError("game_stored_planes needs the consecutive positions of one game from its start")
-    n, count = positions[0].game.size, len(positions)
-    boards = _bit_planes([b for p in positions for b in (p.black, p.white)], n * n).reshape(count, 2, n * n)
-    before_start = np.zeros((GO_HISTORY - 1, 2, n * n), dtype=np.uint8)
-    boards = np.concatenate([before_start, boards])
-    own = np.array([p.to_play != BLACK for p in positions], dtype=np.intp)  # 0: black's stones are own
-    rows = np.arange(count)
-    planes = np.empty((count, 2 * GO_HISTORY, n * n), dtype=np.uint8)
-    for t in range(GO_HISTORY):
-        earlier = boards[GO_HISTORY - 1 - t: GO_HISTORY - 1 - t + count]  # row i: the board of position i - t
-        planes[:, t] = earlier[rows, own]
-        planes[:, GO_HISTORY + t] = earlier[rows, 1 - own]
-    return planes.reshape(count, 2 * GO_HISTORY, n, n)
 
 
 def _size_from_actions(actions: int, name: str) -> int:
