@@ -115,6 +115,18 @@ def test_the_fast_go_planes_equal_the_plain_loop_over_random_games(engine):
     assert planes_fast.HISTORY == GO_HISTORY
 
 
+@pytest.mark.parametrize("order", ["newest first", "shuffled"])
+def test_the_kept_histories_do_not_depend_on_the_order_positions_are_asked(order):
+    # a loaded game's positions are analysed in any order (review, the window): the newest first walks
+    # 8 back and stops; the older positions on that walk must not keep a history cut off there
+    rng = np.random.default_rng(11)
+    line = random_game(make_game("go", 7), rng, 40)
+    asked = line[::-1] if order == "newest first" else [line[i] for i in rng.permutation(len(line))]
+    for position in asked:
+        encode_batch([position])
+    assert all(np.array_equal(encode_batch([p])[0], encode(p)) for p in line)
+
+
 def test_symmetries_form_the_dihedral_group():
     rng = np.random.default_rng(0)
     x = rng.random((3, 7, 7))

@@ -38,11 +38,15 @@ def stone_history(position: Position) -> bytes:
         todo.append(p)
         p = p.parent
     nbytes = (position.game.size ** 2 + 7) // 8
-    history = p.stone_history if p is not None and len(todo) < HISTORY else bytes(16 * nbytes)
+    base = None if p is None else getattr(p, "stone_history", None)
+    # the walk ended at the game's start or at a kept history: every history built on it is whole;
+    # cut off 8 back instead, the older positions' would lack the boards before the cut: keep none
+    whole = p is None or base is not None
+    history = base if base is not None else bytes(16 * nbytes)
     for p in reversed(todo):
         own, other = (p.black, p.white) if p.to_play == BLACK else (p.white, p.black)
         history = own.to_bytes(nbytes, "little") + other.to_bytes(nbytes, "little") + history[: -2 * nbytes]
-        if hasattr(type(p), "stone_history"):  # a slot (an attribute would follow a copy.copy)
+        if hasattr(type(p), "stone_history") and (whole or p is position):  # a slot, not an attribute
             p.stone_history = history
     return history
 
