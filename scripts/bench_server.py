@@ -52,8 +52,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from zero9.distributed.client import Upload, fetch_network, http, multipart, play_selfplay  # noqa: E402
+from zero9.distributed.config import TaskOptions  # noqa: E402
 from zero9.distributed.local import LocalServer  # noqa: E402
-from zero9.distributed.server import Server, TaskOptions  # noqa: E402
+from zero9.distributed.server import Server  # noqa: E402
 from zero9.games import make_game  # noqa: E402
 
 CANDIDATE_GAMES, TYPICAL_MOVES = 6, 100  # the upload: of 6 real games, the one nearest 100 moves

@@ -27,7 +27,8 @@ OPTIONAL_PACKAGES = {"ray", "pygame", "matplotlib", "fastapi", "starlette", "uvi
                      "selenium", "psycopg", "multipart", "httpx", "sgfmill",
                      "libs"}  # libs: gomokubench's module (an optional match opponent)
 # zero9 modules that pull in one of those: they too may be imported inside a function.
-OPTIONAL_MODULES = {"zero9.learn.raypool", "zero9.learn.plot", "zero9.distributed.server", "gui.app"}
+OPTIONAL_MODULES = {"zero9.learn.raypool", "zero9.learn.plot", "zero9.distributed.server",
+                    "zero9.distributed.web", "gui.app"}
 MAX_FUNCTION_IMPORTS = 30
 MAX_LOOSE_MODULES = 4
 
@@ -44,7 +45,7 @@ def layer_of(module: str) -> int:
     if module in BASE_MODULES:
         return -1
     parts = module.split(".")
-    if parts[0] == "gui" or module in TOP_MODULES:
+    if parts[0] == "gui" or module in TOP_MODULES or module.startswith("zero9.cli."):
         return len(LAYERS)
     if len(parts) >= 2 and parts[1] in LAYERS:
         return LAYERS.index(parts[1])

@@ -30,9 +30,9 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "ratings": ("zero9.arena.ratings", "maximum-likelihood Elo ratings over the games in a folder"),
     "plot": ("zero9.learn.plot", "plot a run directory's losses, Elo and self-play speed"),
     "convert": ("zero9.nn.convert", "convert between Leela Zero text weights and zero9 checkpoints"),
-    "server": ("zero9.distributed.server", "hand out tasks and nets, gate candidates (Leela Zero's server)"),
-    "client": ("zero9.distributed.client", "ask a server for work, play it, upload it (zero9's autogtp)"),
-    "trainer": ("zero9.distributed.trainer", "train on a server's games and submit candidate nets"),
+    "server": ("zero9.cli.server", "hand out tasks and nets, gate candidates (Leela Zero's server)"),
+    "client": ("zero9.cli.client", "ask a server for work, play it, upload it (zero9's autogtp)"),
+    "trainer": ("zero9.cli.trainer", "train on a server's games and submit candidate nets"),
 }
 
 

@@ -24,7 +24,6 @@ server asks). Every move is a full, recorded search, as Leela Zero's self-play.
 
 from __future__ import annotations
 
-import argparse
 import base64
 import gzip
 import hashlib
@@ -357,29 +356,3 @@ class Client:
         print(f"{self.played} games played, {self.outbox.sent} uploads accepted, "
               f"{self.outbox.count()} pending")
         return 0
-
-
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("url", metavar="URL", help="the server, e.g. http://192.168.1.10:8000")
-    parser.add_argument("-g", "--gamesNum", "--games", dest="games", type=int, default=4,
-                        help="self-play games played at once (batched through one net)")
-    parser.add_argument("--device", default="auto", help="auto, cpu or cuda")
-    parser.add_argument("--leaves", type=int, default=8, help="leaves per game per net call")
-    parser.add_argument("--cache", default=str(Path.home() / ".cache" / "zero9" / "client"),
-                        help="folder for downloaded nets and pending uploads")
-    parser.add_argument("-k", "--keep-sgf", default=None, metavar="DIR",
-                        help="also save every game's SGF here")
-    parser.add_argument("--single", action="store_true", help="do one task, then exit")
-    parser.add_argument("--max-games", type=int, default=None, help="exit after this many games")
-    parser.add_argument("--timeout", type=float, default=None, metavar="MIN",
-                        help="exit after this many minutes (the game in progress is finished first)")
-
-
-def run(args: argparse.Namespace) -> int:
-    if args.games < 1:
-        raise ValueError(f"-g must be >= 1, got {args.games}")
-    keep = Path(args.keep_sgf) if args.keep_sgf else None
-    if keep is not None:
-        keep.mkdir(parents=True, exist_ok=True)
-    client = Client(args.url, Path(args.cache), args.games, args.device, args.leaves, keep)
-    return client.run(args.max_games, args.single, args.timeout)

@@ -59,26 +59,38 @@ Elo graph as an SVG picture).
 """
 
 
-import argparse
-import asyncio
-import dataclasses
+
+from __future__ import annotations
+
 import gzip
-import hashlib
-import html
-import inspect
-import json
 import logging
-import os
 import secrets
 import threading
 import time
 from collections import OrderedDict
-from dataclasses import dataclass
 from pathlib import Path
 from types import SimpleNamespace
 
 from zero9.arena.elo import bayeselo, sprt
 from zero9.distributed import db
+from zero9.distributed.config import (
+    FILE_DIRS,
+    HANDED_OUT_MEMORY,
+    MATCH_TASK_MINUTES,
+    MINIMUM_LEELAZ_VERSION,
+    PROTOCOL_VERSION,
+    SPRT_ALPHA,
+    SPRT_BETA,
+    SPRT_ELO0,
+    SPRT_ELO1,
+    STATE_SECONDS,
+    TASK_MAX_AGE,
+    Limits,
+    TaskOptions,
+    is_hash,
+    options_hash,
+    sha256,
+)
 from zero9.distributed.groupcommit import GroupCommit
 from zero9.distributed.validation import (
     COLOUR_NAMES,
@@ -88,7 +100,7 @@ from zero9.distributed.validation import (
     replay_sgf,
     winner_colour,
 )
-from zero9.games import Game, add_game_arguments, game_from_args, make_game
+from zero9.games import Game, make_game
 from zero9.nn.checkpoint import load_net
 from zero9.nn.net import make_net
 from zero9.nn.weights import lz_text, parse_lz_weights
@@ -96,89 +108,9 @@ from zero9.util.files import TMP_PREFIX, atomic_write_bytes, unlink_quietly
 
 log = logging.getLogger("zero9.server")
 
-PROTOCOL_VERSION = 18  # autogtp v18 (Debian's leela-zero) speaks it; so does zero9 client
-MINIMUM_LEELAZ_VERSION = "0.12"
-SPRT_ELO0, SPRT_ELO1, SPRT_ALPHA, SPRT_BETA = 0.0, 35.0, 0.05, 0.05
-HASH_HEX = frozenset("0123456789abcdef")
-FILE_DIRS = ("networks", "chunks", "sgf", "matches")
-TASK_MAX_AGE = 3 * 3600.0  # a task older than this is no longer accepted
-MATCH_TASK_MINUTES = 30  # a match task not answered within this is handed out again
-DRAIN_FACTOR = 4  # an oversized body is read (and dropped) up to this many limits, then cut
-SETTINGS_ENV = "ZERO9_SERVER_SETTINGS"  # how the worker processes of --workers N get their settings
-LOG_FORMAT = "%(asctime)s %(process)d %(name)s %(levelname)s %(message)s"
-MATCH_STATES = {"H1": "PASS", "H0": "fail"}  # SPRT decisions as the status page shows them
-STATE_SECONDS = 1.0  # get-task's cached view (best net, open match) is re-read at least this often
-HANDED_OUT_MEMORY = 100_000  # tasks a process remembers having handed out (see Server._task_for)
-
-
-@dataclass
-class Limits:
-    """Sizes (bytes) and rates the server enforces."""
-
-    body: int = 4 << 20  # a whole request (a game upload)
-    network_body: int = 128 << 20  # a whole network upload (only read after the API key matched)
-    sgf: int = 1 << 20  # an SGF, inflated
-    chunk: int = 16 << 20  # a training chunk, inflated
-    network: int = 256 << 20  # a weights file, inflated
-    requests_per_minute: float = 600.0  # per client address; 0: no limit
-
-
-@dataclass
-class TaskOptions:
-    """What every self-play and match game is played with (``get-task``'s ``options``)."""
-
-    visits: int = 100
-    playouts: int = 0
-    resign_pct: int = 5
-    randomcnt: int = 30
-    noise: bool = True
-
-    def as_task(self) -> dict[str, str]:
-        return {"visits": str(self.visits), "playouts": str(self.playouts),
-                "resignation_percent": str(self.resign_pct), "randomcnt": str(self.randomcnt),
-                "noise": "true" if self.noise else "false"}
-
-    def match_task(self) -> dict[str, str]:
-        """Gating games: no noise, no random opening moves (as Leela Zero's matches)."""
-        return dict(self.as_task(), noise="false", randomcnt="0")
-
-
-def options_hash(options: dict[str, str]) -> str:
-    text = ",".join(f"{k}={options[k]}" for k in sorted(options))
-    return hashlib.sha256(text.encode()).hexdigest()[:6]
-
-
-def sha256(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
-
-
-def is_hash(text: str) -> bool:
-    return len(text) == 64 and set(text) <= HASH_HEX
-
-
-class RateLimiter:
-    """A token bucket per client address: ``per_minute`` requests, bursts of a tenth of that."""
-
-    def __init__(self, per_minute: float):
-        self.rate = per_minute / 60.0
-        self.capacity = max(10.0, per_minute / 10.0)
-        self.buckets: dict[str, tuple[float, float]] = {}
-        self.lock = threading.Lock()
-
-    def allow(self, client: str) -> bool:
-        if self.rate <= 0:
-            return True
-        now = time.monotonic()
-        with self.lock:
-            tokens, last = self.buckets.get(client, (self.capacity, now))
-            tokens = min(self.capacity, tokens + (now - last) * self.rate)
-            allowed = tokens >= 1
-            self.buckets[client] = (tokens - 1 if allowed else tokens, now)
-        return allowed
-
 
 class Server:
-    """The server's state and rules, apart from HTTP (the app in :func:`create_app` calls these)."""
+    """The server's state and rules, apart from HTTP (the app of :mod:`zero9.distributed.web` calls these)."""
 
     def __init__(self, run_dir: str | Path, game: Game, options: TaskOptions, db_url: str | None = None,
                  limits: Limits | None = None, match_games: int = 400, match_in_flight: int = 20,
@@ -193,7 +125,6 @@ class Server:
         self.match_hash = options_hash(self.match_options)
         self.engine = db.connect(db_url or f"sqlite:///{self.root / 'server.db'}")
         self.api_key = api_key or self._load_api_key()
-        self.limiter = RateLimiter(self.limits.requests_per_minute)
         self.decision_lock = threading.Lock()  # one SPRT update at a time
         self._ratings_cache: tuple[int, dict] = (-1, {})
         self._gzip_hash_cache: dict[str, str] = {}  # a net's files never change
@@ -207,6 +138,12 @@ class Server:
         if swept:
             log.warning("removed %d leftover files (temporary, or written by an upload that never "
                         "committed)", swept)
+
+    @classmethod
+    def from_settings(cls, settings: dict, sweep: bool) -> Server:
+        """A server from :func:`zero9.cli.server.server_settings`'s JSON (how worker processes get theirs)."""
+        return cls(**dict(settings, game=make_game(**settings["game"]), sweep=sweep,
+                          options=TaskOptions(**settings["options"]), limits=Limits(**settings["limits"])))
 
     # --- start-up -----------------------------------------------------------------------------
 
@@ -575,310 +512,3 @@ def _count(form: dict[str, str], key: str) -> int:
     return int(text)
 
 
-# --- the status page -------------------------------------------------------------------------------
-
-
-def elo_graph_svg(networks: list[dict], width: int = 640, height: int = 320) -> str:
-    """The Elo of each rated net against its number, as an inline SVG line with error bars."""
-    points = [(n["number"], n["elo"]) for n in networks if n["elo"] is not None]
-    pad = 40
-    if not points:
-        return (f'<svg id="elo-graph" width="{width}" height="{height}" role="img">'
-                f'<text x="{pad}" y="{height // 2}">no rated networks yet</text></svg>')
-    xs = [x for x, _ in points]
-    ys = [v for _, e in points for v in e]
-    x0, x1 = min(xs), max(max(xs), min(xs) + 1)
-    y0, y1 = min(ys + [0.0]), max(ys + [1.0])
-
-    def sx(x: float) -> float:
-        return pad + (x - x0) / (x1 - x0) * (width - 2 * pad)
-
-    def sy(y: float) -> float:
-        return height - pad - (y - y0) / (y1 - y0) * (height - 2 * pad)
-
-    line = " ".join(f"{sx(x):.1f},{sy(e[0]):.1f}" for x, e in points)
-    bars = "".join(f'<line x1="{sx(x):.1f}" y1="{sy(e[1]):.1f}" x2="{sx(x):.1f}" y2="{sy(e[2]):.1f}" '
-                   f'stroke="#99b"/>' for x, e in points)
-    dots = "".join(f'<circle cx="{sx(x):.1f}" cy="{sy(e[0]):.1f}" r="3" fill="#225"/>' for x, e in points)
-    axes = (f'<line x1="{pad}" y1="{height - pad}" x2="{width - pad}" y2="{height - pad}" stroke="black"/>'
-            f'<line x1="{pad}" y1="{pad}" x2="{pad}" y2="{height - pad}" stroke="black"/>'
-            f'<text x="{width // 2 - 30}" y="{height - 8}">network number</text>'
-            f'<text x="4" y="{pad - 10}">Elo ({y0:.0f} to {y1:.0f})</text>')
-    return (f'<svg id="elo-graph" width="{width}" height="{height}" role="img" '
-            f'aria-label="Elo of each network">{axes}{bars}'
-            f'<polyline points="{line}" fill="none" stroke="#225" stroke-width="2"/>{dots}</svg>')
-
-
-def game_title(game: dict) -> str:
-    """``{'game': 'go', 'size': 9, 'komi': 7.5}`` as ``9x9 Go (komi 7.5)``."""
-    komi = f" (komi {game['komi']:g})" if "komi" in game else ""
-    return f"{game['size']}x{game['size']} {game['game'].capitalize()}{komi}"
-
-
-def status_page(status: dict) -> str:
-    """The HTML status page (Leela Zero's front page, small)."""
-    e = html.escape
-    best = status["best_network"] or "none"
-    match_rows = "".join(
-        f"<tr><td>{m['id']}</td><td>{e(m['candidate'][:8])}</td><td>{e(m['best'][:8])}</td>"
-        f"<td>{m['wins']}-{m['losses']}</td><td>{m['llr']:.2f} ({m['lower']:.2f} .. {m['upper']:.2f})</td>"
-        f"<td>{MATCH_STATES.get(m['decision'], 'running')}</td></tr>"
-        for m in status["matches"])
-    net_rows = "".join(
-        f"<tr><td>{n['number']}</td><td>{e(n['hash'][:8])}</td><td>{n['blocks']}x{n['filters']}</td>"
-        f"<td>{n['training_steps']}</td><td>{'' if n['elo'] is None else n['elo'][0]}</td>"
-        f"<td>{'best' if n['hash'] == status['best_network'] else ''}</td></tr>"
-        for n in reversed(status["network_list"][-20:]))
-    return f"""<!doctype html>
-<html><head><meta charset="utf-8"><title>zero9 server</title>
-<style>body{{font-family:sans-serif;margin:2em}} td,th{{padding:2px 8px}}</style></head>
-<body><h1>zero9: training one {e(game_title(status['game']))} net together</h1>
-<p>Best network: <b id="best-network">{e(best)}</b> (Elo {status['best_elo']})</p>
-<p>{status['games']} self-play games ({status['games_last_hour']} in the last hour),
-{status['match_games']} match games, {status['networks']} networks,
-{status['clients_last_hour']} clients in the last hour.</p>
-<h2>Elo (the start net = 0)</h2>
-{elo_graph_svg(status['network_list'])}
-<h2>Matches (SPRT elo0=0, elo1={status['elo1']:g})</h2>
-<table id="matches"><tr><th>#</th><th>candidate</th><th>best</th><th>W-L</th><th>LLR (bounds)</th>
-<th>state</th></tr>{match_rows}</table>
-<h2>Recent networks</h2>
-<table id="networks"><tr><th>#</th><th>hash</th><th>size</th><th>steps</th><th>Elo</th><th></th></tr>
-{net_rows}</table></body></html>
-"""
-
-
-# --- the web application ---------------------------------------------------------------------------
-
-
-def create_app(server: Server):
-    """The FastAPI app of ``server`` (the web stack is imported only here: it is optional)."""
-    from fastapi import FastAPI, Request
-    from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, PlainTextResponse
-
-    # FastAPI >= 0.16x asks OpenTelemetry's providers on every request unless told not to (a tenth
-    # of an upload's CPU here); zero9 exports no telemetry. Older FastAPI has no such argument.
-    quiet = ({"telemetry": {"tracing": False, "metrics": False, "logs": False}}
-             if "telemetry" in inspect.signature(FastAPI.__init__).parameters else {})
-    app = FastAPI(title="zero9 server", docs_url=None, redoc_url=None, **quiet)
-
-    def client_of(request: Request) -> str:
-        return request.client.host if request.client else "unknown"
-
-    def refuse(request: Request, rejected: Rejected) -> PlainTextResponse:
-        log.warning("refused %s %s from %s: %s", request.method, request.url.path, client_of(request),
-                    rejected.reason)
-        return PlainTextResponse(rejected.reason + "\n", status_code=rejected.status)
-
-    def rate_limited(inner):
-        """Plain ASGI (Starlette's ``@app.middleware`` costs a task group per request): a 429 before
-        anything is read when the client's address is over its rate."""
-
-        async def guard(scope, receive, send):
-            if scope["type"] == "http" and not server.limiter.allow((scope.get("client") or ("unknown",))[0]):
-                refused = refuse(Request(scope), Rejected("too many requests; slow down", 429))
-                await refused(scope, receive, send)
-                return
-            await inner(scope, receive, send)
-
-        return guard
-
-    app.add_middleware(rate_limited)
-
-    async def read_form(request: Request, limit: int) -> tuple[dict[str, str], dict[str, bytes]]:
-        """The multipart body, read within the size limit. A client's file names are never used
-        (stored files are named by time and content hash); one that holds a path is refused."""
-        body, received = bytearray(), 0
-        async for part in request.stream():
-            received += len(part)
-            if received <= limit:
-                body += part
-            elif received > DRAIN_FACTOR * limit:
-                break  # far too much: hang up. Below this the rest is read and dropped, so that
-                # the client hears the 413 rather than a connection reset.
-        if received > limit:
-            raise Rejected(f"the request body is over {limit} bytes", 413)
-        request._body = bytes(body)  # Starlette parses the form from this cached body
-        try:
-            form = await request.form(max_files=4, max_fields=20)
-        except Exception as e:  # a malformed multipart body
-            raise Rejected(f"unreadable form: {e}") from None
-        fields, files = {}, {}
-        for key, value in form.multi_items():
-            if isinstance(value, str):
-                fields[key] = value
-            else:
-                if any(mark in (value.filename or "") for mark in ("/", "\\", "..", "\0")):
-                    raise Rejected(f"file name {value.filename[:40]!r} holds a path")  # a probe: refuse it
-                files[key] = await value.read()
-        return fields, files
-
-    def needs(files: dict[str, bytes], *names: str) -> list[bytes]:
-        missing = [n for n in names if n not in files]
-        if missing:
-            raise Rejected(f"missing file field(s): {', '.join(missing)}")
-        return [files[n] for n in names]
-
-    async def committed(files: dict[str, bytes], rows: list) -> None:
-        """Wait, without holding a thread, until the group commit has made ``files`` and ``rows`` durable."""
-        try:
-            await asyncio.wrap_future(server.commits.submit(files, rows))
-        except db.IntegrityError:
-            raise already_answered() from None
-
-    # The two hot routes are plain Starlette routes: they take the request as it is, so FastAPI's
-    # per-request parameter and dependency resolution (a tenth of their CPU) is skipped.
-    async def get_task(request: Request) -> JSONResponse:
-        if server.task_state_cached():  # nothing to read: answer on the event loop
-            answer, rows = server.new_task(client_of(request))
-        else:
-            answer, rows = await run_sync(server.new_task, client_of(request))
-        if rows:
-            await committed({}, rows)
-        return JSONResponse(answer)
-
-    app.add_route("/get-task/{client_version}", get_task, methods=["GET"])
-    app.add_route("/get-task/{client_version}/{engine_version}", get_task, methods=["GET"])
-
-    @app.get("/networks/{name}")
-    def network(name: str):
-        path = server.network_file(name.removesuffix(".gz")) if name.endswith(".gz") else None
-        if path is None:
-            return PlainTextResponse("no such network\n", status_code=404)
-        return FileResponse(path, media_type="application/gzip", filename=path.name)
-
-    @app.get("/best-network")
-    def best_network():
-        path = server.network_file(server.best_network() or "")
-        if path is None:
-            return PlainTextResponse("no network yet\n", status_code=404)
-        return FileResponse(path, media_type="application/gzip", filename=path.name)
-
-    async def submit(request: Request):
-        """The hot path: the checks in the thread pool, then the group commit awaited on the loop."""
-        try:
-            fields, files = await read_form(request, server.limits.body)
-            sgf, chunk = needs(files, "sgf", "trainingdata")
-            answer, keep, row = await run_sync(server.check_game, fields, sgf, chunk, client_of(request))
-            await committed(keep, [(db.games, row)])
-        except Rejected as r:
-            return refuse(request, r)
-        return JSONResponse(answer)
-
-    app.add_route("/submit", submit, methods=["POST"])
-
-    @app.post("/submit-match")
-    async def submit_match(request: Request):
-        try:
-            fields, files = await read_form(request, server.limits.body)
-            answer = await run_sync(server.submit_match, fields, *needs(files, "sgf"), client_of(request))
-        except Rejected as r:
-            return refuse(request, r)
-        return JSONResponse(answer)
-
-    @app.post("/submit-network")
-    async def submit_network(request: Request):
-        try:
-            if not secrets.compare_digest(request.headers.get("x-api-key", ""), server.api_key):
-                raise Rejected("wrong or missing API key (header X-Api-Key)", 403)
-            fields, files = await read_form(request, server.limits.network_body)
-            (weights,) = needs(files, "weights")
-            steps = fields.get("training_steps", "0")
-            net_hash = await run_sync(server.add_network, weights, int(steps) if steps.isdigit() else 0)
-        except Rejected as r:
-            return refuse(request, r)
-        return JSONResponse({"accepted": True, "hash": net_hash})
-
-    @app.get("/status.json")
-    def status_json() -> JSONResponse:
-        return JSONResponse(server.status())
-
-    @app.get("/", response_class=HTMLResponse)
-    def index() -> HTMLResponse:
-        return HTMLResponse(status_page(server.status()))
-
-    return app
-
-
-async def run_sync(fn, *args):
-    """Run a blocking function (database, files, validation) in the thread pool."""
-    from starlette.concurrency import run_in_threadpool
-
-    return await run_in_threadpool(fn, *args)
-
-
-# --- the command -----------------------------------------------------------------------------------
-
-
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("run_dir", metavar="RUN_DIR", help="folder for the database, nets, games and chunks")
-    add_game_arguments(parser)
-    parser.add_argument("--host", default="127.0.0.1",
-                        help="address to listen on (0.0.0.0: every interface, for a class network)")
-    parser.add_argument("--port", type=int, default=8000)
-    parser.add_argument("--db", default=None, help="database URL (default: sqlite RUN_DIR/server.db; "
-                                                   "or postgresql://user@host/dbname)")
-    parser.add_argument("--net", default=None,
-                        help="start net (.pt or Leela Zero weights) for an empty server")
-    parser.add_argument("--blocks", type=int, default=6, help="residual blocks of a random start net")
-    parser.add_argument("--filters", type=int, default=32, help="filters of a random start net")
-    d = TaskOptions()
-    t = parser.add_argument_group("task options (what every client plays with)")
-    t.add_argument("--visits", type=int, default=d.visits)
-    t.add_argument("--playouts", type=int, default=d.playouts, help="0: no playout limit, visits decide")
-    t.add_argument("--randomcnt", type=int, default=d.randomcnt, help="first moves chosen by visit share")
-    t.add_argument("--resign-pct", type=int, default=d.resign_pct, help="resign below this winrate (percent)")
-    t.add_argument("--noise", action=argparse.BooleanOptionalAction, default=d.noise,
-                   help="Dirichlet noise at the root of self-play games")
-    g = parser.add_argument_group("gating and limits")
-    g.add_argument("--match-games", type=int, default=400, help="games after which an undecided match fails")
-    g.add_argument("--match-in-flight", type=int, default=20, help="match tasks outstanding at once")
-    g.add_argument("--elo1", type=float, default=SPRT_ELO1, help="SPRT's elo1 (Leela Zero: 35)")
-    limits = Limits()
-    g.add_argument("--rate-limit", type=float, default=limits.requests_per_minute,
-                   help="requests per minute per client address (0: none)")
-    g.add_argument("--max-body", type=int, default=limits.body, help="largest request body in bytes")
-    parser.add_argument("--workers", type=int, default=1,
-                        help="web server processes (one per core serves the most uploads)")
-
-
-def server_settings(args: argparse.Namespace) -> dict:
-    """The :class:`Server` arguments the command line names, as JSON (worker processes get them so)."""
-    game = game_from_args(args)
-    if game.name != "go":
-        raise ValueError("the Leela Zero protocol carries Go games (its training chunks are Go-only)")
-    options = TaskOptions(args.visits, args.playouts, args.resign_pct, args.randomcnt, args.noise)
-    limits = Limits(body=args.max_body, requests_per_minute=args.rate_limit)
-    return {"run_dir": args.run_dir, "game": game.to_dict(), "options": dataclasses.asdict(options),
-            "db_url": args.db, "limits": dataclasses.asdict(limits), "match_games": args.match_games,
-            "match_in_flight": args.match_in_flight, "elo1": args.elo1}
-
-
-def server_from_settings(settings: dict, sweep: bool) -> Server:
-    return Server(**dict(settings, game=make_game(**settings["game"]), sweep=sweep,
-                         options=TaskOptions(**settings["options"]), limits=Limits(**settings["limits"])))
-
-
-def app_from_environment():
-    """uvicorn's app factory in each worker process (``--workers N``): settings from the environment."""
-    logging.basicConfig(level=logging.INFO, format=LOG_FORMAT)
-    return create_app(server_from_settings(json.loads(os.environ[SETTINGS_ENV]), sweep=False))
-
-
-def run(args: argparse.Namespace) -> int:
-    import uvicorn
-
-    settings = server_settings(args)
-    logging.basicConfig(level=logging.INFO, format=LOG_FORMAT)
-    server = server_from_settings(settings, sweep=True)
-    best = server.ensure_start_net(args.net, args.blocks, args.filters)
-    print(f"zero9 server: best network {best[:8]}; http://{args.host}:{args.port}/ ; "
-          f"trainer API key in {Path(args.run_dir) / 'api_key'}", flush=True)
-    if args.workers == 1:
-        uvicorn.run(create_app(server), host=args.host, port=args.port, log_level="warning")
-        return 0
-    server.engine.dispose()
-    os.environ[SETTINGS_ENV] = json.dumps(settings)
-    uvicorn.run("zero9.distributed.server:app_from_environment", factory=True, workers=args.workers,
-                host=args.host, port=args.port, log_level="warning")
-    return 0
