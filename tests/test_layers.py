@@ -28,7 +28,7 @@ OPTIONAL_PACKAGES = {"ray", "pygame", "matplotlib", "fastapi", "starlette", "uvi
                      "libs"}  # libs: gomokubench's module (an optional match opponent)
 # zero9 modules that pull in one of those: they too may be imported inside a function.
 OPTIONAL_MODULES = {"zero9.learn.raypool", "zero9.learn.plot", "zero9.distributed.server",
-                    "zero9.distributed.web", "gui.app"}
+                    "zero9.distributed.web", "zero9.distributed.db", "zero9.distributed.roster", "gui.app"}
 MAX_FUNCTION_IMPORTS = 30
 MAX_LOOSE_MODULES = 4
 

@@ -15,7 +15,6 @@ SPRT_ELO0, SPRT_ELO1, SPRT_ALPHA, SPRT_BETA = 0.0, 35.0, 0.05, 0.05
 HASH_HEX = frozenset("0123456789abcdef")
 FILE_DIRS = ("networks", "chunks", "sgf", "matches")
 TASK_MAX_AGE = 3 * 3600.0  # a task older than this is no longer accepted
-MATCH_TASK_MINUTES = 30  # a match task not answered within this is handed out again
 STATE_SECONDS = 1.0  # get-task's cached view (best net, open match) is re-read at least this often
 HANDED_OUT_MEMORY = 100_000  # tasks a process remembers having handed out (see Server._task_for)
 
@@ -30,6 +29,33 @@ class Limits:
     chunk: int = 16 << 20  # a training chunk, inflated
     network: int = 256 << 20  # a weights file, inflated
     requests_per_minute: float = 600.0  # per client address; 0: no limit
+    client_games_per_hour: int = 1000  # self-play games one client may upload in an hour; 0: no quota
+    min_moves: int = 20  # a shorter game (self-play or match) is refused
+    sgf_nodes: int = 1000  # an SGF with more nodes is refused before it is parsed
+
+
+@dataclass
+class Gating:
+    """How a candidate's match is played and decided (see :mod:`zero9.distributed.gating`)."""
+
+    elo1: float = SPRT_ELO1  # SPRT's elo1 (elo0 is 0)
+    match_games: int = 400  # games after which an undecided match fails
+    match_in_flight: int = 20  # match tasks leased at once, all clients together
+    lease_minutes: float = 20.0  # a match task not answered within this goes back to the pool
+    tasks_per_client: int = 2  # match tasks one client may hold at once
+    client_share: float = 0.5  # most of one match's games (played or leased) one client may have
+    min_clients: int = 2  # roster clients whose games a decision must count
+
+
+@dataclass
+class Edge:
+    """What the HTTP server allows a connection (see :mod:`zero9.distributed.edge`)."""
+
+    header_seconds: float = 10.0  # a request's headers must arrive within this
+    body_seconds: float = 60.0  # and its body within this
+    max_connections: int = 2000  # open connections at once; more are closed at once
+    connections_per_address: int = 64  # from one address; 0: no limit per address
+    forwarded_allow_ips: str | None = None  # proxies whose X-Forwarded-For is believed; None: none
 
 
 @dataclass

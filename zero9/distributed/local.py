@@ -6,6 +6,8 @@ Vocabulary:
   child process of its own process group, so it can be stopped (or ``kill -9``'d) as a whole.
   It listens on 127.0.0.1 only.
 - **ready**: ``GET /status.json`` answers 200.
+- **client URL**: the server's address with a roster credential in it (``URL/c/CREDENTIAL``), as
+  the teacher hands it out: :meth:`LocalServer.client_url` puts a client on the roster first.
 """
 
 from __future__ import annotations
@@ -61,6 +63,19 @@ class LocalServer:
                 time.sleep(0.2)
         self.stop()
         raise RuntimeError(f"zero9 server did not answer within {READY_SECONDS:.0f}s")
+
+    def client_url(self, name: str) -> str:
+        """Put ``name`` on the server's roster (as ``zero9 server RUN_DIR clients add NAME`` does) and
+        return the URL that client uses."""
+        from zero9.distributed.db import connect
+        from zero9.distributed.roster import Roster
+
+        url = self.args[self.args.index("--db") + 1] if "--db" in self.args else None
+        engine = connect(url or f"sqlite:///{self.run_dir / 'server.db'}")
+        try:
+            return f"{self.url}/c/{Roster(engine).add(name)}"
+        finally:
+            engine.dispose()
 
     def status(self) -> dict:
         return json.loads(http(f"{self.url}/status.json"))

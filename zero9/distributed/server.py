@@ -62,12 +62,15 @@ Elo graph as an SVG picture).
 
 from __future__ import annotations
 
+import errno
 import gzip
+import json
 import logging
 import secrets
 import threading
 import time
 from collections import OrderedDict
+from dataclasses import dataclass
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -76,26 +79,29 @@ from zero9.distributed import db
 from zero9.distributed.config import (
     FILE_DIRS,
     HANDED_OUT_MEMORY,
-    MATCH_TASK_MINUTES,
     MINIMUM_LEELAZ_VERSION,
     PROTOCOL_VERSION,
     SPRT_ALPHA,
     SPRT_BETA,
     SPRT_ELO0,
-    SPRT_ELO1,
     STATE_SECONDS,
     TASK_MAX_AGE,
+    Gating,
     Limits,
     TaskOptions,
     is_hash,
     options_hash,
     sha256,
 )
+from zero9.distributed.gating import Gate
 from zero9.distributed.groupcommit import GroupCommit
+from zero9.distributed.roster import Roster
 from zero9.distributed.validation import (
     COLOUR_NAMES,
     Rejected,
+    ReplayedGame,
     check_chunk,
+    check_sgf_shape,
     gunzip_limited,
     replay_sgf,
     winner_colour,
@@ -109,24 +115,40 @@ from zero9.util.files import TMP_PREFIX, atomic_write_bytes, unlink_quietly
 log = logging.getLogger("zero9.server")
 
 
+SEED_MAX = 1 << 62  # seeds are 62 random bits (+1); a bigger number names no task
+
+
+@dataclass(frozen=True)
+class Caller:
+    """Who sent a request: a roster ``name`` (credentialed) or ``anonymous@ADDRESS``."""
+
+    name: str
+    credentialed: bool
+
+    @staticmethod
+    def anonymous(address: str) -> Caller:
+        return Caller(f"anonymous@{address}"[:64], False)
+
+
 class Server:
     """The server's state and rules, apart from HTTP (the app of :mod:`zero9.distributed.web` calls these)."""
 
     def __init__(self, run_dir: str | Path, game: Game, options: TaskOptions, db_url: str | None = None,
-                 limits: Limits | None = None, match_games: int = 400, match_in_flight: int = 20,
-                 api_key: str | None = None, elo1: float = SPRT_ELO1, sweep: bool = True):
+                 limits: Limits | None = None, gating: Gating | None = None, api_key: str | None = None,
+                 trust_anonymous: bool = False, sweep: bool = True):
         self.root = Path(run_dir)
         self.root.mkdir(parents=True, exist_ok=True)
         self.game, self.options, self.limits = game, options, limits or Limits()
-        self.match_games, self.match_in_flight, self.elo1 = match_games, match_in_flight, elo1
+        self.gating, self.trust_anonymous = gating or Gating(), trust_anonymous
         self.selfplay_options = options.as_task()
         self.selfplay_hash = options_hash(self.selfplay_options)
         self.match_options = options.match_task()
         self.match_hash = options_hash(self.match_options)
         self.engine = db.connect(db_url or f"sqlite:///{self.root / 'server.db'}")
         self.api_key = api_key or self._load_api_key()
-        self.decision_lock = threading.Lock()  # one SPRT update at a time
-        self._ratings_cache: tuple[int, dict] = (-1, {})
+        self.roster = Roster(self.engine)
+        self.gate = Gate(self.engine, self.gating, self.roster, self._forget_state)
+        self._ratings_cache: tuple[tuple, dict] = ((), {})
         self._gzip_hash_cache: dict[str, str] = {}  # a net's files never change
         self._state: tuple[float, str | None, bool] = (0.0, None, True)  # (read at, best net, a match open)
         self._handed_out: OrderedDict[int, dict] = OrderedDict()  # see _task_for
@@ -143,7 +165,8 @@ class Server:
     def from_settings(cls, settings: dict, sweep: bool) -> Server:
         """A server from :func:`zero9.cli.server.server_settings`'s JSON (how worker processes get theirs)."""
         return cls(**dict(settings, game=make_game(**settings["game"]), sweep=sweep,
-                          options=TaskOptions(**settings["options"]), limits=Limits(**settings["limits"])))
+                          options=TaskOptions(**settings["options"]), limits=Limits(**settings["limits"]),
+                          gating=Gating(**settings["gating"])))
 
     # --- start-up -----------------------------------------------------------------------------
 
@@ -211,8 +234,8 @@ class Server:
         with self.engine.connect() as c:
             if c.execute(db.select(db.networks.c.hash).where(db.networks.c.hash == net_hash)).first():
                 raise Rejected(f"network {net_hash[:8]} is already known", 409)
-        atomic_write_bytes(path, gz)
         try:
+            atomic_write_bytes(path, gz)
             with db.transaction(self.engine) as c:
                 number = c.execute(db.select(db.func.count()).select_from(db.networks)).scalar_one()
                 stamp = db.now()
@@ -238,15 +261,23 @@ class Server:
 
     # --- tasks --------------------------------------------------------------------------------
 
-    def get_task(self, client: str) -> dict[str, str]:
-        """A task for ``client``, recorded (committed) before it is returned."""
-        answer, rows = self.new_task(client)
+    def get_task(self, caller: Caller) -> dict[str, str]:
+        """A task for ``caller``, recorded (committed) before it is returned."""
+        answer, rows = self.new_task(caller)
         if rows:
             self.commits.commit({}, rows)
         return answer
 
-    def new_task(self, client: str) -> tuple[dict[str, str], list]:
+    def admit(self, caller: Caller) -> None:
+        """Rejected (403) unless ``caller`` may get tasks and upload games: a roster client, or any
+        client when the server trusts anonymous ones (``--trust-anonymous``, a closed lab network)."""
+        if not caller.credentialed and not self.trust_anonymous:
+            raise Rejected("this server gives work only to clients on its roster: ask the teacher for a "
+                           "credential and use the URL http://HOST:PORT/c/CREDENTIAL/", 403)
+
+    def new_task(self, caller: Caller) -> tuple[dict[str, str], list]:
         """A task and the rows that record it: they must be committed before the task is sent."""
+        self.admit(caller)
         common = {"required_client_version": str(PROTOCOL_VERSION),
                   "minimum_autogtp_version": str(PROTOCOL_VERSION),
                   "minimum_leelaz_version": MINIMUM_LEELAZ_VERSION}
@@ -254,7 +285,7 @@ class Server:
             return {"cmd": "wait", "minutes": "1", **common}, []
         seed = secrets.randbits(62) + 1  # nonzero: autogtp treats "0" as no seed
         best, match_open = self._task_state()
-        match = self._match_wanting_games() if match_open else None
+        match = self.gate.match_for(caller.name) if match_open and caller.credentialed else None
         if match is not None:
             with self.engine.connect() as c:
                 issued = c.execute(db.select(db.func.count()).select_from(db.tasks)
@@ -262,7 +293,7 @@ class Server:
             black, white = ((match.candidate, match.best) if issued % 2 == 0
                             else (match.best, match.candidate))
             row = dict(seed=seed, kind="match", net=black, other_net=white, match_id=match.id,
-                       options_hash=self.match_hash, client=client, issued=db.now())
+                       options_hash=self.match_hash, client=caller.name, issued=db.now())
             self._remember(row)
             return {"cmd": "match", "black_hash": black, "white_hash": white,
                     "black_hash_gzip_hash": self._gzip_hash(black),
@@ -270,7 +301,7 @@ class Server:
                     "options": self.match_options, "options_hash": self.match_hash,
                     "random_seed": str(seed), **common}, [(db.tasks, row)]
         row = dict(seed=seed, kind="selfplay", net=best, other_net=None, match_id=None,
-                   options_hash=self.selfplay_hash, client=client, issued=db.now())
+                   options_hash=self.selfplay_hash, client=caller.name, issued=db.now())
         self._remember(row)
         return {"cmd": "selfplay", "hash": best, "hash_gzip_hash": self._gzip_hash(best),
                 "options": self.selfplay_options, "options_hash": self.selfplay_hash,
@@ -304,27 +335,13 @@ class Server:
                     db.select(db.networks.c.gzip_hash).where(db.networks.c.hash == net_hash)).scalar_one()
         return self._gzip_hash_cache[net_hash]
 
-    def _match_wanting_games(self):
-        """The oldest undecided match with fewer than ``match_in_flight`` unanswered recent tasks."""
-        since = db.now() - MATCH_TASK_MINUTES * 60
-        with self.engine.connect() as c:
-            match = c.execute(db.select(db.matches).where(db.matches.c.decision.is_(None))
-                              .order_by(db.matches.c.id).limit(1)).first()
-            if match is None:
-                return None
-            handed = c.execute(db.select(db.func.count()).select_from(db.tasks).where(
-                db.tasks.c.match_id == match.id, db.tasks.c.issued > since)).scalar_one()
-            answered = c.execute(db.select(db.func.count()).select_from(db.match_games).where(
-                db.match_games.c.match_id == match.id, db.match_games.c.submitted > since)).scalar_one()
-        return match if handed - answered < self.match_in_flight else None
-
     def _remember(self, task_row: dict) -> None:
         with self._handed_out_lock:
             self._handed_out[task_row["seed"]] = task_row
             if len(self._handed_out) > HANDED_OUT_MEMORY:
                 self._handed_out.popitem(last=False)  # the oldest; the database still has it
 
-    def _task_for(self, seed_text: str, kind: str, option_hash: str, answers):
+    def _task_for(self, form: dict[str, str], kind: str, answers, caller: Caller):
         """The handed-out task an upload answers, not yet in the table ``answers``, or Rejected.
 
         A task this process handed out is remembered until the first upload that names it, which
@@ -332,8 +349,11 @@ class Server:
         looked up in the database. Either way the database has the last word: ``answers.seed`` is
         unique, so of two answers that pass the checks only the first to commit is kept and the
         other gets a 409 from the group commit."""
-        if not seed_text.isdigit() or len(seed_text) > 20:
-            raise Rejected(f"random_seed {seed_text[:24]!r} is not a number")
+        self.admit(caller)
+        seed_text, option_hash = form.get("random_seed", ""), form.get("options_hash", "")
+        if not (seed_text.isascii() and seed_text.isdigit() and len(seed_text) <= 19
+                and 0 < int(seed_text) <= SEED_MAX):
+            raise Rejected(f"random_seed {seed_text[:24]!r} is not a seed this server hands out")
         with self._handed_out_lock:
             remembered = self._handed_out.pop(int(seed_text), None)
         if remembered is not None:
@@ -345,31 +365,35 @@ class Server:
                                  .where(db.tasks.c.seed == int(seed_text))).first()
         if task is None or task.kind != kind:
             raise Rejected(f"random_seed {seed_text} names no {kind} task this server handed out")
+        if task.client != caller.name:
+            raise Rejected(f"the task of random_seed {seed_text} was handed to another client", 403)
         if task.options_hash != option_hash:
             raise Rejected(f"options_hash {option_hash[:16]!r} is not the task's {task.options_hash}")
-        if db.now() - task.issued > TASK_MAX_AGE:
-            raise Rejected(f"the task of random_seed {seed_text} has expired")
+        age = db.now() - task.issued
+        if age > TASK_MAX_AGE or (kind == "match" and age > self.gate.lease_seconds):
+            raise Rejected(f"the task of random_seed {seed_text} has expired (its lease went back to the "
+                           "pool)", 410)
         if task.answer is not None:
             raise Rejected(f"random_seed {seed_text} was already answered", 409)
         return task
 
     # --- uploads ------------------------------------------------------------------------------
 
-    def submit_game(self, form: dict[str, str], sgf_gz: bytes, chunk_gz: bytes, client: str) -> dict:
+    def submit_game(self, form: dict[str, str], sgf_gz: bytes, chunk_gz: bytes, caller: Caller) -> dict:
         """Check and store one self-play game (see the module docstring); Rejected when refused."""
-        answer, files, row = self.check_game(form, sgf_gz, chunk_gz, client)
+        answer, files, row = self.check_game(form, sgf_gz, chunk_gz, caller)
         self._store(files, db.games, row)
         return answer
 
-    def check_game(self, form: dict[str, str], sgf_gz: bytes, chunk_gz: bytes, client: str
+    def check_game(self, form: dict[str, str], sgf_gz: bytes, chunk_gz: bytes, caller: Caller
                    ) -> tuple[dict, dict[str, bytes], dict]:
         """Check one self-play game: (the answer, its files, its ``games`` row), or Rejected."""
-        task = self._task_for(form.get("random_seed", ""), "selfplay", form.get("options_hash", ""), db.games)
+        task = self._task_for(form, "selfplay", db.games, caller)
         if form.get("networkhash") != task.net:
             raise Rejected(f"networkhash {form.get('networkhash', '')[:16]!r} is not the task's net")
+        self._check_quota(caller)
         winner = winner_colour(form.get("winnercolor", ""))
-        replayed = replay_sgf(self.game, gunzip_limited(sgf_gz, self.limits.sgf, "the sgf file"),
-                              _count(form, "movescount"), winner)
+        replayed = self._replay(form, sgf_gz, winner)
         chunk_text = gunzip_limited(chunk_gz, self.limits.chunk, "the trainingdata file")
         try:
             chunk = check_chunk(chunk_text.decode("ascii"), replayed)
@@ -378,28 +402,49 @@ class Server:
         stamp = time.time_ns()
         sgf_file = f"sgf/{stamp:019d}-{sha256(sgf_gz)[:16]}.sgf.gz"
         chunk_file = f"chunks/{stamp:019d}-{sha256(chunk_gz)[:16]}-{len(chunk)}p.gz"
-        row = dict(seed=task.seed, net=task.net, client=client,
+        row = dict(seed=task.seed, net=task.net, client=caller.name,
                    client_version=form.get("clientversion", "")[:16],
                    moves=len(replayed.positions), winner=COLOUR_NAMES[winner], positions=len(chunk),
                    sgf_file=sgf_file, chunk_file=chunk_file, submitted=db.now())
         return {"accepted": True, "positions": len(chunk)}, {sgf_file: sgf_gz, chunk_file: chunk_gz}, row
 
-    def submit_match(self, form: dict[str, str], sgf_gz: bytes, client: str) -> dict:
+    def _replay(self, form: dict[str, str], sgf_gz: bytes, winner: int) -> ReplayedGame:
+        """The upload's SGF, bounded (size, then nodes and variations before parsing), replayed, and
+        long enough to be a real game."""
+        sgf = gunzip_limited(sgf_gz, self.limits.sgf, "the sgf file")
+        check_sgf_shape(sgf, self.limits.sgf_nodes)
+        replayed = replay_sgf(self.game, sgf, _count(form, "movescount"), winner)
+        if len(replayed.positions) < self.limits.min_moves:
+            raise Rejected(f"the game has {len(replayed.positions)} moves; this server takes games of "
+                           f"{self.limits.min_moves} moves or more")
+        return replayed
+
+    def _check_quota(self, caller: Caller) -> None:
+        quota = self.limits.client_games_per_hour
+        if not quota:
+            return
+        with self.engine.connect() as c:
+            recent = c.execute(db.select(db.func.count()).select_from(db.games).where(
+                db.games.c.client == caller.name, db.games.c.submitted > db.now() - 3600)).scalar_one()
+        if recent >= quota:
+            raise Rejected(f"{caller.name} sent {recent} games in the last hour; the quota is {quota} "
+                           "(try again later)", 429)
+
+    def submit_match(self, form: dict[str, str], sgf_gz: bytes, caller: Caller) -> dict:
         """Check and store one match game, then update its match's SPRT."""
-        task = self._task_for(form.get("random_seed", ""), "match", form.get("options_hash", ""),
-                              db.match_games)
+        task = self._task_for(form, "match", db.match_games, caller)
         winner = winner_colour(form.get("winnercolor", ""))
         winner_net, loser_net = (task.net, task.other_net) if winner == 1 else (task.other_net, task.net)
         if (form.get("winnerhash"), form.get("loserhash")) != (winner_net, loser_net):
             raise Rejected("winnerhash / loserhash do not match the task's nets and winnercolor")
-        replay_sgf(self.game, gunzip_limited(sgf_gz, self.limits.sgf, "the sgf file"),
-                   _count(form, "movescount"), winner)
+        self._replay(form, sgf_gz, winner)
         sgf_file = f"matches/{time.time_ns():019d}-{sha256(sgf_gz)[:16]}.sgf.gz"
         row = dict(match_id=task.match_id, seed=task.seed, winner_net=winner_net, loser_net=loser_net,
                    winner_colour=COLOUR_NAMES[winner], moves=_count(form, "movescount"),
-                   score=form.get("score", "")[:32], client=client, sgf_file=sgf_file, submitted=db.now())
+                   score=form.get("score", "")[:32], client=caller.name, sgf_file=sgf_file,
+                   submitted=db.now())
         self._store({sgf_file: sgf_gz}, db.match_games, row)
-        decision = self.update_match(task.match_id)
+        decision = self.gate.update(task.match_id)
         return {"accepted": True, "decision": decision}
 
     def _store(self, files: dict[str, bytes], table, row: dict) -> None:
@@ -410,56 +455,75 @@ class Server:
         except db.IntegrityError:
             raise already_answered() from None
 
-    # --- gating -------------------------------------------------------------------------------
+    # --- the roster ---------------------------------------------------------------------------
 
-    def match_score(self, c, match) -> tuple[int, int]:
-        games = db.match_games.c
-        wins = c.execute(db.select(db.func.count()).select_from(db.match_games).where(
-            games.match_id == match.id, games.winner_net == match.candidate)).scalar_one()
-        total = c.execute(db.select(db.func.count()).select_from(db.match_games).where(
-            db.match_games.c.match_id == match.id)).scalar_one()
-        return wins, total - wins
-
-    def update_match(self, match_id: int) -> str | None:
-        """Run SPRT on a match; on a decision, record it and promote a passing candidate."""
-        with self.decision_lock, db.transaction(self.engine) as c:
-            match = c.execute(db.select(db.matches).where(db.matches.c.id == match_id)).first()
-            if match.decision is not None:
-                return match.decision
-            wins, losses = self.match_score(c, match)
-            decision = sprt(wins, losses, 0, SPRT_ELO0, self.elo1, SPRT_ALPHA, SPRT_BETA)[3]
-            if decision is None and wins + losses >= self.match_games:
-                decision = "H0"  # Leela Zero: no pass within the game budget is a fail
-            if decision is None:
-                return None
-            stamp = db.now()
-            decided = c.execute(db.matches.update()
-                                .where(db.matches.c.id == match_id, db.matches.c.decision.is_(None))
-                                .values(decision=decision, decided=stamp)).rowcount
-            if not decided:  # another worker process decided it first
-                return decision
-            if decision == "H1":
-                c.execute(db.networks.update().where(db.networks.c.hash == match.candidate)
-                          .values(best_since=stamp))
+    def revoke_client(self, name: str) -> dict:
+        """Revoke ``name``: its credential stops working, its self-play chunks leave the training
+        window (moved to ``revoked/chunks/``), and every match it played in is counted again."""
+        self.roster.revoke(name)
+        g = db.games.c
+        with db.transaction(self.engine) as c:
+            rows = c.execute(db.select(g.id, g.chunk_file).where(
+                g.client == name, g.chunk_file.like("chunks/%"))).all()
+            for row in rows:
+                c.execute(db.games.update().where(g.id == row.id)
+                          .values(chunk_file=f"revoked/{row.chunk_file}"))
+        (self.root / "revoked" / "chunks").mkdir(parents=True, exist_ok=True)
+        moved = 0
+        with self.engine.connect() as c:  # also finishes the moves of an earlier, interrupted revoke
+            names = [r.chunk_file for r in c.execute(db.select(g.chunk_file).where(g.client == name))]
+        for relative in names:
+            source = self.root / relative.removeprefix("revoked/")
+            if relative.startswith("revoked/") and source.exists():
+                source.replace(self.root / relative)
+                moved += 1
+        matches = self.gate.recount(name)
         self._forget_state()
-        log.info("match %d: %s %s after %d-%d", match_id, match.candidate[:8],
-                 "promoted" if decision == "H1" else "rejected", wins, losses)
-        return decision
+        log.warning("client %s revoked: %d chunks left the window, %d matches counted again",
+                    name, moved, len(matches))
+        return {"chunks_removed": moved, "matches_recounted": matches}
 
     # --- status -------------------------------------------------------------------------------
 
     def ratings(self) -> dict[str, tuple[float, float, float]]:
-        """Elo with 95% intervals of every net in a match game, the start net at 0."""
+        """Elo with 95% intervals of every net in a counted match game, the start net at 0."""
+        g = db.match_games.c
         with self.engine.connect() as c:
-            rows = c.execute(db.select(db.match_games.c.winner_net, db.match_games.c.loser_net)).all()
+            rows = c.execute(db.select(g.winner_net, g.loser_net, g.client)).all()
             anchor = c.execute(db.select(db.networks.c.hash).where(db.networks.c.number == 0)).scalar()
-        if self._ratings_cache[0] == len(rows):
+        revoked = self.roster.revoked()
+        key = (len(rows), revoked)
+        if self._ratings_cache[0] == key:
             return self._ratings_cache[1]
-        ratings = bayeselo([(w, l, 1.0) for w, l in rows], anchor=anchor or "") if rows else {}
+        results = [(w, l, 1.0) for w, l, client in rows if client not in revoked]
+        ratings = bayeselo(results, anchor=anchor or "") if results else {}
         if anchor:
             ratings.setdefault(anchor, (0.0, 0.0, 0.0))
-        self._ratings_cache = (len(rows), ratings)
+        self._ratings_cache = (key, ratings)
         return ratings
+
+    def contributions(self, c) -> list[dict]:
+        """Per client (roster and anonymous): games, positions, match games, last upload, revoked."""
+        g, m = db.games.c, db.match_games.c
+        found: dict[str, dict] = {}
+        for row in self.roster.entries():
+            found[row.name] = {"client": row.name, "games": 0, "positions": 0, "match_games": 0,
+                               "last_seen": None, "revoked": row.revoked is not None}
+
+        def entry(name: str) -> dict:
+            return found.setdefault(name, {"client": name, "games": 0, "positions": 0, "match_games": 0,
+                                           "last_seen": None, "revoked": False})
+
+        per_client = db.select(g.client, db.func.count(), db.func.sum(g.positions), db.func.max(g.submitted))
+        for name, games, positions, last in c.execute(per_client.group_by(g.client)):
+            e = entry(name)
+            e.update(games=games, positions=int(positions or 0), last_seen=last)
+        for name, games, last in c.execute(db.select(m.client, db.func.count(), db.func.max(m.submitted))
+                                           .group_by(m.client)):
+            e = entry(name)
+            e["match_games"] = games
+            e["last_seen"] = max(last, e["last_seen"] or 0.0)
+        return sorted(found.values(), key=lambda e: (-e["games"] - e["match_games"], e["client"]))
 
     def status(self) -> dict:
         hour_ago = db.now() - 3600
@@ -476,19 +540,23 @@ class Server:
             match_rows = c.execute(db.select(db.matches).order_by(db.matches.c.id.desc()).limit(20)).all()
             matches = []
             for m in match_rows:
-                wins, losses = self.match_score(c, m)
-                llr, lower, upper, _ = sprt(wins, losses, 0, SPRT_ELO0, self.elo1, SPRT_ALPHA, SPRT_BETA)
+                wins, losses, contributors = self.gate.score(c, m)
+                llr, lower, upper, _ = sprt(wins, losses, 0, SPRT_ELO0, self.gating.elo1, SPRT_ALPHA,
+                                            SPRT_BETA)
                 matches.append({"id": m.id, "candidate": m.candidate, "best": m.best, "wins": wins,
                                 "losses": losses, "llr": round(llr, 3), "lower": round(lower, 3),
-                                "upper": round(upper, 3), "decision": m.decision})
+                                "upper": round(upper, 3), "decision": m.decision,
+                                "contributors": (json.loads(m.contributors) if m.contributors
+                                                 else contributors)})
+            contributions = self.contributions(c)
         best = self.best_network()
         ratings = self.ratings()
         return {
             "games": games, "match_games": match_games, "networks": networks, "games_last_hour": games_hour,
             "clients_last_hour": clients, "best_network": best,
             "best_elo": round(ratings.get(best, (0.0,))[0], 1) if best else None,
-            "game": self.game.to_dict(), "options": self.selfplay_options, "elo1": self.elo1,
-            "matches": matches,
+            "game": self.game.to_dict(), "options": self.selfplay_options, "elo1": self.gating.elo1,
+            "trust_anonymous": self.trust_anonymous, "matches": matches, "clients": contributions,
             "group_commit": {"batches": self.commits.batches,  # of the process that answers
                              "entries": self.commits.entries,
                              "busy_seconds": round(self.commits.busy_seconds, 3)},
@@ -505,10 +573,16 @@ def already_answered() -> Rejected:
     return Rejected("this task was already answered", 409)
 
 
+def out_of_space(error: BaseException) -> bool:
+    """Whether ``error`` says the disk (or the database's file) is full."""
+    if isinstance(error, OSError) and error.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG):
+        return True
+    text = str(error).lower()
+    return isinstance(error, db.OperationalError) and ("full" in text or "no space" in text)
+
+
 def _count(form: dict[str, str], key: str) -> int:
     text = form.get(key, "")
-    if not text.isdigit() or len(text) > 6:
+    if not (text.isascii() and text.isdigit()) or len(text) > 6:
         raise Rejected(f"{key} {text[:20]!r} is not a move count")
     return int(text)
-
-
