@@ -7,8 +7,9 @@ Vocabulary:
   ``tasks_per_client`` leases at once, and at most ``match_in_flight`` are out for a match, so
   clients that fetch tasks and never answer cannot starve the others.
 - **share**: the games of one match (answered or leased) one client has. A client is handed a
-  match task only while its share stays at most ``client_share`` of the match's games (always
-  one game at least), so no one client's results decide a match alone.
+  match task only while its share stays at most ``client_share`` of the match's games (or below
+  ``tasks_per_client`` games, so that a match can start), so no one client's results decide a
+  match alone.
 - **counted games**: a match's results from clients that are on the roster and not revoked.
   Anonymous clients are never handed match tasks; only roster clients answer them.
 - **decision**: SPRT(elo0 = 0, elo1) over the counted games (:func:`zero9.arena.elo.sprt`), taken
@@ -72,7 +73,8 @@ class Gate:
             return None
         mine = played[client] + in_match[client]
         total = sum(played.values()) + sum(in_match.values())
-        return match if mine < max(1.0, self.rules.client_share * (total + 1)) else None
+        allowed = max(self.rules.tasks_per_client, self.rules.client_share * (total + 1))
+        return match if mine < allowed else None
 
     # --- deciding -----------------------------------------------------------------------------
 

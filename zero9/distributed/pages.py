@@ -51,8 +51,13 @@ def status_page(status: dict) -> str:
     match_rows = "".join(
         f"<tr><td>{m['id']}</td><td>{e(m['candidate'][:8])}</td><td>{e(m['best'][:8])}</td>"
         f"<td>{m['wins']}-{m['losses']}</td><td>{m['llr']:.2f} ({m['lower']:.2f} .. {m['upper']:.2f})</td>"
-        f"<td>{MATCH_STATES.get(m['decision'], 'running')}</td></tr>"
+        f"<td>{MATCH_STATES.get(m['decision'], 'running')}</td>"
+        f"<td>{e(', '.join(f'{k} {v}' for k, v in sorted(m['contributors'].items())))}</td></tr>"
         for m in status["matches"])
+    client_rows = "".join(
+        f"<tr><td>{e(c['client'])}</td><td>{c['games']}</td><td>{c['positions']}</td><td>{c['match_games']}</td>"
+        f"<td>{'revoked' if c['revoked'] else ''}</td></tr>"
+        for c in status["clients"])
     net_rows = "".join(
         f"<tr><td>{n['number']}</td><td>{e(n['hash'][:8])}</td><td>{n['blocks']}x{n['filters']}</td>"
         f"<td>{n['training_steps']}</td><td>{'' if n['elo'] is None else n['elo'][0]}</td>"
@@ -70,7 +75,10 @@ def status_page(status: dict) -> str:
 {elo_graph_svg(status['network_list'])}
 <h2>Matches (SPRT elo0=0, elo1={status['elo1']:g})</h2>
 <table id="matches"><tr><th>#</th><th>candidate</th><th>best</th><th>W-L</th><th>LLR (bounds)</th>
-<th>state</th></tr>{match_rows}</table>
+<th>state</th><th>games by client</th></tr>{match_rows}</table>
+<h2>Contributions</h2>
+<table id="clients"><tr><th>client</th><th>self-play games</th><th>positions</th><th>match games</th><th></th>
+</tr>{client_rows}</table>
 <h2>Recent networks</h2>
 <table id="networks"><tr><th>#</th><th>hash</th><th>size</th><th>steps</th><th>Elo</th><th></th></tr>
 {net_rows}</table></body></html>
