@@ -51,14 +51,19 @@ class QuietLog:
         self.last: dict[str, float] = {}
         self.lock = threading.Lock()
 
-    def event(self, kind: str, detail: str) -> None:
+    def event(self, kind: str, detail: str, key: str | None = None) -> None:
+        """Log ``kind: detail`` unless an event of the same ``key`` (default: ``kind``) was logged in
+        the last :data:`QUIET_SECONDS`; then only count it, for the next line of that key."""
+        key = key or kind
         now = time.monotonic()
         with self.lock:
-            if now - self.last.get(kind, -1e9) < QUIET_SECONDS:
-                self.pending[kind] += 1
+            if now - self.last.get(key, -1e9) < QUIET_SECONDS:
+                self.pending[key] += 1
                 return
-            self.last[kind] = now
-            more = self.pending.pop(kind, 0)
+            self.last[key] = now
+            more = self.pending.pop(key, 0)
+            if len(self.last) > 10_000:  # many keys (many clients): forget the old ones
+                self.last = {k: v for k, v in self.last.items() if now - v < QUIET_SECONDS}
         log.warning("%s: %s%s", kind, detail, f" (and {more} more in the last {QUIET_SECONDS:.0f} s)" if more
                     else "")
 

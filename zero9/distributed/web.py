@@ -75,9 +75,12 @@ class RateLimiter:
 
 
 def refuse(request: Request, rejected: Rejected) -> PlainTextResponse:
+    """The refusal's answer, and a log line (the same refusal of the same client repeated: one line per
+    ten seconds with a count, so a flood of forgeries cannot flood the log)."""
     caller = request.scope.get(CALLER_KEY)
-    log.warning("refused %s %s from %s: %s", request.method, request.url.path,
-                caller.name if caller else client_address(request.scope), rejected.reason)
+    who = caller.name if caller else client_address(request.scope)
+    edge.NOTICES.event(f"refused {request.method} {request.url.path} from {who}", rejected.reason,
+                       key=f"{who} {rejected.status} {rejected.reason[:24]}")
     return PlainTextResponse(rejected.reason + "\n", status_code=rejected.status)
 
 
