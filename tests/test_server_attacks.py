@@ -275,12 +275,26 @@ def test_slow_body_gets_408_and_hanging_up_one_line(server, real_game):
     assert log.count("client hung up") <= 3
 
 
-def test_x_forwarded_for_does_not_escape_the_rate_limit(tmp_path):
-    with LocalServer(tmp_path / "run", "--blocks", "1", "--filters", "8", "--rate-limit", "60") as server:
+def test_trusted_anonymous_quota_and_x_forwarded_for(tmp_path, real_game):
+    """--trust-anonymous: anonymous clients play self-play, never a match game; the quota per client
+    holds; X-Forwarded-For from 127.0.0.1 does not pick the address the rate limit counts."""
+    args = ("--blocks", "1", "--filters", "8", "--visits", "2", "--rate-limit", "600", "--trust-anonymous",
+            "--client-games-per-hour", "1")
+    with LocalServer(tmp_path / "run", *args) as server:
+        assert post(server.url, as_new_task(server.url, real_game))["accepted"]
+        over = as_new_task(server.url, real_game)
+        assert "quota is 1" in reason(lambda: post(server.url, over))  # 429: try again later
+        key = (server.run_dir / "api_key").read_text().strip()
+        post(server.url, Upload("submit-network", {}, {"weights": SHIPPED.read_bytes()}), {"X-Api-Key": key})
+        time.sleep(1.1)  # the cached view of open matches
+        assert {get_task(server.url)["cmd"] for _ in range(3)} == {"selfplay"}
+        forged = Upload("submit-match", {"random_seed": "5"}, {"sgf": gzip.compress(FORGED)})
+        assert status_code(lambda: post(server.url, forged)) == 400  # names no match task of theirs
+        assert server.status()["clients"][0]["client"] == "anonymous@127.0.0.1"
         codes = [status_code(lambda i=i: http(f"{server.url}/status.json",
                                               headers={"X-Forwarded-For": f"10.0.0.{i}"}))
-                 for i in range(40)]
-        assert 429 in codes, codes  # a burst of 10, then one a second: the spoofed addresses don't count
+                 for i in range(150)]
+        assert 429 in codes, codes  # a burst of 60, then 10 a second: the spoofed addresses don't count
 
 
 def test_a_full_disk_is_507_and_one_log_line(server, real_game):
