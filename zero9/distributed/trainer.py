@@ -28,7 +28,7 @@ import os
 import time
 from pathlib import Path
 
-from zero9.distributed.client import ServerError, http, multipart
+from zero9.distributed.client import NET_GZ_MAX_BYTES, ServerError, http, multipart
 from zero9.learn.rundir import RunDir, sorted_chunk_files
 from zero9.learn.train import StateHolder, clear_train_state, train_generation
 from zero9.nn.checkpoint import load_checkpoint, load_net, save_checkpoint
@@ -63,7 +63,7 @@ class Trainer:
             ckpt = load_checkpoint(self.state.net_path(status["trainer"]), self.opts.device)
             return ckpt.net, ckpt.meta, ckpt.optimizer_state, int(status.get("global_step", 0))
         path = self.state.nets_dir / "server-best.gz"
-        atomic_write_bytes(path, http(f"{self.url}/best-network"))
+        atomic_write_bytes(path, http(f"{self.url}/best-network", max_bytes=NET_GZ_MAX_BYTES))
         net, meta = load_net(path, device=self.opts.device)
         return net.train(), meta, None, 0
 
