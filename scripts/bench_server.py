@@ -1,6 +1,7 @@
 """Load on one zero9 server: N simulated clients doing get-task + submit of a real game, for D seconds.
 
-    python3 scripts/bench_server.py [--clients 200] [--duration 60] [--out FILE.json]
+    python3 scripts/bench_server.py [--clients 200] [--duration 60] [--slowloris 300] [--forgers 4]
+                                    [--out FILE.json]
 
 What it does, all on 127.0.0.1:
 
@@ -23,6 +24,18 @@ What it does, all on 127.0.0.1:
    once; a submit only puts its task's seed and its length in;
 5. afterwards every upload that got a 200 is looked up in the database and on disk.
 
+Each simulated client is a roster client with its own credential (in the path, as autogtp
+carries it) and its own source address (127.0.1.1, 127.0.1.2, ...: one machine per student).
+Beside the load, two attackers can run (issue 36), both bounded by ``--duration``:
+
+- ``--slowloris N``: N connections from 127.0.0.2 that send a request's headers a byte a second
+  and never finish them, reopened as the server closes them (its header deadline and its
+  connection cap per address);
+- ``--forgers N``: N connections that post forged results as fast as they are answered: the
+  issue's one-move "win" to ``/submit-match`` anonymously, and as roster client ``mallory`` for
+  her self-play task; a one-move self-play game; an SGF of 120,000 variations (1.5 KB gzip'd).
+  Every forgery must be refused with a 4xx (``forgeries_accepted`` must stay 0).
+
 It prints uploads/s, requests/s, p50/p99 latency of each request kind, errors, the ratio of
 the served upload rate to the in-process reference, whether every accepted upload is stored,
 and the CPU seconds the server's processes and the simulated clients used during the load
@@ -37,6 +50,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gzip
 import json
 import os
 import random
@@ -51,9 +65,12 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from zero9.distributed import db  # noqa: E402
 from zero9.distributed.client import Upload, fetch_network, http, multipart, play_selfplay  # noqa: E402
+from zero9.distributed.config import TaskOptions  # noqa: E402
 from zero9.distributed.local import LocalServer  # noqa: E402
-from zero9.distributed.server import Server, TaskOptions  # noqa: E402
+from zero9.distributed.roster import Roster  # noqa: E402
+from zero9.distributed.server import Caller, Server  # noqa: E402
 from zero9.games import make_game  # noqa: E402
 
 CANDIDATE_GAMES, TYPICAL_MOVES = 6, 100  # the upload: of 6 real games, the one nearest 100 moves
@@ -61,16 +78,21 @@ BAR_UPLOADS_PER_S, BAR_P99_MS = 200, 500  # issue 21's bar for 200 clients on th
 SERVER_ARGS = ("--blocks", "1", "--filters", "8", "--visits", "8", "--rate-limit", "0")
 
 
-GET_TASK = b"GET /get-task/18 HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 0\r\n\r\n"
+FORGED = b"(;GM[1]FF[4]SZ[9]KM[7.5]RE[B+R];B[ee])"  # issue 36's one-move "win"
+VARIATIONS = b"(;GM[1]FF[4]SZ[9]KM[7.5]RE[B+R]" + b"(;B[ee])" * 120_000 + b")"
+
+
+def get_task_request(prefix: str) -> bytes:
+    return f"GET {prefix}/get-task/18 HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 0\r\n\r\n".encode()
 SEED_MARK = b"\0seed\0"  # where each request's random_seed goes in the pre-built upload body
 
 
 class SubmitRequest:
     """The bytes of a ``POST /submit`` built once; each request only puts its seed (and length) in."""
 
-    def __init__(self, body: bytes, content_type: str):
+    def __init__(self, body: bytes, content_type: str, path: str = "/submit"):
         self.before, self.after = body.split(SEED_MARK)
-        self.head = f"POST /submit HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: {content_type}\r\n".encode()
+        self.head = f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: {content_type}\r\n".encode()
         self.length = len(self.before) + len(self.after)
 
     def with_seed(self, seed: bytes) -> bytes:
@@ -93,9 +115,11 @@ async def exchange(reader, writer, request: bytes) -> tuple[int, bytes]:
     return int(status_line.split()[1]), await reader.readexactly(length)
 
 
-async def simulated_client(port: int, submit: SubmitRequest, deadline: float, interval: float,
-                           max_requests: int, stats: dict) -> None:
-    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+async def simulated_client(port: int, number: int, prefix: str, submit: SubmitRequest, deadline: float,
+                           interval: float, max_requests: int, stats: dict) -> None:
+    address = f"127.0.{1 + number // 250}.{1 + number % 250}"  # a machine of its own
+    reader, writer = await asyncio.open_connection("127.0.0.1", port, local_addr=(address, 0))
+    get_task = get_task_request(prefix)
     try:
         sent = 0
         start = time.monotonic() + interval * random.random()  # spread the clients' first cycles
@@ -103,7 +127,7 @@ async def simulated_client(port: int, submit: SubmitRequest, deadline: float, in
             if start > time.monotonic():
                 await asyncio.sleep(start - time.monotonic())
             t0 = time.perf_counter()
-            status, answer = await exchange(reader, writer, GET_TASK)
+            status, answer = await exchange(reader, writer, get_task)
             stats["get-task"].append(time.perf_counter() - t0)
             sent += 1
             if status != 200:
@@ -126,27 +150,108 @@ async def simulated_client(port: int, submit: SubmitRequest, deadline: float, in
         writer.close()
 
 
-async def load(port: int, upload: Upload, net_hash: str, clients: int, duration: float, interval: float,
-               max_requests: int) -> dict:
-    stats: dict = {"get-task": [], "submit": [], "accepted": [], "errors": [], "late": 0}
+async def slowloris(port: int, connections: int, deadline: float, stats: dict) -> None:
+    """``connections`` sockets from 127.0.0.2 that never finish their headers, reopened when closed."""
+
+    async def one() -> None:
+        while time.monotonic() < deadline:
+            try:
+                reader, writer = await asyncio.open_connection("127.0.0.1", port, local_addr=("127.0.0.2", 0))
+            except OSError:
+                await asyncio.sleep(1.0)
+                continue
+            stats["slowloris_opened"] += 1
+            try:
+                writer.write(b"POST /submit HTTP/1.1\r\nHost: x\r\n")
+                while time.monotonic() < deadline and not reader.at_eof():
+                    writer.write(b"X")
+                    await writer.drain()
+                    try:
+                        await asyncio.wait_for(reader.read(100), 1.0)
+                    except TimeoutError:
+                        pass
+            except OSError:
+                pass
+            finally:
+                writer.close()
+            stats["slowloris_closed_by_server"] += time.monotonic() < deadline
+            await asyncio.sleep(0.2)
+
+    await asyncio.gather(*(one() for _ in range(connections)))
+
+
+async def forger(port: int, mallory: str, deadline: float, max_requests: int, stats: dict) -> None:
+    """Forged results as fast as they are answered (see the module docstring); any 200 is a failure."""
+    reader, writer = await asyncio.open_connection("127.0.0.1", port, local_addr=("127.0.0.3", 0))
+    forged_gz, variations_gz = gzip.compress(FORGED), gzip.compress(VARIATIONS)
+    match_fields = {"winnerhash": "0" * 64, "loserhash": "1" * 64, "winnercolor": "black", "movescount": "1",
+                    "score": "B+R", "options_hash": "000000", "random_seed": SEED_MARK.decode()}
+    forgeries = [SubmitRequest(*multipart(match_fields, {"sgf": forged_gz}), "/submit-match"),
+                 SubmitRequest(*multipart(match_fields, {"sgf": forged_gz}), f"{mallory}/submit-match")]
+    for sgf in (forged_gz, variations_gz):
+        fields = {"networkhash": "0" * 64, "clientversion": "18", "options_hash": "000000", "movescount": "1",
+                  "winnercolor": "black", "random_seed": SEED_MARK.decode()}
+        forgeries.append(SubmitRequest(*multipart(fields, {"sgf": sgf, "trainingdata": forged_gz}),
+                                       f"{mallory}/submit"))
+    get_task = get_task_request(mallory)
+    try:
+        sent = 0
+        while time.monotonic() < deadline and sent < max_requests:
+            status, answer = await exchange(reader, writer, get_task)
+            seed = json.loads(answer)["random_seed"].encode() if status == 200 else b"1"
+            forgery = forgeries[sent % len(forgeries)]
+            status, answer = await exchange(reader, writer, forgery.with_seed(seed))
+            sent += 2
+            stats["forgeries"] += 1
+            if status == 200:
+                stats["forgeries_accepted"] += 1
+            elif status >= 500:
+                stats["errors"].append(f"forgery {status} {answer[:80]!r}")
+            if b"connection: close" in answer.lower():
+                break
+    finally:
+        writer.close()
+
+
+async def load(port: int, upload: Upload, net_hash: str, prefixes: list[str], duration: float,
+               interval: float, max_requests: int, slowloris_connections: int, forgers: int,
+               mallory: str) -> dict:
+    stats: dict = {"get-task": [], "submit": [], "accepted": [], "errors": [], "late": 0, "forgeries": 0,
+                   "forgeries_accepted": 0, "slowloris_opened": 0, "slowloris_closed_by_server": 0}
     fields = dict(upload.fields, random_seed=SEED_MARK.decode(), networkhash=net_hash)
-    submit = SubmitRequest(*multipart(fields, upload.files))
+    body = multipart(fields, upload.files)
     deadline = time.monotonic() + duration
-    results = await asyncio.gather(*(simulated_client(port, submit, deadline, interval, max_requests, stats)
-                                     for _ in range(clients)), return_exceptions=True)
+    attackers = [slowloris(port, slowloris_connections, deadline, stats)] if slowloris_connections else []
+    attackers += [forger(port, mallory, deadline, max_requests, stats) for _ in range(forgers)]
+    attack = asyncio.gather(*attackers, return_exceptions=True)
+    clients = [simulated_client(port, i, prefix, SubmitRequest(*body, f"{prefix}/submit"), deadline, interval,
+                                max_requests, stats) for i, prefix in enumerate(prefixes)]
+    results = await asyncio.gather(*clients, return_exceptions=True)
     stats["errors"] += [f"client failed: {r!r}" for r in results if isinstance(r, BaseException)]
+    stats["errors"] += [f"attacker failed: {r!r}" for r in await attack if isinstance(r, BaseException)]
     return stats
+
+
+def credentials(server: LocalServer, names: list[str]) -> list[str]:
+    """Put ``names`` on the server's roster; each one's path prefix (``/c/CREDENTIAL``)."""
+    engine = db.connect(f"sqlite:///{server.run_dir / 'server.db'}")
+    try:
+        roster = Roster(engine)
+        return [f"/c/{roster.add(name)}" for name in names]
+    finally:
+        engine.dispose()
 
 
 def reference_rate(upload: Upload, folder: Path, uploads: int) -> float:
     """Uploads/s of the server's own submit_game, in-process, one at a time (validation + storage)."""
     server = Server(folder, make_game("go", 9), TaskOptions(visits=8))
     best = server.ensure_start_net(None, 1, 8)
-    tasks = [server.get_task("reference") for _ in range(uploads)]
+    caller = Caller("reference", True)
+    tasks = [server.get_task(caller) for _ in range(uploads)]
     t0 = time.perf_counter()
     for task in tasks:
         fields = dict(upload.fields, random_seed=task["random_seed"], networkhash=best)
-        server.submit_game(fields, upload.files["sgf"], upload.files["trainingdata"], "reference")
+        server.submit_game(fields, upload.files["sgf"], upload.files["trainingdata"], caller)
     return uploads / (time.perf_counter() - t0)
 
 
@@ -187,13 +292,19 @@ def main() -> int:
     parser.add_argument("--max-requests", type=int, default=100_000, help="per simulated client, at most")
     parser.add_argument("--reference-uploads", type=int, default=200)
     parser.add_argument("--workers", type=int, default=os.cpu_count() or 1, help="server processes")
+    parser.add_argument("--slowloris", type=int, default=0, metavar="N",
+                        help="also hold N slowloris connections (from 127.0.0.2)")
+    parser.add_argument("--forgers", type=int, default=0, metavar="N",
+                        help="also run N forged-result attackers (anonymous and roster client 'mallory')")
     parser.add_argument("--out", default=None, help="also write the figures here as JSON")
     args = parser.parse_args()
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     with tempfile.TemporaryDirectory(prefix="zero9-bench-server-") as tmp:
         tmp_path = Path(tmp)
         with LocalServer(tmp_path / "run", *SERVER_ARGS, "--workers", str(args.workers)) as server:
-            task = json.loads(http(f"{server.url}/get-task/18"))
+            prefixes = credentials(server, [f"student{i}" for i in range(args.clients)] + ["mallory"])
+            mallory = prefixes.pop()
+            task = json.loads(http(f"{server.url}{prefixes[0]}/get-task/18"))
             net = fetch_network(server.url, tmp_path / "cache", task["hash"], task["hash_gzip_hash"])
             seeds = range(1, 1 + CANDIDATE_GAMES)
             games = play_selfplay([dict(task, random_seed=str(seed)) for seed in seeds], net, "cpu", leaves=4)
@@ -205,8 +316,8 @@ def main() -> int:
             print(f"reference: {reference:.1f} uploads/s through submit_game in-process, one at a time")
             server_cpu, client_cpu = group_cpu_seconds(server.process.pid), time.process_time()
             t0 = time.monotonic()
-            stats = asyncio.run(load(server.port, upload, task["hash"], args.clients, args.duration,
-                                     args.interval, args.max_requests))
+            stats = asyncio.run(load(server.port, upload, task["hash"], prefixes, args.duration,
+                                     args.interval, args.max_requests, args.slowloris, args.forgers, mallory))
             elapsed = time.monotonic() - t0
             client_cpu = time.process_time() - client_cpu
             server_cpu = group_cpu_seconds(server.process.pid) - server_cpu
@@ -224,6 +335,10 @@ def main() -> int:
             "get_task_p50_ms": round(percentile_ms(stats["get-task"], 50), 1),
             "get_task_p99_ms": round(percentile_ms(stats["get-task"], 99), 1),
             "errors": len(stats["errors"]), "late_cycles": stats["late"],
+            "slowloris_connections": args.slowloris, "slowloris_opened": stats["slowloris_opened"],
+            "slowloris_closed_by_server": stats["slowloris_closed_by_server"],
+            "forgers": args.forgers, "forgeries_refused": stats["forgeries"] - stats["forgeries_accepted"],
+            "forgeries_accepted": stats["forgeries_accepted"],
             "server_cpu_s": round(server_cpu, 1), "client_cpu_s": round(client_cpu, 1),
             "client_cpu_share": round(client_cpu / max(client_cpu + server_cpu, 1e-9), 2),
             "server_cpu_ms_per_upload": round(1000 * server_cpu / max(len(stats["accepted"]), 1), 2),
@@ -237,13 +352,14 @@ def main() -> int:
         stored = not missing_rows and not missing_files
         figures["bar_met"] = (args.clients >= 200 and args.duration >= 60  # the bar's own load
                               and figures["uploads_per_s"] >= BAR_UPLOADS_PER_S and figures["errors"] == 0
-                              and figures["submit_p99_ms"] < BAR_P99_MS and stored)
+                              and figures["submit_p99_ms"] < BAR_P99_MS and stored
+                              and not stats["forgeries_accepted"])
     for error in stats["errors"][:5]:
         print("error:", error)
     print(json.dumps(figures, indent=2))
     if args.out:
         Path(args.out).write_text(json.dumps(figures, indent=2) + "\n")
-    return 0 if not stats["errors"] and not missing_rows and not missing_files else 1
+    return 0 if not (stats["errors"] or missing_rows or missing_files or stats["forgeries_accepted"]) else 1
 
 
 if __name__ == "__main__":

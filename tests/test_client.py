@@ -28,7 +28,8 @@ def client_command(url: str, cache, *args: str) -> list[str]:
 def test_client_command_plays_uploads_and_keeps_sgf(tmp_path):
     with LocalServer(tmp_path / "run", *TINY) as server:
         keep = tmp_path / "keep"
-        done = subprocess.run(client_command(server.url, tmp_path / "cache", "-g", "2", "--max-games", "2",
+        done = subprocess.run(client_command(server.client_url("ann"), tmp_path / "cache", "-g", "2",
+                                             "--max-games", "2",
                                              "--keep-sgf", str(keep)),
                               capture_output=True, text=True, timeout=500, env=ENV)
         assert done.returncode == 0, done.stderr[-2000:]
@@ -43,12 +44,13 @@ def test_client_command_plays_uploads_and_keeps_sgf(tmp_path):
 def test_finished_game_waits_while_server_is_down(tmp_path):
     run_dir, cache = tmp_path / "run", tmp_path / "cache"
     server = LocalServer(run_dir, *TINY).start()
-    task = json.loads(http(f"{server.url}/get-task/18"))
+    url = server.client_url("ann")
+    task = json.loads(http(f"{url}/get-task/18"))
     net = fetch_network(server.url, cache, task["hash"], task["hash_gzip_hash"])
     upload = play_selfplay([task], net, "cpu", leaves=4)[0]
     server.stop()
 
-    outbox = Outbox(server.url, cache)
+    outbox = Outbox(url, cache)
     outbox.add(upload)
     outbox.send_all()
     assert outbox.count() == 1 and outbox.sent == 0  # kept on disk, retried later
@@ -63,7 +65,7 @@ def test_finished_game_waits_while_server_is_down(tmp_path):
 
 def test_refused_upload_moves_aside_with_its_reason(tmp_path):
     with LocalServer(tmp_path / "run", *TINY) as server:
-        outbox = Outbox(server.url, tmp_path / "cache")
+        outbox = Outbox(server.client_url("ann"), tmp_path / "cache")
         bogus = Upload("submit", {"random_seed": "77"}, {"sgf": b"", "trainingdata": b""})
         outbox.add(bogus)
         outbox.send_all()
@@ -75,8 +77,8 @@ def test_refused_upload_moves_aside_with_its_reason(tmp_path):
 def test_ctrl_c_keeps_finished_games(tmp_path):
     with LocalServer(tmp_path / "run", *TINY) as server:
         cache = tmp_path / "cache"
-        process = subprocess.Popen(client_command(server.url, cache, "-g", "1"), stdout=subprocess.PIPE,
-                                   stderr=subprocess.PIPE, text=True, env=ENV)
+        process = subprocess.Popen(client_command(server.client_url("ann"), cache, "-g", "1"),
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV)
         deadline = time.monotonic() + 300
         while server.status()["games"] < 1 and time.monotonic() < deadline:
             time.sleep(0.5)

@@ -27,7 +27,8 @@ OPTIONAL_PACKAGES = {"ray", "pygame", "matplotlib", "fastapi", "starlette", "uvi
                      "selenium", "psycopg", "multipart", "httpx", "sgfmill",
                      "libs"}  # libs: gomokubench's module (an optional match opponent)
 # zero9 modules that pull in one of those: they too may be imported inside a function.
-OPTIONAL_MODULES = {"zero9.learn.raypool", "zero9.learn.plot", "zero9.distributed.server", "gui.app"}
+OPTIONAL_MODULES = {"zero9.learn.raypool", "zero9.learn.plot", "zero9.distributed.server",
+                    "zero9.distributed.web", "zero9.distributed.db", "zero9.distributed.roster", "gui.app"}
 MAX_FUNCTION_IMPORTS = 30
 MAX_LOOSE_MODULES = 4
 

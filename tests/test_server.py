@@ -66,16 +66,17 @@ def stored_state(run_dir: Path) -> tuple[list[str], int, int]:
 def server(tmp_path_factory):
     run_dir = tmp_path_factory.mktemp("server") / "run"
     with LocalServer(run_dir, *TINY) as s:
+        s.curl = s.client_url("tester")  # the URL with a roster credential in it
         yield s
 
 
 @pytest.fixture(scope="module")
 def game_upload(server, tmp_path_factory):
-    return play_one(server.url, tmp_path_factory.mktemp("cache"))
+    return play_one(server.curl, tmp_path_factory.mktemp("cache"))
 
 
 def test_task_network_and_accepted_game(server, game_upload, tmp_path):
-    task = get_task(server.url)
+    task = get_task(server.curl)
     assert task["cmd"] == "selfplay" and task["required_client_version"] == "18"
     assert set(task["options"]) == {"visits", "playouts", "resignation_percent", "randomcnt", "noise"}
     assert all(isinstance(v, str) for v in task["options"].values())  # autogtp reads strings
@@ -85,7 +86,7 @@ def test_task_network_and_accepted_game(server, game_upload, tmp_path):
     assert http(f"{server.url}/best-network") == gz
 
     before = server.status()["games"]
-    answer = json.loads(post(server.url, game_upload))
+    answer = json.loads(post(server.curl, game_upload))
     assert answer["accepted"] and answer["positions"] == int(game_upload.fields["movescount"]) - (
         1 if b"+R" in gzip.decompress(game_upload.files["sgf"]) else 0)
     status = server.status()
@@ -96,7 +97,7 @@ def test_task_network_and_accepted_game(server, game_upload, tmp_path):
 
 def bad_uploads(server, good: Upload) -> dict[str, tuple[Upload, dict]]:
     """name -> (upload, extra headers): each must be refused with a 4xx."""
-    url = server.url
+    url = server.curl
     sgf = gzip.decompress(good.files["sgf"]).decode()
     chunk = gzip.decompress(good.files["trainingdata"])
 
@@ -140,14 +141,14 @@ def post_with_filename(url: str, upload: Upload, filename: str) -> bytes:
 
 def test_bad_upload_battery(server, game_upload):
     if not server.status()["games"]:
-        post(server.url, game_upload)
+        post(server.curl, game_upload)
     files, games, match_games = stored_state(server.run_dir)
     for name, (upload, extra) in bad_uploads(server, game_upload).items():
         with pytest.raises(Refused) as refused:
             if "filename" in extra:
-                post_with_filename(server.url, upload, extra["filename"])
+                post_with_filename(server.curl, upload, extra["filename"])
             else:
-                post(server.url, upload, extra)
+                post(server.curl, upload, extra)
         code = int(str(refused.value).split()[1].rstrip(":"))
         assert 400 <= code < 500 and code != 429, (name, str(refused.value))
         assert stored_state(server.run_dir) == (files, games, match_games), f"{name} left something behind"
@@ -173,8 +174,9 @@ def kill9_during_uploads(tmp_path: Path, game_upload: Upload, threads: int, kill
     server's status from just before the kill."""
     run_dir = tmp_path / "run"
     server = LocalServer(run_dir, *TINY).start()
+    url = server.client_url("tester")
     template = Upload("submit", dict(game_upload.fields), dict(game_upload.files))
-    template.fields["networkhash"] = get_task(server.url)["hash"]
+    template.fields["networkhash"] = get_task(url)["hash"]
     accepted: list[str] = []
     lock = threading.Lock()
     stop = threading.Event()
@@ -182,8 +184,8 @@ def kill9_during_uploads(tmp_path: Path, game_upload: Upload, threads: int, kill
     def uploader() -> None:
         while not stop.is_set():
             try:
-                u = with_new_seed(server.url, template)
-                post(server.url, u)
+                u = with_new_seed(url, template)
+                post(url, u)
             except Exception:
                 return  # the server is gone
             with lock:

@@ -79,12 +79,13 @@ def test_stock_autogtp_plays_selfplay_and_match(tmp_path):
     with LocalServer(tmp_path / "run", *args) as server:
         work, bin_dir, transcript = tmp_path / "work", tmp_path / "bin", tmp_path / "autogtp.txt"
         work.mkdir()
-        write_wrappers(bin_dir, server.url)
+        write_wrappers(bin_dir, server.client_url("autogtp"))  # the credential rides in the address
 
         done = run_autogtp(work, bin_dir, transcript)
         log = transcript.read_text()
         assert server.status()["games"] == 1, log[-4000:]
         assert "refused" not in server.log.read_text(), server.log.read_text()[-2000:]
+        assert [c["client"] for c in server.status()["clients"] if c["games"]] == ["autogtp"]
 
         key = (server.run_dir / "api_key").read_text().strip()
         body, content_type = multipart({}, {"weights": SHIPPED.read_bytes()})

@@ -78,7 +78,8 @@ def test_two_clients_and_a_trainer_gate_and_promote(tmp_path):
         start = server.status()["best_network"]
         api_key = (run_dir / "api_key").read_text().strip()
         submit_network(server.url, api_key, SHIPPED.read_bytes())
-        clients = [zero9("client", server.url, "--cache", str(tmp_path / f"cache{i}"), "--device", "cpu",
+        urls = [server.client_url(f"student{i}") for i in range(2)]
+        clients = [zero9("client", urls[i], "--cache", str(tmp_path / f"cache{i}"), "--device", "cpu",
                          "-g", "2", log=tmp_path / f"client{i}.log") for i in range(2)]
         trainer = zero9("trainer", server.url, str(run_dir), "--steps", "20", "--batch-size", "32",
                         "--min-games", "4", "--rounds", "1", "--device", "cpu", log=tmp_path / "trainer.log")

@@ -89,25 +89,27 @@ def test_server_flow_on_postgresql(tmp_path, postgres):
     server = LocalServer(run_dir, *args).start()
     try:
         assert not (run_dir / "server.db").exists()  # the rows are in PostgreSQL
-        task = get_task(server.url)
+        urls = [server.client_url("ann"), server.client_url("bob")]  # a decision counts two clients
+        task = get_task(urls[0])
         net = fetch_network(server.url, cache, task["hash"], task["hash_gzip_hash"])
         game = play_selfplay([task], net, "cpu", leaves=4)[0]
-        assert post(server.url, "submit", game.fields, game.files)["accepted"]
+        assert post(urls[0], "submit", game.fields, game.files)["accepted"]
         with pytest.raises(Refused, match="409"):
-            post(server.url, "submit", game.fields, game.files)
+            post(urls[0], "submit", game.fields, game.files)
 
         key = (run_dir / "api_key").read_text().strip()
         post(server.url, "submit-network", {}, {"weights": SHIPPED.read_bytes()}, {"X-Api-Key": key})
         # Until SPRT decides: 5 straight wins at --elo1 400, but each lost game (at 2 visits the shipped
         # net sometimes loses to the random one) needs about 3 more, so 12 games were not always enough.
-        for _ in range(40):
-            task = get_task(server.url)
+        for i in range(40):
+            url = urls[i % 2]
+            task = get_task(url)
             if task["cmd"] != "match":
                 break
             black = fetch_network(server.url, cache, task["black_hash"], task["black_hash_gzip_hash"])
             white = fetch_network(server.url, cache, task["white_hash"], task["white_hash_gzip_hash"])
             upload = play_match_task(task, black, white, "cpu")
-            post(server.url, "submit-match", upload.fields, upload.files)
+            post(url, "submit-match", upload.fields, upload.files)
         status = server.status()
         assert status["matches"][0]["decision"] == "H1", status["matches"]
         assert status["best_network"] != game.fields["networkhash"]

@@ -32,9 +32,9 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "plot": ("zero9.cli.plot", "plot a run directory's losses, Elo and self-play speed"),
     "rebuild-status": ("zero9.cli.rebuild_status", "write a run's lost status.json again from its files"),
     "convert": ("zero9.cli.convert", "convert between Leela Zero text weights and zero9 checkpoints"),
-    "server": ("zero9.distributed.server", "hand out tasks and nets, gate candidates (Leela Zero's server)"),
-    "client": ("zero9.distributed.client", "ask a server for work, play it, upload it (zero9's autogtp)"),
-    "trainer": ("zero9.distributed.trainer", "train on a server's games and submit candidate nets"),
+    "server": ("zero9.cli.server", "hand out tasks and nets, gate candidates (Leela Zero's server)"),
+    "client": ("zero9.cli.client", "ask a server for work, play it, upload it (zero9's autogtp)"),
+    "trainer": ("zero9.cli.trainer", "train on a server's games and submit candidate nets"),
 }
 
 

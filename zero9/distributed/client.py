@@ -16,6 +16,14 @@ Vocabulary:
 - **batch** (``-g N``): up to N self-play tasks for the same net are played at once by
   :func:`zero9.search.batched.play_games`, one net call serving every game's search.
 
+- **distrust**: the server (or anyone between it and this client on plain HTTP) may be hostile.
+  Every task is checked before anything is done with it (:func:`checked_task`): the command, each
+  hash (64 hex digits), each seed (a positive number of at most 19 digits: it names files) and
+  each option; a net is downloaded within a size cap and inflated within a cap
+  (:func:`zero9.util.files.gunzip_limited`); an answer that is not JSON, a bad hash, a 5xx or a
+  refused connection is retried with a growing wait (``--retries`` times in a row at most, then
+  one clear line and exit 1); ``--timeout`` bounds every wait and every request.
+
 Task options map onto zero9's self-play exactly: ``visits`` (or ``playouts`` when visits is
 0), ``randomcnt`` (first moves in proportion to visits), ``noise`` (Dirichlet noise at the
 root), ``resignation_percent`` (resign below that winrate; every game may resign, as the
@@ -24,11 +32,12 @@ server asks). Every move is a full, recorded search, as Leela Zero's self-play.
 
 from __future__ import annotations
 
-import argparse
 import base64
 import gzip
 import hashlib
 import json
+import re
+import sys
 import time
 import urllib.error
 import urllib.request
@@ -50,16 +59,31 @@ from zero9.nn.chunks import lz_chunk_text
 from zero9.nn.net import resolve_device
 from zero9.search.evaluator import NetEvaluator
 from zero9.settings import SearchConfig, SelfPlayConfig
-from zero9.util.files import atomic_write_bytes, atomic_write_text, unlink_quietly
+from zero9.util.files import (
+    atomic_write_bytes,
+    atomic_write_text,
+    gunzip_limited,
+    read_regular_file,
+    unlink_quietly,
+)
 
 CLIENT_VERSION = 18  # the autogtp protocol version this client speaks
 HTTP_TIMEOUT = 60.0
 BACKOFF_MIN, BACKOFF_MAX = 2.0, 300.0
+RETRIES = 10  # failed tries in a row before the client gives up
 COLOUR_NAMES = {BLACK: "black", WHITE: "white"}
+ANSWER_MAX_BYTES = 16 << 20  # any answer but a net (a task, a status page)
+NET_GZ_MAX_BYTES = 128 << 20  # a net's .gz as downloaded
+NET_TEXT_MAX_BYTES = 256 << 20  # and inflated (the server's own limit)
+HASH = re.compile(r"[0-9a-f]{64}")
+SEED = re.compile(r"[1-9][0-9]{0,18}")  # it names files: digits only
+OPTIONS_HASH = re.compile(r"[0-9A-Za-z]{1,16}")
+NUMBER_OPTIONS = ("visits", "playouts", "resignation_percent", "randomcnt")
 
 
 class ServerError(Exception):
-    """The server could not be reached, or answered 429 / 5xx: try again later."""
+    """The server could not be reached, answered 429 / 5xx, or sent what this client cannot trust: try
+    again later."""
 
 
 class Refused(ValueError):
@@ -84,42 +108,107 @@ def multipart(fields: dict[str, str], files: dict[str, bytes]) -> tuple[bytes, s
     return b"".join(parts), f"multipart/form-data; boundary={boundary}"
 
 
-def http(url: str, body: bytes | None = None, headers: dict[str, str] | None = None) -> bytes:
-    """GET (or POST ``body``) ``url``; ServerError to retry, Refused for a final 4xx."""
+def http(url: str, body: bytes | None = None, headers: dict[str, str] | None = None,
+         timeout: float = HTTP_TIMEOUT, max_bytes: int = ANSWER_MAX_BYTES) -> bytes:
+    """GET (or POST ``body``) ``url``, the answer at most ``max_bytes``; ServerError to retry,
+    Refused for a final 4xx."""
     request = urllib.request.Request(url, data=body, headers=headers or {})
     try:
-        with urllib.request.urlopen(request, timeout=HTTP_TIMEOUT) as response:
-            return response.read()
+        with urllib.request.urlopen(request, timeout=max(timeout, 0.1)) as response:
+            data = response.read(max_bytes + 1)
+        if len(data) > max_bytes:
+            raise ServerError(f"{_public(url)}: the answer is larger than {max_bytes:,} bytes")
+        return data
     except urllib.error.HTTPError as e:
-        reason = e.read().decode("utf-8", "replace").strip()
+        reason = e.read(2000).decode("utf-8", "replace").strip()
         if e.code == 429 or e.code >= 500:
-            raise ServerError(f"{url}: HTTP {e.code} {reason}") from None
-        raise Refused(f"HTTP {e.code}: {reason}") from None
-    except (urllib.error.URLError, OSError) as e:
-        raise ServerError(f"{url}: {getattr(e, 'reason', e)}") from None
+            raise ServerError(f"{_public(url)}: HTTP {e.code} {reason[:200]}") from None
+        raise Refused(f"HTTP {e.code}: {reason[:500]}") from None
+    except (urllib.error.URLError, OSError, ValueError) as e:  # ValueError: http.client's bad status line
+        raise ServerError(f"{_public(url)}: {getattr(e, 'reason', e)}") from None
+
+
+def _public(url: str) -> str:
+    """``url`` without a credential (``/c/CREDENTIAL/``), fit for messages and logs."""
+    return re.sub(r"/c/[^/]+", "/c/…", url)
+
+
+# --- what the server sends ------------------------------------------------------------------------
+
+
+def checked_task(data: bytes) -> dict:
+    """The task in a ``get-task`` answer, every value this client uses checked; ServerError if not."""
+    try:
+        task = json.loads(data)
+    except (ValueError, UnicodeDecodeError):
+        raise ServerError(f"the server's task is not JSON: {data[:60]!r}") from None
+    if not isinstance(task, dict) or not all(isinstance(v, (str, dict)) for v in task.values()):
+        raise ServerError("the server's task is not a JSON object of strings")
+    cmd = task.get("cmd")
+    needed = {"wait": ("minutes",), "selfplay": ("hash", "hash_gzip_hash"),
+              "match": ("black_hash", "white_hash", "black_hash_gzip_hash", "white_hash_gzip_hash")}
+    if cmd not in needed:
+        raise ServerError(f"the server sent an unknown command {str(cmd)[:20]!r}")
+    problems = [f"{k} is not a sha256" for k in needed[cmd]
+                if k != "minutes" and not _fits(HASH, task.get(k))]
+    if cmd == "wait":
+        minutes = task.get("minutes") or "1"
+        if not (isinstance(minutes, str) and minutes.isascii() and minutes.isdigit()
+                and 0 < int(minutes) <= 60):
+            problems.append("minutes is not 1 to 60")
+    else:
+        if not _fits(SEED, task.get("random_seed")):
+            problems.append(f"random_seed {str(task.get('random_seed'))[:24]!r} is not a positive number")
+        if not _fits(OPTIONS_HASH, task.get("options_hash")):
+            problems.append("options_hash is not 1 to 16 letters and digits")
+        options = task.get("options")
+        if not isinstance(options, dict) or any(
+                not _fits(re.compile(r"[0-9]{1,7}"), options.get(k, "0")) for k in NUMBER_OPTIONS):
+            problems.append("options are not small numbers")
+        elif options.get("noise", "true") not in ("true", "false"):
+            problems.append("noise is neither true nor false")
+    required = task.get("required_client_version", "0")
+    if not (isinstance(required, str) and required.isascii() and required.isdigit() and len(required) < 6):
+        problems.append("required_client_version is not a number")
+    if problems:
+        raise ServerError("the server's task is not one this client trusts: " + "; ".join(problems))
+    return task
+
+
+def _fits(pattern: re.Pattern, value) -> bool:
+    return isinstance(value, str) and pattern.fullmatch(value) is not None
 
 
 # --- nets -----------------------------------------------------------------------------------------
 
 
-def fetch_network(base_url: str, cache: Path, net_hash: str, gzip_hash: str) -> Path:
-    """The net's ``.gz`` in the cache, downloaded when missing or damaged; ValueError if both sums fail."""
+def fetch_network(base_url: str, cache: Path, net_hash: str, gzip_hash: str,
+                  timeout: float = HTTP_TIMEOUT) -> Path:
+    """The net's ``.gz`` in the cache, downloaded (within a size cap) when missing or damaged;
+    ServerError if the hashes are not sha256 sums or the download does not match them."""
+    if not (_fits(HASH, net_hash) and _fits(HASH, gzip_hash)):
+        raise ServerError("a network hash from the server is not a sha256")  # it would name a file
     path = cache / "networks" / f"{net_hash}.gz"
-    if path.exists() and network_ok(path.read_bytes(), net_hash, gzip_hash):
-        return path
-    data = http(f"{base_url}/networks/{net_hash}.gz")
+    if path.is_file():
+        try:
+            if network_ok(read_regular_file(path, NET_GZ_MAX_BYTES, "the cached net"), net_hash, gzip_hash):
+                return path
+        except ValueError:
+            pass  # damaged or replaced: download it again
+    data = http(f"{base_url}/networks/{net_hash}.gz", timeout=timeout, max_bytes=NET_GZ_MAX_BYTES)
     if not network_ok(data, net_hash, gzip_hash):
-        raise ServerError(f"network {net_hash[:8]} downloaded with the wrong sha256; will retry")
+        raise ServerError(f"network {net_hash[:8]} arrived with the wrong sha256 (damaged, or not that net)")
     atomic_write_bytes(path, data)
     return path
 
 
 def network_ok(gz: bytes, net_hash: str, gzip_hash: str) -> bool:
+    """Whether ``gz`` has sha256 ``gzip_hash`` and inflates (within a cap) to text of sha256 ``net_hash``."""
     if hashlib.sha256(gz).hexdigest() != gzip_hash:
         return False
     try:
-        return hashlib.sha256(gzip.decompress(gz)).hexdigest() == net_hash
-    except (OSError, EOFError):
+        return hashlib.sha256(gunzip_limited(gz, NET_TEXT_MAX_BYTES, "the network")).hexdigest() == net_hash
+    except ValueError:  # not gzip, or a gzip bomb
         return False
 
 
@@ -136,7 +225,10 @@ class Upload:
     sgf: str = ""  # the plain SGF, for --keep-sgf
 
     def save(self, folder: Path) -> Path:
-        path = folder / f"{time.time_ns():019d}-{self.fields['random_seed']}.json"
+        seed = self.fields["random_seed"]
+        if not _fits(SEED, seed):  # checked_task let no other seed in; a file name must stay a name
+            raise ValueError(f"random_seed {seed[:24]!r} cannot name a file")
+        path = folder / f"{time.time_ns():019d}-{seed}.json"
         atomic_write_text(path, json.dumps({
             "endpoint": self.endpoint, "fields": self.fields,
             "files": {k: base64.b64encode(v).decode() for k, v in self.files.items()}}))
@@ -157,6 +249,9 @@ class Outbox:
         self.pending.mkdir(parents=True, exist_ok=True)
         self.backoff, self.next_try = BACKOFF_MIN, 0.0
         self.sent = 0
+        self.failures = 0  # failed sends in a row
+        self.timeout = HTTP_TIMEOUT
+        self.deadline: float | None = None  # no wait goes past this time.monotonic()
 
     def add(self, upload: Upload) -> None:
         upload.save(self.pending)
@@ -169,13 +264,18 @@ class Outbox:
         if time.monotonic() < self.next_try:
             if not wait:
                 return
-            time.sleep(self.next_try - time.monotonic())
+            until = self.next_try if self.deadline is None else min(self.next_try, self.deadline)
+            time.sleep(max(0.0, until - time.monotonic()))
+            if time.monotonic() < self.next_try:
+                return  # the deadline came first
         for path in sorted(self.pending.glob("*.json")):
             upload = Upload.load(path)
             body, content_type = multipart(upload.fields, upload.files)
             try:
-                http(f"{self.base_url}/{upload.endpoint}", body, {"Content-Type": content_type})
+                http(f"{self.base_url}/{upload.endpoint}", body, {"Content-Type": content_type},
+                     timeout=self.timeout)
             except ServerError as e:
+                self.failures += 1
                 tqdm.write(f"upload failed ({e}); retrying in {self.backoff:.0f}s")
                 self.next_try = time.monotonic() + self.backoff
                 self.backoff = min(BACKOFF_MAX, self.backoff * 2)
@@ -188,6 +288,7 @@ class Outbox:
                 continue
             unlink_quietly(path)
             self.sent += 1
+            self.failures = 0
             self.backoff = BACKOFF_MIN
 
 
@@ -267,31 +368,45 @@ def _lz_game(net_path: Path):
 # --- the loop -------------------------------------------------------------------------------------
 
 
+class GaveUp(Exception):
+    """The server kept failing ``--retries`` times in a row."""
+
+
 class Client:
     """The get-task -> play -> upload loop (see the module docstring)."""
 
     def __init__(self, url: str, cache: Path, games: int = 1, device: str = "auto", leaves: int = 8,
-                 keep_sgf: Path | None = None):
+                 keep_sgf: Path | None = None, retries: int = RETRIES):
         self.url = url.rstrip("/")
         self.cache = cache
         self.games, self.leaves, self.keep_sgf = games, leaves, keep_sgf
         self.device = str(resolve_device(device))
         self.outbox = Outbox(self.url, cache)
-        self.backoff = BACKOFF_MIN
+        self.backoff, self.failures, self.retries = BACKOFF_MIN, 0, retries
+        self.deadline: float | None = None  # time.monotonic() at which --timeout ends the run
         self.played = 0
         self.leftover: dict | None = None  # a task fetched while filling a batch, for the next turn
 
+    def time_left(self) -> float:
+        return HTTP_TIMEOUT if self.deadline is None else min(HTTP_TIMEOUT, self.deadline - time.monotonic())
+
+    def failed(self, error: ServerError, what: str) -> None:
+        """Count a failure; wait the backoff (never past the deadline), or GaveUp after ``retries``."""
+        self.failures += 1
+        if self.failures >= self.retries:
+            raise GaveUp(f"{what} failed {self.failures} times in a row; last: {error}")
+        wait = self.backoff if self.deadline is None else max(0.0, min(self.backoff, self.time_left()))
+        tqdm.write(f"{what} failed ({error}); retrying in {wait:.0f}s")
+        time.sleep(wait)
+        self.backoff = min(BACKOFF_MAX, self.backoff * 2)
+
+    def succeeded(self) -> None:
+        self.failures, self.backoff = 0, BACKOFF_MIN
+
     def get_task(self) -> dict:
-        """A task, retrying with backoff while the server is down; ValueError if this client is too old."""
-        while True:
-            try:
-                task = json.loads(http(f"{self.url}/get-task/{CLIENT_VERSION}"))
-                break
-            except ServerError as e:
-                tqdm.write(f"no task ({e}); retrying in {self.backoff:.0f}s")
-                time.sleep(self.backoff)
-                self.backoff = min(BACKOFF_MAX, self.backoff * 2)
-        self.backoff = BACKOFF_MIN
+        """A checked task (:func:`checked_task`); ServerError to retry, ValueError if this client is
+        too old."""
+        task = checked_task(http(f"{self.url}/get-task/{CLIENT_VERSION}", timeout=self.time_left()))
         required = int(task.get("required_client_version") or 0)
         if required > CLIENT_VERSION:
             raise ValueError(f"the server requires client version {required}; this is {CLIENT_VERSION}: "
@@ -299,13 +414,13 @@ class Client:
         return task
 
     def net(self, task: dict, key: str = "hash") -> Path:
-        return fetch_network(self.url, self.cache, task[key], task[f"{key}_gzip_hash"])
+        return fetch_network(self.url, self.cache, task[key], task[f"{key}_gzip_hash"], self.time_left())
 
     def turn(self, budget: int) -> list[Upload]:
         """Get work (up to ``budget`` self-play games for one net, or one match game) and play it."""
         first, self.leftover = self.leftover or self.get_task(), None
         if first["cmd"] == "wait":
-            time.sleep(60 * float(first.get("minutes") or 1))
+            time.sleep(min(60 * float(first["minutes"] or 1), max(0.0, self.time_left())))
             return []
         if first["cmd"] == "match":
             black, white = self.net(first, "black_hash"), self.net(first, "white_hash")
@@ -323,21 +438,29 @@ class Client:
         for upload in uploads:
             self.outbox.add(upload)  # on disk before anything is sent
             if self.keep_sgf is not None:
-                name = f"{upload.fields['random_seed']}.sgf"
+                name = f"{upload.fields['random_seed']}.sgf"  # checked: digits only
                 atomic_write_text(self.keep_sgf / name, upload.sgf)
         self.played += len(uploads)
         self.outbox.send_all()
 
+    def out_of_time(self) -> bool:
+        return self.deadline is not None and time.monotonic() >= self.deadline
+
     def run(self, max_games: int | None, single: bool, timeout_min: float | None) -> int:
         start = time.monotonic()
+        self.deadline = None if timeout_min is None else start + 60 * timeout_min
+        self.outbox.timeout, self.outbox.deadline = self.time_left(), self.deadline
         bar = tqdm(total=max_games, unit="game", desc="zero9 client", dynamic_ncols=True)
         try:
             self.outbox.send_all()
-            while max_games is None or self.played < max_games:
-                if timeout_min is not None and time.monotonic() - start > 60 * timeout_min:
-                    break
+            while (max_games is None or self.played < max_games) and not self.out_of_time():
                 budget = self.games if max_games is None else max_games - self.played
-                uploads = self.turn(budget)
+                try:
+                    uploads = self.turn(budget)
+                except ServerError as e:
+                    self.failed(e, "getting work")
+                    continue
+                self.succeeded()
                 self.finish(uploads)
                 bar.update(len(uploads))
                 hours = (time.monotonic() - start) / 3600
@@ -345,9 +468,16 @@ class Client:
                                 pending=self.outbox.count())
                 if single and uploads:
                     break
-            deadline = None if timeout_min is None else start + 60 * timeout_min
-            while self.outbox.count() and (deadline is None or time.monotonic() < deadline):
+            while self.outbox.count() and not self.out_of_time():
+                self.outbox.timeout = self.time_left()
                 self.outbox.send_all(wait=True)  # leave nothing unsent when the server is back in time
+                if self.outbox.failures >= self.retries:
+                    raise GaveUp(f"uploading failed {self.outbox.failures} times in a row")
+        except GaveUp as e:
+            bar.close()
+            print(f"zero9 client: giving up: {e}. {self.outbox.count()} finished games wait in "
+                  f"{self.outbox.pending} and are sent next time", file=sys.stderr)
+            return 1
         except KeyboardInterrupt:
             tqdm.write(f"interrupted: {self.outbox.count()} finished games wait in {self.outbox.pending} "
                        "and are sent next time")
@@ -357,29 +487,3 @@ class Client:
         print(f"{self.played} games played, {self.outbox.sent} uploads accepted, "
               f"{self.outbox.count()} pending")
         return 0
-
-
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("url", metavar="URL", help="the server, e.g. http://192.168.1.10:8000")
-    parser.add_argument("-g", "--gamesNum", "--games", dest="games", type=int, default=4,
-                        help="self-play games played at once (batched through one net)")
-    parser.add_argument("--device", default="auto", help="auto, cpu or cuda")
-    parser.add_argument("--leaves", type=int, default=8, help="leaves per game per net call")
-    parser.add_argument("--cache", default=str(Path.home() / ".cache" / "zero9" / "client"),
-                        help="folder for downloaded nets and pending uploads")
-    parser.add_argument("-k", "--keep-sgf", default=None, metavar="DIR",
-                        help="also save every game's SGF here")
-    parser.add_argument("--single", action="store_true", help="do one task, then exit")
-    parser.add_argument("--max-games", type=int, default=None, help="exit after this many games")
-    parser.add_argument("--timeout", type=float, default=None, metavar="MIN",
-                        help="exit after this many minutes (the game in progress is finished first)")
-
-
-def run(args: argparse.Namespace) -> int:
-    if args.games < 1:
-        raise ValueError(f"-g must be >= 1, got {args.games}")
-    keep = Path(args.keep_sgf) if args.keep_sgf else None
-    if keep is not None:
-        keep.mkdir(parents=True, exist_ok=True)
-    client = Client(args.url, Path(args.cache), args.games, args.device, args.leaves, keep)
-    return client.run(args.max_games, args.single, args.timeout)

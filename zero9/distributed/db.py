@@ -15,6 +15,10 @@ Vocabulary (one table each, SQLAlchemy Core so the same code runs on SQLite and 
 - **match**: a candidate net against the best net of the moment, gated by SPRT; ``decision``
   is ``'H1'`` (promoted), ``'H0'`` (rejected) or NULL while it runs.
 - **match game**: an accepted match upload, with the winning and losing net.
+- **client**: one entry of the teacher's roster (``zero9 server RUN_DIR clients add NAME``): a
+  ``name`` and the sha256 of its credential (the credential itself is shown once, never stored);
+  ``revoked`` is set when the teacher revokes it. ``games.client``, ``match_games.client`` and
+  ``tasks.client`` hold a roster name, or ``anonymous@ADDRESS`` for a client without one.
 
 Every accepted upload is one transaction (:func:`transaction`); its files are written (atomically)
 before it commits, so after a crash a row always has its files, and a file without a row is an
@@ -35,6 +39,7 @@ from sqlalchemy import (
     Column,
     Float,
     ForeignKey,
+    Index,
     Integer,
     MetaData,
     String,
@@ -44,12 +49,15 @@ from sqlalchemy import (
     distinct,
     event,
     func,
+    inspect,
     select,
+    text,
 )
 from sqlalchemy.engine import Connection, Engine
-from sqlalchemy.exc import IntegrityError
+from sqlalchemy.exc import IntegrityError, OperationalError
 
-__all__ = ["IntegrityError", "distinct", "func", "select"]  # what the server uses through this module
+# what the server uses through this module
+__all__ = ["IntegrityError", "OperationalError", "distinct", "func", "select"]
 
 metadata = MetaData()
 
@@ -100,6 +108,7 @@ matches = Table(
     Column("created", Float, nullable=False),
     Column("decision", String(4), nullable=True),  # 'H1', 'H0' or NULL while undecided
     Column("decided", Float, nullable=True),
+    Column("contributors", String(4000), nullable=True),  # JSON {client: games} the decision counted
     UniqueConstraint("candidate", "best"),
 )
 
@@ -119,6 +128,20 @@ match_games = Table(
 )
 
 
+clients = Table(
+    "clients", metadata,
+    Column("name", String(32), primary_key=True),
+    Column("token_hash", String(64), nullable=False, unique=True),
+    Column("created", Float, nullable=False),
+    Column("revoked", Float, nullable=True),
+)
+
+# Indexes of tables older databases already have (create_all adds tables, not indexes to old ones).
+LATER_INDEXES = (Index("games_client_submitted", games.c.client, games.c.submitted),
+                 Index("tasks_client_issued", tasks.c.client, tasks.c.issued),
+                 Index("match_games_client", match_games.c.client))
+
+
 def connect(url: str) -> Engine:
     """An engine for ``url`` with the tables created; SQLite gets WAL and a busy timeout."""
     if url.startswith("sqlite"):
@@ -135,7 +158,22 @@ def connect(url: str) -> Engine:
     else:
         engine = create_engine(url, pool_size=16, max_overflow=16, pool_pre_ping=True)
     metadata.create_all(engine)
+    add_missing_columns(engine)
+    for index in LATER_INDEXES:
+        index.create(engine, checkfirst=True)
     return engine
+
+
+def add_missing_columns(engine: Engine) -> None:
+    """Add the (nullable) columns a database made by an older zero9 lacks, so its run goes on."""
+    found = inspect(engine)
+    with engine.begin() as connection:
+        for table in metadata.sorted_tables:
+            have = {column["name"] for column in found.get_columns(table.name)}
+            for column in table.columns:
+                if column.name not in have and column.nullable:
+                    kind = column.type.compile(engine.dialect)
+                    connection.execute(text(f'ALTER TABLE {table.name} ADD COLUMN "{column.name}" {kind}'))
 
 
 @contextmanager

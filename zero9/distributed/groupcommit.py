@@ -22,7 +22,6 @@ also means the threads of a process never wait on each other for the database's 
 
 from __future__ import annotations
 
-import logging
 import os
 import queue
 import threading
@@ -36,8 +35,6 @@ from sqlalchemy.engine import Engine
 
 from zero9.distributed import db
 from zero9.util.files import atomic_write_many, unlink_quietly
-
-log = logging.getLogger("zero9.server")
 
 MAX_BATCH = 512  # entries in one transaction, at most
 
@@ -111,9 +108,7 @@ class GroupCommit:
         if error is None:
             entry.done.set_result(None)
             return
-        if not isinstance(error, db.IntegrityError):
-            log.warning("commit failed: %r", error)
-        entry.done.set_exception(error)
+        entry.done.set_exception(error)  # the caller reports it (a 409, a 507, or a 500 with its traceback)
 
     def _write(self, batch: list[Entry]) -> None:
         """Files first (atomically, fsync'd), then one transaction; on failure no file of the batch stays

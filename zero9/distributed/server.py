@@ -59,16 +59,13 @@ Elo graph as an SVG picture).
 """
 
 
-import argparse
-import asyncio
-import dataclasses
+
+from __future__ import annotations
+
+import errno
 import gzip
-import hashlib
-import html
-import inspect
 import json
 import logging
-import os
 import secrets
 import threading
 import time
@@ -79,16 +76,37 @@ from types import SimpleNamespace
 
 from zero9.arena.elo import bayeselo, sprt
 from zero9.distributed import db
+from zero9.distributed.config import (
+    FILE_DIRS,
+    HANDED_OUT_MEMORY,
+    MINIMUM_LEELAZ_VERSION,
+    PROTOCOL_VERSION,
+    SPRT_ALPHA,
+    SPRT_BETA,
+    SPRT_ELO0,
+    STATE_SECONDS,
+    TASK_MAX_AGE,
+    Gating,
+    Limits,
+    TaskOptions,
+    is_hash,
+    options_hash,
+    sha256,
+)
+from zero9.distributed.gating import Gate
 from zero9.distributed.groupcommit import GroupCommit
+from zero9.distributed.roster import Roster
 from zero9.distributed.validation import (
     COLOUR_NAMES,
     Rejected,
+    ReplayedGame,
     check_chunk,
+    check_sgf_shape,
     gunzip_limited,
     replay_sgf,
     winner_colour,
 )
-from zero9.games import Game, add_game_arguments, game_from_args, make_game
+from zero9.games import Game, make_game
 from zero9.nn.checkpoint import load_net
 from zero9.nn.net import make_net
 from zero9.nn.weights import lz_text, parse_lz_weights
@@ -96,106 +114,43 @@ from zero9.util.files import TMP_PREFIX, atomic_write_bytes, unlink_quietly
 
 log = logging.getLogger("zero9.server")
 
-PROTOCOL_VERSION = 18  # autogtp v18 (Debian's leela-zero) speaks it; so does zero9 client
-MINIMUM_LEELAZ_VERSION = "0.12"
-SPRT_ELO0, SPRT_ELO1, SPRT_ALPHA, SPRT_BETA = 0.0, 35.0, 0.05, 0.05
-HASH_HEX = frozenset("0123456789abcdef")
-FILE_DIRS = ("networks", "chunks", "sgf", "matches")
-TASK_MAX_AGE = 3 * 3600.0  # a task older than this is no longer accepted
-MATCH_TASK_MINUTES = 30  # a match task not answered within this is handed out again
-DRAIN_FACTOR = 4  # an oversized body is read (and dropped) up to this many limits, then cut
-SETTINGS_ENV = "ZERO9_SERVER_SETTINGS"  # how the worker processes of --workers N get their settings
-LOG_FORMAT = "%(asctime)s %(process)d %(name)s %(levelname)s %(message)s"
-MATCH_STATES = {"H1": "PASS", "H0": "fail"}  # SPRT decisions as the status page shows them
-STATE_SECONDS = 1.0  # get-task's cached view (best net, open match) is re-read at least this often
-HANDED_OUT_MEMORY = 100_000  # tasks a process remembers having handed out (see Server._task_for)
+
+SEED_MAX = 1 << 62  # seeds are 62 random bits (+1); a bigger number names no task
+QUOTA_SECONDS = 5.0  # a client's games of the last hour are counted in the database this often
 
 
-@dataclass
-class Limits:
-    """Sizes (bytes) and rates the server enforces."""
+@dataclass(frozen=True)
+class Caller:
+    """Who sent a request: a roster ``name`` (credentialed) or ``anonymous@ADDRESS``."""
 
-    body: int = 4 << 20  # a whole request (a game upload)
-    network_body: int = 128 << 20  # a whole network upload (only read after the API key matched)
-    sgf: int = 1 << 20  # an SGF, inflated
-    chunk: int = 16 << 20  # a training chunk, inflated
-    network: int = 256 << 20  # a weights file, inflated
-    requests_per_minute: float = 600.0  # per client address; 0: no limit
+    name: str
+    credentialed: bool
 
-
-@dataclass
-class TaskOptions:
-    """What every self-play and match game is played with (``get-task``'s ``options``)."""
-
-    visits: int = 100
-    playouts: int = 0
-    resign_pct: int = 5
-    randomcnt: int = 30
-    noise: bool = True
-
-    def as_task(self) -> dict[str, str]:
-        return {"visits": str(self.visits), "playouts": str(self.playouts),
-                "resignation_percent": str(self.resign_pct), "randomcnt": str(self.randomcnt),
-                "noise": "true" if self.noise else "false"}
-
-    def match_task(self) -> dict[str, str]:
-        """Gating games: no noise, no random opening moves (as Leela Zero's matches)."""
-        return dict(self.as_task(), noise="false", randomcnt="0")
-
-
-def options_hash(options: dict[str, str]) -> str:
-    text = ",".join(f"{k}={options[k]}" for k in sorted(options))
-    return hashlib.sha256(text.encode()).hexdigest()[:6]
-
-
-def sha256(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
-
-
-def is_hash(text: str) -> bool:
-    return len(text) == 64 and set(text) <= HASH_HEX
-
-
-class RateLimiter:
-    """A token bucket per client address: ``per_minute`` requests, bursts of a tenth of that."""
-
-    def __init__(self, per_minute: float):
-        self.rate = per_minute / 60.0
-        self.capacity = max(10.0, per_minute / 10.0)
-        self.buckets: dict[str, tuple[float, float]] = {}
-        self.lock = threading.Lock()
-
-    def allow(self, client: str) -> bool:
-        if self.rate <= 0:
-            return True
-        now = time.monotonic()
-        with self.lock:
-            tokens, last = self.buckets.get(client, (self.capacity, now))
-            tokens = min(self.capacity, tokens + (now - last) * self.rate)
-            allowed = tokens >= 1
-            self.buckets[client] = (tokens - 1 if allowed else tokens, now)
-        return allowed
+    @staticmethod
+    def anonymous(address: str) -> Caller:
+        return Caller(f"anonymous@{address}"[:64], False)
 
 
 class Server:
-    """The server's state and rules, apart from HTTP (the app in :func:`create_app` calls these)."""
+    """The server's state and rules, apart from HTTP (the app of :mod:`zero9.distributed.web` calls these)."""
 
     def __init__(self, run_dir: str | Path, game: Game, options: TaskOptions, db_url: str | None = None,
-                 limits: Limits | None = None, match_games: int = 400, match_in_flight: int = 20,
-                 api_key: str | None = None, elo1: float = SPRT_ELO1, sweep: bool = True):
+                 limits: Limits | None = None, gating: Gating | None = None, api_key: str | None = None,
+                 trust_anonymous: bool = False, sweep: bool = True):
         self.root = Path(run_dir)
         self.root.mkdir(parents=True, exist_ok=True)
         self.game, self.options, self.limits = game, options, limits or Limits()
-        self.match_games, self.match_in_flight, self.elo1 = match_games, match_in_flight, elo1
+        self.gating, self.trust_anonymous = gating or Gating(), trust_anonymous
         self.selfplay_options = options.as_task()
         self.selfplay_hash = options_hash(self.selfplay_options)
         self.match_options = options.match_task()
         self.match_hash = options_hash(self.match_options)
         self.engine = db.connect(db_url or f"sqlite:///{self.root / 'server.db'}")
         self.api_key = api_key or self._load_api_key()
-        self.limiter = RateLimiter(self.limits.requests_per_minute)
-        self.decision_lock = threading.Lock()  # one SPRT update at a time
-        self._ratings_cache: tuple[int, dict] = (-1, {})
+        self.roster = Roster(self.engine)
+        self.gate = Gate(self.engine, self.gating, self.roster, self._forget_state)
+        self._ratings_cache: tuple[tuple, dict] = ((), {})
+        self._quota_counts: dict[str, tuple[float, int]] = {}  # client -> (read at, games this hour)
         self._gzip_hash_cache: dict[str, str] = {}  # a net's files never change
         self._state: tuple[float, str | None, bool] = (0.0, None, True)  # (read at, best net, a match open)
         self._handed_out: OrderedDict[int, dict] = OrderedDict()  # see _task_for
@@ -207,6 +162,13 @@ class Server:
         if swept:
             log.warning("removed %d leftover files (temporary, or written by an upload that never "
                         "committed)", swept)
+
+    @classmethod
+    def from_settings(cls, settings: dict, sweep: bool) -> Server:
+        """A server from :func:`zero9.cli.server.server_settings`'s JSON (how worker processes get theirs)."""
+        return cls(**dict(settings, game=make_game(**settings["game"]), sweep=sweep,
+                          options=TaskOptions(**settings["options"]), limits=Limits(**settings["limits"]),
+                          gating=Gating(**settings["gating"])))
 
     # --- start-up -----------------------------------------------------------------------------
 
@@ -274,8 +236,8 @@ class Server:
         with self.engine.connect() as c:
             if c.execute(db.select(db.networks.c.hash).where(db.networks.c.hash == net_hash)).first():
                 raise Rejected(f"network {net_hash[:8]} is already known", 409)
-        atomic_write_bytes(path, gz)
         try:
+            atomic_write_bytes(path, gz)
             with db.transaction(self.engine) as c:
                 number = c.execute(db.select(db.func.count()).select_from(db.networks)).scalar_one()
                 stamp = db.now()
@@ -301,15 +263,23 @@ class Server:
 
     # --- tasks --------------------------------------------------------------------------------
 
-    def get_task(self, client: str) -> dict[str, str]:
-        """A task for ``client``, recorded (committed) before it is returned."""
-        answer, rows = self.new_task(client)
+    def get_task(self, caller: Caller) -> dict[str, str]:
+        """A task for ``caller``, recorded (committed) before it is returned."""
+        answer, rows = self.new_task(caller)
         if rows:
             self.commits.commit({}, rows)
         return answer
 
-    def new_task(self, client: str) -> tuple[dict[str, str], list]:
+    def admit(self, caller: Caller) -> None:
+        """Rejected (403) unless ``caller`` may get tasks and upload games: a roster client, or any
+        client when the server trusts anonymous ones (``--trust-anonymous``, a closed lab network)."""
+        if not caller.credentialed and not self.trust_anonymous:
+            raise Rejected("this server gives work only to clients on its roster: ask the teacher for a "
+                           "credential and use the URL http://HOST:PORT/c/CREDENTIAL/", 403)
+
+    def new_task(self, caller: Caller) -> tuple[dict[str, str], list]:
         """A task and the rows that record it: they must be committed before the task is sent."""
+        self.admit(caller)
         common = {"required_client_version": str(PROTOCOL_VERSION),
                   "minimum_autogtp_version": str(PROTOCOL_VERSION),
                   "minimum_leelaz_version": MINIMUM_LEELAZ_VERSION}
@@ -317,7 +287,7 @@ class Server:
             return {"cmd": "wait", "minutes": "1", **common}, []
         seed = secrets.randbits(62) + 1  # nonzero: autogtp treats "0" as no seed
         best, match_open = self._task_state()
-        match = self._match_wanting_games() if match_open else None
+        match = self.gate.match_for(caller.name) if match_open and caller.credentialed else None
         if match is not None:
             with self.engine.connect() as c:
                 issued = c.execute(db.select(db.func.count()).select_from(db.tasks)
@@ -325,7 +295,7 @@ class Server:
             black, white = ((match.candidate, match.best) if issued % 2 == 0
                             else (match.best, match.candidate))
             row = dict(seed=seed, kind="match", net=black, other_net=white, match_id=match.id,
-                       options_hash=self.match_hash, client=client, issued=db.now())
+                       options_hash=self.match_hash, client=caller.name, issued=db.now())
             self._remember(row)
             return {"cmd": "match", "black_hash": black, "white_hash": white,
                     "black_hash_gzip_hash": self._gzip_hash(black),
@@ -333,7 +303,7 @@ class Server:
                     "options": self.match_options, "options_hash": self.match_hash,
                     "random_seed": str(seed), **common}, [(db.tasks, row)]
         row = dict(seed=seed, kind="selfplay", net=best, other_net=None, match_id=None,
-                   options_hash=self.selfplay_hash, client=client, issued=db.now())
+                   options_hash=self.selfplay_hash, client=caller.name, issued=db.now())
         self._remember(row)
         return {"cmd": "selfplay", "hash": best, "hash_gzip_hash": self._gzip_hash(best),
                 "options": self.selfplay_options, "options_hash": self.selfplay_hash,
@@ -367,27 +337,13 @@ class Server:
                     db.select(db.networks.c.gzip_hash).where(db.networks.c.hash == net_hash)).scalar_one()
         return self._gzip_hash_cache[net_hash]
 
-    def _match_wanting_games(self):
-        """The oldest undecided match with fewer than ``match_in_flight`` unanswered recent tasks."""
-        since = db.now() - MATCH_TASK_MINUTES * 60
-        with self.engine.connect() as c:
-            match = c.execute(db.select(db.matches).where(db.matches.c.decision.is_(None))
-                              .order_by(db.matches.c.id).limit(1)).first()
-            if match is None:
-                return None
-            handed = c.execute(db.select(db.func.count()).select_from(db.tasks).where(
-                db.tasks.c.match_id == match.id, db.tasks.c.issued > since)).scalar_one()
-            answered = c.execute(db.select(db.func.count()).select_from(db.match_games).where(
-                db.match_games.c.match_id == match.id, db.match_games.c.submitted > since)).scalar_one()
-        return match if handed - answered < self.match_in_flight else None
-
     def _remember(self, task_row: dict) -> None:
         with self._handed_out_lock:
             self._handed_out[task_row["seed"]] = task_row
             if len(self._handed_out) > HANDED_OUT_MEMORY:
                 self._handed_out.popitem(last=False)  # the oldest; the database still has it
 
-    def _task_for(self, seed_text: str, kind: str, option_hash: str, answers):
+    def _task_for(self, form: dict[str, str], kind: str, answers, caller: Caller):
         """The handed-out task an upload answers, not yet in the table ``answers``, or Rejected.
 
         A task this process handed out is remembered until the first upload that names it, which
@@ -395,8 +351,11 @@ class Server:
         looked up in the database. Either way the database has the last word: ``answers.seed`` is
         unique, so of two answers that pass the checks only the first to commit is kept and the
         other gets a 409 from the group commit."""
-        if not seed_text.isdigit() or len(seed_text) > 20:
-            raise Rejected(f"random_seed {seed_text[:24]!r} is not a number")
+        self.admit(caller)
+        seed_text, option_hash = form.get("random_seed", ""), form.get("options_hash", "")
+        if not (seed_text.isascii() and seed_text.isdigit() and len(seed_text) <= 19
+                and 0 < int(seed_text) <= SEED_MAX):
+            raise Rejected(f"random_seed {seed_text[:24]!r} is not a seed this server hands out")
         with self._handed_out_lock:
             remembered = self._handed_out.pop(int(seed_text), None)
         if remembered is not None:
@@ -408,31 +367,35 @@ class Server:
                                  .where(db.tasks.c.seed == int(seed_text))).first()
         if task is None or task.kind != kind:
             raise Rejected(f"random_seed {seed_text} names no {kind} task this server handed out")
+        if task.client != caller.name:
+            raise Rejected(f"the task of random_seed {seed_text} was handed to another client", 403)
         if task.options_hash != option_hash:
             raise Rejected(f"options_hash {option_hash[:16]!r} is not the task's {task.options_hash}")
-        if db.now() - task.issued > TASK_MAX_AGE:
-            raise Rejected(f"the task of random_seed {seed_text} has expired")
+        age = db.now() - task.issued
+        if age > TASK_MAX_AGE or (kind == "match" and age > self.gate.lease_seconds):
+            raise Rejected(f"the task of random_seed {seed_text} has expired (its lease went back to the "
+                           "pool)", 410)
         if task.answer is not None:
             raise Rejected(f"random_seed {seed_text} was already answered", 409)
         return task
 
     # --- uploads ------------------------------------------------------------------------------
 
-    def submit_game(self, form: dict[str, str], sgf_gz: bytes, chunk_gz: bytes, client: str) -> dict:
+    def submit_game(self, form: dict[str, str], sgf_gz: bytes, chunk_gz: bytes, caller: Caller) -> dict:
         """Check and store one self-play game (see the module docstring); Rejected when refused."""
-        answer, files, row = self.check_game(form, sgf_gz, chunk_gz, client)
+        answer, files, row = self.check_game(form, sgf_gz, chunk_gz, caller)
         self._store(files, db.games, row)
         return answer
 
-    def check_game(self, form: dict[str, str], sgf_gz: bytes, chunk_gz: bytes, client: str
+    def check_game(self, form: dict[str, str], sgf_gz: bytes, chunk_gz: bytes, caller: Caller
                    ) -> tuple[dict, dict[str, bytes], dict]:
         """Check one self-play game: (the answer, its files, its ``games`` row), or Rejected."""
-        task = self._task_for(form.get("random_seed", ""), "selfplay", form.get("options_hash", ""), db.games)
+        task = self._task_for(form, "selfplay", db.games, caller)
         if form.get("networkhash") != task.net:
             raise Rejected(f"networkhash {form.get('networkhash', '')[:16]!r} is not the task's net")
+        self._check_quota(caller)
         winner = winner_colour(form.get("winnercolor", ""))
-        replayed = replay_sgf(self.game, gunzip_limited(sgf_gz, self.limits.sgf, "the sgf file"),
-                              _count(form, "movescount"), winner)
+        replayed = self._replay(form, sgf_gz, winner)
         chunk_text = gunzip_limited(chunk_gz, self.limits.chunk, "the trainingdata file")
         try:
             chunk = check_chunk(chunk_text.decode("ascii"), replayed)
@@ -441,28 +404,59 @@ class Server:
         stamp = time.time_ns()
         sgf_file = f"sgf/{stamp:019d}-{sha256(sgf_gz)[:16]}.sgf.gz"
         chunk_file = f"chunks/{stamp:019d}-{sha256(chunk_gz)[:16]}-{len(chunk)}p.gz"
-        row = dict(seed=task.seed, net=task.net, client=client,
+        row = dict(seed=task.seed, net=task.net, client=caller.name,
                    client_version=form.get("clientversion", "")[:16],
                    moves=len(replayed.positions), winner=COLOUR_NAMES[winner], positions=len(chunk),
                    sgf_file=sgf_file, chunk_file=chunk_file, submitted=db.now())
         return {"accepted": True, "positions": len(chunk)}, {sgf_file: sgf_gz, chunk_file: chunk_gz}, row
 
-    def submit_match(self, form: dict[str, str], sgf_gz: bytes, client: str) -> dict:
+    def _replay(self, form: dict[str, str], sgf_gz: bytes, winner: int) -> ReplayedGame:
+        """The upload's SGF, bounded (size, then nodes and variations before parsing), replayed, and
+        long enough to be a real game."""
+        sgf = gunzip_limited(sgf_gz, self.limits.sgf, "the sgf file")
+        check_sgf_shape(sgf, self.limits.sgf_nodes)
+        replayed = replay_sgf(self.game, sgf, _count(form, "movescount"), winner)
+        if len(replayed.positions) < self.limits.min_moves:
+            raise Rejected(f"the game has {len(replayed.positions)} moves; this server takes games of "
+                           f"{self.limits.min_moves} moves or more")
+        return replayed
+
+    def _check_quota(self, caller: Caller) -> None:
+        """Rejected (429) once ``caller`` sent its hour's games. The count is read from the database at
+        most every :data:`QUOTA_SECONDS` per client and counted on in between (so another worker
+        process's uploads of those seconds may go past the quota by that much)."""
+        quota = self.limits.client_games_per_hour
+        if not quota:
+            return
+        now = time.monotonic()
+        read_at, recent = self._quota_counts.get(caller.name, (-1e9, 0))
+        if now - read_at > QUOTA_SECONDS:
+            with self.engine.connect() as c:
+                recent = c.execute(db.select(db.func.count()).select_from(db.games).where(
+                    db.games.c.client == caller.name, db.games.c.submitted > db.now() - 3600)).scalar_one()
+            read_at = now
+            if len(self._quota_counts) > 10_000:
+                self._quota_counts.clear()
+        self._quota_counts[caller.name] = (read_at, recent + 1)  # this one, if it is accepted
+        if recent >= quota:
+            raise Rejected(f"{caller.name} sent {recent} games in the last hour; the quota is {quota} "
+                           "(try again later)", 429)
+
+    def submit_match(self, form: dict[str, str], sgf_gz: bytes, caller: Caller) -> dict:
         """Check and store one match game, then update its match's SPRT."""
-        task = self._task_for(form.get("random_seed", ""), "match", form.get("options_hash", ""),
-                              db.match_games)
+        task = self._task_for(form, "match", db.match_games, caller)
         winner = winner_colour(form.get("winnercolor", ""))
         winner_net, loser_net = (task.net, task.other_net) if winner == 1 else (task.other_net, task.net)
         if (form.get("winnerhash"), form.get("loserhash")) != (winner_net, loser_net):
             raise Rejected("winnerhash / loserhash do not match the task's nets and winnercolor")
-        replay_sgf(self.game, gunzip_limited(sgf_gz, self.limits.sgf, "the sgf file"),
-                   _count(form, "movescount"), winner)
+        self._replay(form, sgf_gz, winner)
         sgf_file = f"matches/{time.time_ns():019d}-{sha256(sgf_gz)[:16]}.sgf.gz"
         row = dict(match_id=task.match_id, seed=task.seed, winner_net=winner_net, loser_net=loser_net,
                    winner_colour=COLOUR_NAMES[winner], moves=_count(form, "movescount"),
-                   score=form.get("score", "")[:32], client=client, sgf_file=sgf_file, submitted=db.now())
+                   score=form.get("score", "")[:32], client=caller.name, sgf_file=sgf_file,
+                   submitted=db.now())
         self._store({sgf_file: sgf_gz}, db.match_games, row)
-        decision = self.update_match(task.match_id)
+        decision = self.gate.update(task.match_id)
         return {"accepted": True, "decision": decision}
 
     def _store(self, files: dict[str, bytes], table, row: dict) -> None:
@@ -473,56 +467,75 @@ class Server:
         except db.IntegrityError:
             raise already_answered() from None
 
-    # --- gating -------------------------------------------------------------------------------
+    # --- the roster ---------------------------------------------------------------------------
 
-    def match_score(self, c, match) -> tuple[int, int]:
-        games = db.match_games.c
-        wins = c.execute(db.select(db.func.count()).select_from(db.match_games).where(
-            games.match_id == match.id, games.winner_net == match.candidate)).scalar_one()
-        total = c.execute(db.select(db.func.count()).select_from(db.match_games).where(
-            db.match_games.c.match_id == match.id)).scalar_one()
-        return wins, total - wins
-
-    def update_match(self, match_id: int) -> str | None:
-        """Run SPRT on a match; on a decision, record it and promote a passing candidate."""
-        with self.decision_lock, db.transaction(self.engine) as c:
-            match = c.execute(db.select(db.matches).where(db.matches.c.id == match_id)).first()
-            if match.decision is not None:
-                return match.decision
-            wins, losses = self.match_score(c, match)
-            decision = sprt(wins, losses, 0, SPRT_ELO0, self.elo1, SPRT_ALPHA, SPRT_BETA)[3]
-            if decision is None and wins + losses >= self.match_games:
-                decision = "H0"  # Leela Zero: no pass within the game budget is a fail
-            if decision is None:
-                return None
-            stamp = db.now()
-            decided = c.execute(db.matches.update()
-                                .where(db.matches.c.id == match_id, db.matches.c.decision.is_(None))
-                                .values(decision=decision, decided=stamp)).rowcount
-            if not decided:  # another worker process decided it first
-                return decision
-            if decision == "H1":
-                c.execute(db.networks.update().where(db.networks.c.hash == match.candidate)
-                          .values(best_since=stamp))
+    def revoke_client(self, name: str) -> dict:
+        """Revoke ``name``: its credential stops working, its self-play chunks leave the training
+        window (moved to ``revoked/chunks/``), and every match it played in is counted again."""
+        self.roster.revoke(name)
+        g = db.games.c
+        with db.transaction(self.engine) as c:
+            rows = c.execute(db.select(g.id, g.chunk_file).where(
+                g.client == name, g.chunk_file.like("chunks/%"))).all()
+            for row in rows:
+                c.execute(db.games.update().where(g.id == row.id)
+                          .values(chunk_file=f"revoked/{row.chunk_file}"))
+        (self.root / "revoked" / "chunks").mkdir(parents=True, exist_ok=True)
+        moved = 0
+        with self.engine.connect() as c:  # also finishes the moves of an earlier, interrupted revoke
+            names = [r.chunk_file for r in c.execute(db.select(g.chunk_file).where(g.client == name))]
+        for relative in names:
+            source = self.root / relative.removeprefix("revoked/")
+            if relative.startswith("revoked/") and source.exists():
+                source.replace(self.root / relative)
+                moved += 1
+        matches = self.gate.recount(name)
         self._forget_state()
-        log.info("match %d: %s %s after %d-%d", match_id, match.candidate[:8],
-                 "promoted" if decision == "H1" else "rejected", wins, losses)
-        return decision
+        log.warning("client %s revoked: %d chunks left the window, %d matches counted again",
+                    name, moved, len(matches))
+        return {"chunks_removed": moved, "matches_recounted": matches}
 
     # --- status -------------------------------------------------------------------------------
 
     def ratings(self) -> dict[str, tuple[float, float, float]]:
-        """Elo with 95% intervals of every net in a match game, the start net at 0."""
+        """Elo with 95% intervals of every net in a counted match game, the start net at 0."""
+        g = db.match_games.c
         with self.engine.connect() as c:
-            rows = c.execute(db.select(db.match_games.c.winner_net, db.match_games.c.loser_net)).all()
+            rows = c.execute(db.select(g.winner_net, g.loser_net, g.client)).all()
             anchor = c.execute(db.select(db.networks.c.hash).where(db.networks.c.number == 0)).scalar()
-        if self._ratings_cache[0] == len(rows):
+        revoked = self.roster.revoked()
+        key = (len(rows), revoked)
+        if self._ratings_cache[0] == key:
             return self._ratings_cache[1]
-        ratings = bayeselo([(w, l, 1.0) for w, l in rows], anchor=anchor or "") if rows else {}
+        results = [(w, l, 1.0) for w, l, client in rows if client not in revoked]
+        ratings = bayeselo(results, anchor=anchor or "") if results else {}
         if anchor:
             ratings.setdefault(anchor, (0.0, 0.0, 0.0))
-        self._ratings_cache = (len(rows), ratings)
+        self._ratings_cache = (key, ratings)
         return ratings
+
+    def contributions(self, c) -> list[dict]:
+        """Per client (roster and anonymous): games, positions, match games, last upload, revoked."""
+        g, m = db.games.c, db.match_games.c
+        found: dict[str, dict] = {}
+        for row in self.roster.entries():
+            found[row.name] = {"client": row.name, "games": 0, "positions": 0, "match_games": 0,
+                               "last_seen": None, "revoked": row.revoked is not None}
+
+        def entry(name: str) -> dict:
+            return found.setdefault(name, {"client": name, "games": 0, "positions": 0, "match_games": 0,
+                                           "last_seen": None, "revoked": False})
+
+        per_client = db.select(g.client, db.func.count(), db.func.sum(g.positions), db.func.max(g.submitted))
+        for name, games, positions, last in c.execute(per_client.group_by(g.client)):
+            e = entry(name)
+            e.update(games=games, positions=int(positions or 0), last_seen=last)
+        for name, games, last in c.execute(db.select(m.client, db.func.count(), db.func.max(m.submitted))
+                                           .group_by(m.client)):
+            e = entry(name)
+            e["match_games"] = games
+            e["last_seen"] = max(last, e["last_seen"] or 0.0)
+        return sorted(found.values(), key=lambda e: (-e["games"] - e["match_games"], e["client"]))
 
     def status(self) -> dict:
         hour_ago = db.now() - 3600
@@ -539,19 +552,23 @@ class Server:
             match_rows = c.execute(db.select(db.matches).order_by(db.matches.c.id.desc()).limit(20)).all()
             matches = []
             for m in match_rows:
-                wins, losses = self.match_score(c, m)
-                llr, lower, upper, _ = sprt(wins, losses, 0, SPRT_ELO0, self.elo1, SPRT_ALPHA, SPRT_BETA)
+                wins, losses, contributors = self.gate.score(c, m)
+                llr, lower, upper, _ = sprt(wins, losses, 0, SPRT_ELO0, self.gating.elo1, SPRT_ALPHA,
+                                            SPRT_BETA)
                 matches.append({"id": m.id, "candidate": m.candidate, "best": m.best, "wins": wins,
                                 "losses": losses, "llr": round(llr, 3), "lower": round(lower, 3),
-                                "upper": round(upper, 3), "decision": m.decision})
+                                "upper": round(upper, 3), "decision": m.decision,
+                                "contributors": (json.loads(m.contributors) if m.contributors
+                                                 else contributors)})
+            contributions = self.contributions(c)
         best = self.best_network()
         ratings = self.ratings()
         return {
             "games": games, "match_games": match_games, "networks": networks, "games_last_hour": games_hour,
             "clients_last_hour": clients, "best_network": best,
             "best_elo": round(ratings.get(best, (0.0,))[0], 1) if best else None,
-            "game": self.game.to_dict(), "options": self.selfplay_options, "elo1": self.elo1,
-            "matches": matches,
+            "game": self.game.to_dict(), "options": self.selfplay_options, "elo1": self.gating.elo1,
+            "trust_anonymous": self.trust_anonymous, "matches": matches, "clients": contributions,
             "group_commit": {"batches": self.commits.batches,  # of the process that answers
                              "entries": self.commits.entries,
                              "busy_seconds": round(self.commits.busy_seconds, 3)},
@@ -568,317 +585,16 @@ def already_answered() -> Rejected:
     return Rejected("this task was already answered", 409)
 
 
+def out_of_space(error: BaseException) -> bool:
+    """Whether ``error`` says the disk (or the database's file) is full."""
+    if isinstance(error, OSError) and error.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG):
+        return True
+    text = str(error).lower()
+    return isinstance(error, db.OperationalError) and ("full" in text or "no space" in text)
+
+
 def _count(form: dict[str, str], key: str) -> int:
     text = form.get(key, "")
-    if not text.isdigit() or len(text) > 6:
+    if not (text.isascii() and text.isdigit()) or len(text) > 6:
         raise Rejected(f"{key} {text[:20]!r} is not a move count")
     return int(text)
-
-
-# --- the status page -------------------------------------------------------------------------------
-
-
-def elo_graph_svg(networks: list[dict], width: int = 640, height: int = 320) -> str:
-    """The Elo of each rated net against its number, as an inline SVG line with error bars."""
-    points = [(n["number"], n["elo"]) for n in networks if n["elo"] is not None]
-    pad = 40
-    if not points:
-        return (f'<svg id="elo-graph" width="{width}" height="{height}" role="img">'
-                f'<text x="{pad}" y="{height // 2}">no rated networks yet</text></svg>')
-    xs = [x for x, _ in points]
-    ys = [v for _, e in points for v in e]
-    x0, x1 = min(xs), max(max(xs), min(xs) + 1)
-    y0, y1 = min(ys + [0.0]), max(ys + [1.0])
-
-    def sx(x: float) -> float:
-        return pad + (x - x0) / (x1 - x0) * (width - 2 * pad)
-
-    def sy(y: float) -> float:
-        return height - pad - (y - y0) / (y1 - y0) * (height - 2 * pad)
-
-    line = " ".join(f"{sx(x):.1f},{sy(e[0]):.1f}" for x, e in points)
-    bars = "".join(f'<line x1="{sx(x):.1f}" y1="{sy(e[1]):.1f}" x2="{sx(x):.1f}" y2="{sy(e[2]):.1f}" '
-                   f'stroke="#99b"/>' for x, e in points)
-    dots = "".join(f'<circle cx="{sx(x):.1f}" cy="{sy(e[0]):.1f}" r="3" fill="#225"/>' for x, e in points)
-    axes = (f'<line x1="{pad}" y1="{height - pad}" x2="{width - pad}" y2="{height - pad}" stroke="black"/>'
-            f'<line x1="{pad}" y1="{pad}" x2="{pad}" y2="{height - pad}" stroke="black"/>'
-            f'<text x="{width // 2 - 30}" y="{height - 8}">network number</text>'
-            f'<text x="4" y="{pad - 10}">Elo ({y0:.0f} to {y1:.0f})</text>')
-    return (f'<svg id="elo-graph" width="{width}" height="{height}" role="img" '
-            f'aria-label="Elo of each network">{axes}{bars}'
-            f'<polyline points="{line}" fill="none" stroke="#225" stroke-width="2"/>{dots}</svg>')
-
-
-def game_title(game: dict) -> str:
-    """``{'game': 'go', 'size': 9, 'komi': 7.5}`` as ``9x9 Go (komi 7.5)``."""
-    komi = f" (komi {game['komi']:g})" if "komi" in game else ""
-    return f"{game['size']}x{game['size']} {game['game'].capitalize()}{komi}"
-
-
-def status_page(status: dict) -> str:
-    """The HTML status page (Leela Zero's front page, small)."""
-    e = html.escape
-    best = status["best_network"] or "none"
-    match_rows = "".join(
-        f"<tr><td>{m['id']}</td><td>{e(m['candidate'][:8])}</td><td>{e(m['best'][:8])}</td>"
-        f"<td>{m['wins']}-{m['losses']}</td><td>{m['llr']:.2f} ({m['lower']:.2f} .. {m['upper']:.2f})</td>"
-        f"<td>{MATCH_STATES.get(m['decision'], 'running')}</td></tr>"
-        for m in status["matches"])
-    net_rows = "".join(
-        f"<tr><td>{n['number']}</td><td>{e(n['hash'][:8])}</td><td>{n['blocks']}x{n['filters']}</td>"
-        f"<td>{n['training_steps']}</td><td>{'' if n['elo'] is None else n['elo'][0]}</td>"
-        f"<td>{'best' if n['hash'] == status['best_network'] else ''}</td></tr>"
-        for n in reversed(status["network_list"][-20:]))
-    return f"""<!doctype html>
-<html><head><meta charset="utf-8"><title>zero9 server</title>
-<style>body{{font-family:sans-serif;margin:2em}} td,th{{padding:2px 8px}}</style></head>
-<body><h1>zero9: training one {e(game_title(status['game']))} net together</h1>
-<p>Best network: <b id="best-network">{e(best)}</b> (Elo {status['best_elo']})</p>
-<p>{status['games']} self-play games ({status['games_last_hour']} in the last hour),
-{status['match_games']} match games, {status['networks']} networks,
-{status['clients_last_hour']} clients in the last hour.</p>
-<h2>Elo (the start net = 0)</h2>
-{elo_graph_svg(status['network_list'])}
-<h2>Matches (SPRT elo0=0, elo1={status['elo1']:g})</h2>
-<table id="matches"><tr><th>#</th><th>candidate</th><th>best</th><th>W-L</th><th>LLR (bounds)</th>
-<th>state</th></tr>{match_rows}</table>
-<h2>Recent networks</h2>
-<table id="networks"><tr><th>#</th><th>hash</th><th>size</th><th>steps</th><th>Elo</th><th></th></tr>
-{net_rows}</table></body></html>
-"""
-
-
-# --- the web application ---------------------------------------------------------------------------
-
-
-def create_app(server: Server):
-    """The FastAPI app of ``server`` (the web stack is imported only here: it is optional)."""
-    from fastapi import FastAPI, Request
-    from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, PlainTextResponse
-
-    # FastAPI >= 0.16x asks OpenTelemetry's providers on every request unless told not to (a tenth
-    # of an upload's CPU here); zero9 exports no telemetry. Older FastAPI has no such argument.
-    quiet = ({"telemetry": {"tracing": False, "metrics": False, "logs": False}}
-             if "telemetry" in inspect.signature(FastAPI.__init__).parameters else {})
-    app = FastAPI(title="zero9 server", docs_url=None, redoc_url=None, **quiet)
-
-    def client_of(request: Request) -> str:
-        return request.client.host if request.client else "unknown"
-
-    def refuse(request: Request, rejected: Rejected) -> PlainTextResponse:
-        log.warning("refused %s %s from %s: %s", request.method, request.url.path, client_of(request),
-                    rejected.reason)
-        return PlainTextResponse(rejected.reason + "\n", status_code=rejected.status)
-
-    def rate_limited(inner):
-        """Plain ASGI (Starlette's ``@app.middleware`` costs a task group per request): a 429 before
-        anything is read when the client's address is over its rate."""
-
-        async def guard(scope, receive, send):
-            if scope["type"] == "http" and not server.limiter.allow((scope.get("client") or ("unknown",))[0]):
-                refused = refuse(Request(scope), Rejected("too many requests; slow down", 429))
-                await refused(scope, receive, send)
-                return
-            await inner(scope, receive, send)
-
-        return guard
-
-    app.add_middleware(rate_limited)
-
-    async def read_form(request: Request, limit: int) -> tuple[dict[str, str], dict[str, bytes]]:
-        """The multipart body, read within the size limit. A client's file names are never used
-        (stored files are named by time and content hash); one that holds a path is refused."""
-        body, received = bytearray(), 0
-        async for part in request.stream():
-            received += len(part)
-            if received <= limit:
-                body += part
-            elif received > DRAIN_FACTOR * limit:
-                break  # far too much: hang up. Below this the rest is read and dropped, so that
-                # the client hears the 413 rather than a connection reset.
-        if received > limit:
-            raise Rejected(f"the request body is over {limit} bytes", 413)
-        request._body = bytes(body)  # Starlette parses the form from this cached body
-        try:
-            form = await request.form(max_files=4, max_fields=20)
-        except Exception as e:  # a malformed multipart body
-            raise Rejected(f"unreadable form: {e}") from None
-        fields, files = {}, {}
-        for key, value in form.multi_items():
-            if isinstance(value, str):
-                fields[key] = value
-            else:
-                if any(mark in (value.filename or "") for mark in ("/", "\\", "..", "\0")):
-                    raise Rejected(f"file name {value.filename[:40]!r} holds a path")  # a probe: refuse it
-                files[key] = await value.read()
-        return fields, files
-
-    def needs(files: dict[str, bytes], *names: str) -> list[bytes]:
-        missing = [n for n in names if n not in files]
-        if missing:
-            raise Rejected(f"missing file field(s): {', '.join(missing)}")
-        return [files[n] for n in names]
-
-    async def committed(files: dict[str, bytes], rows: list) -> None:
-        """Wait, without holding a thread, until the group commit has made ``files`` and ``rows`` durable."""
-        try:
-            await asyncio.wrap_future(server.commits.submit(files, rows))
-        except db.IntegrityError:
-            raise already_answered() from None
-
-    # The two hot routes are plain Starlette routes: they take the request as it is, so FastAPI's
-    # per-request parameter and dependency resolution (a tenth of their CPU) is skipped.
-    async def get_task(request: Request) -> JSONResponse:
-        if server.task_state_cached():  # nothing to read: answer on the event loop
-            answer, rows = server.new_task(client_of(request))
-        else:
-            answer, rows = await run_sync(server.new_task, client_of(request))
-        if rows:
-            await committed({}, rows)
-        return JSONResponse(answer)
-
-    app.add_route("/get-task/{client_version}", get_task, methods=["GET"])
-    app.add_route("/get-task/{client_version}/{engine_version}", get_task, methods=["GET"])
-
-    @app.get("/networks/{name}")
-    def network(name: str):
-        path = server.network_file(name.removesuffix(".gz")) if name.endswith(".gz") else None
-        if path is None:
-            return PlainTextResponse("no such network\n", status_code=404)
-        return FileResponse(path, media_type="application/gzip", filename=path.name)
-
-    @app.get("/best-network")
-    def best_network():
-        path = server.network_file(server.best_network() or "")
-        if path is None:
-            return PlainTextResponse("no network yet\n", status_code=404)
-        return FileResponse(path, media_type="application/gzip", filename=path.name)
-
-    async def submit(request: Request):
-        """The hot path: the checks in the thread pool, then the group commit awaited on the loop."""
-        try:
-            fields, files = await read_form(request, server.limits.body)
-            sgf, chunk = needs(files, "sgf", "trainingdata")
-            answer, keep, row = await run_sync(server.check_game, fields, sgf, chunk, client_of(request))
-            await committed(keep, [(db.games, row)])
-        except Rejected as r:
-            return refuse(request, r)
-        return JSONResponse(answer)
-
-    app.add_route("/submit", submit, methods=["POST"])
-
-    @app.post("/submit-match")
-    async def submit_match(request: Request):
-        try:
-            fields, files = await read_form(request, server.limits.body)
-            answer = await run_sync(server.submit_match, fields, *needs(files, "sgf"), client_of(request))
-        except Rejected as r:
-            return refuse(request, r)
-        return JSONResponse(answer)
-
-    @app.post("/submit-network")
-    async def submit_network(request: Request):
-        try:
-            if not secrets.compare_digest(request.headers.get("x-api-key", ""), server.api_key):
-                raise Rejected("wrong or missing API key (header X-Api-Key)", 403)
-            fields, files = await read_form(request, server.limits.network_body)
-            (weights,) = needs(files, "weights")
-            steps = fields.get("training_steps", "0")
-            net_hash = await run_sync(server.add_network, weights, int(steps) if steps.isdigit() else 0)
-        except Rejected as r:
-            return refuse(request, r)
-        return JSONResponse({"accepted": True, "hash": net_hash})
-
-    @app.get("/status.json")
-    def status_json() -> JSONResponse:
-        return JSONResponse(server.status())
-
-    @app.get("/", response_class=HTMLResponse)
-    def index() -> HTMLResponse:
-        return HTMLResponse(status_page(server.status()))
-
-    return app
-
-
-async def run_sync(fn, *args):
-    """Run a blocking function (database, files, validation) in the thread pool."""
-    from starlette.concurrency import run_in_threadpool
-
-    return await run_in_threadpool(fn, *args)
-
-
-# --- the command -----------------------------------------------------------------------------------
-
-
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("run_dir", metavar="RUN_DIR", help="folder for the database, nets, games and chunks")
-    add_game_arguments(parser)
-    parser.add_argument("--host", default="127.0.0.1",
-                        help="address to listen on (0.0.0.0: every interface, for a class network)")
-    parser.add_argument("--port", type=int, default=8000)
-    parser.add_argument("--db", default=None, help="database URL (default: sqlite RUN_DIR/server.db; "
-                                                   "or postgresql://user@host/dbname)")
-    parser.add_argument("--net", default=None,
-                        help="start net (.pt or Leela Zero weights) for an empty server")
-    parser.add_argument("--blocks", type=int, default=6, help="residual blocks of a random start net")
-    parser.add_argument("--filters", type=int, default=32, help="filters of a random start net")
-    d = TaskOptions()
-    t = parser.add_argument_group("task options (what every client plays with)")
-    t.add_argument("--visits", type=int, default=d.visits)
-    t.add_argument("--playouts", type=int, default=d.playouts, help="0: no playout limit, visits decide")
-    t.add_argument("--randomcnt", type=int, default=d.randomcnt, help="first moves chosen by visit share")
-    t.add_argument("--resign-pct", type=int, default=d.resign_pct, help="resign below this winrate (percent)")
-    t.add_argument("--noise", action=argparse.BooleanOptionalAction, default=d.noise,
-                   help="Dirichlet noise at the root of self-play games")
-    g = parser.add_argument_group("gating and limits")
-    g.add_argument("--match-games", type=int, default=400, help="games after which an undecided match fails")
-    g.add_argument("--match-in-flight", type=int, default=20, help="match tasks outstanding at once")
-    g.add_argument("--elo1", type=float, default=SPRT_ELO1, help="SPRT's elo1 (Leela Zero: 35)")
-    limits = Limits()
-    g.add_argument("--rate-limit", type=float, default=limits.requests_per_minute,
-                   help="requests per minute per client address (0: none)")
-    g.add_argument("--max-body", type=int, default=limits.body, help="largest request body in bytes")
-    parser.add_argument("--workers", type=int, default=1,
-                        help="web server processes (one per core serves the most uploads)")
-
-
-def server_settings(args: argparse.Namespace) -> dict:
-    """The :class:`Server` arguments the command line names, as JSON (worker processes get them so)."""
-    game = game_from_args(args)
-    if game.name != "go":
-        raise ValueError("the Leela Zero protocol carries Go games (its training chunks are Go-only)")
-    options = TaskOptions(args.visits, args.playouts, args.resign_pct, args.randomcnt, args.noise)
-    limits = Limits(body=args.max_body, requests_per_minute=args.rate_limit)
-    return {"run_dir": args.run_dir, "game": game.to_dict(), "options": dataclasses.asdict(options),
-            "db_url": args.db, "limits": dataclasses.asdict(limits), "match_games": args.match_games,
-            "match_in_flight": args.match_in_flight, "elo1": args.elo1}
-
-
-def server_from_settings(settings: dict, sweep: bool) -> Server:
-    return Server(**dict(settings, game=make_game(**settings["game"]), sweep=sweep,
-                         options=TaskOptions(**settings["options"]), limits=Limits(**settings["limits"])))
-
-
-def app_from_environment():
-    """uvicorn's app factory in each worker process (``--workers N``): settings from the environment."""
-    logging.basicConfig(level=logging.INFO, format=LOG_FORMAT)
-    return create_app(server_from_settings(json.loads(os.environ[SETTINGS_ENV]), sweep=False))
-
-
-def run(args: argparse.Namespace) -> int:
-    import uvicorn
-
-    settings = server_settings(args)
-    logging.basicConfig(level=logging.INFO, format=LOG_FORMAT)
-    server = server_from_settings(settings, sweep=True)
-    best = server.ensure_start_net(args.net, args.blocks, args.filters)
-    print(f"zero9 server: best network {best[:8]}; http://{args.host}:{args.port}/ ; "
-          f"trainer API key in {Path(args.run_dir) / 'api_key'}", flush=True)
-    if args.workers == 1:
-        uvicorn.run(create_app(server), host=args.host, port=args.port, log_level="warning")
-        return 0
-    server.engine.dispose()
-    os.environ[SETTINGS_ENV] = json.dumps(settings)
-    uvicorn.run("zero9.distributed.server:app_from_environment", factory=True, workers=args.workers,
-                host=args.host, port=args.port, log_level="warning")
-    return 0

@@ -22,18 +22,16 @@ trained but not yet accepted by the server is submitted again on the next start.
 
 from __future__ import annotations
 
-import argparse
 import gzip
 import hashlib
 import os
 import time
 from pathlib import Path
 
-from zero9.distributed.client import ServerError, http, multipart
+from zero9.distributed.client import NET_GZ_MAX_BYTES, ServerError, http, multipart
 from zero9.learn.rundir import RunDir, sorted_chunk_files
 from zero9.learn.train import StateHolder, clear_train_state, train_generation
 from zero9.nn.checkpoint import load_checkpoint, load_net, save_checkpoint
-from zero9.nn.net import resolve_device
 from zero9.nn.weights import lz_text
 from zero9.settings import TrainOptions
 from zero9.util.files import atomic_write_bytes
@@ -65,7 +63,7 @@ class Trainer:
             ckpt = load_checkpoint(self.state.net_path(status["trainer"]), self.opts.device)
             return ckpt.net, ckpt.meta, ckpt.optimizer_state, int(status.get("global_step", 0))
         path = self.state.nets_dir / "server-best.gz"
-        atomic_write_bytes(path, http(f"{self.url}/best-network"))
+        atomic_write_bytes(path, http(f"{self.url}/best-network", max_bytes=NET_GZ_MAX_BYTES))
         net, meta = load_net(path, device=self.opts.device)
         return net.train(), meta, None, 0
 
@@ -132,28 +130,3 @@ class Trainer:
             seen, done = games, done + 1
             print(f"round {generation + 1}: trained on {games} games, submitted {net_hash[:8]}", flush=True)
         return 0
-
-
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    d = TrainOptions()
-    parser.add_argument("url", metavar="URL", help="the server, e.g. http://127.0.0.1:8000")
-    parser.add_argument("run_dir", metavar="RUN_DIR",
-                        help="the server's run directory (its chunks/ are the data)")
-    parser.add_argument("--api-key", default=None, help="the server's key (default: read RUN_DIR/api_key)")
-    parser.add_argument("--steps", type=int, default=d.steps, help="training steps per candidate")
-    parser.add_argument("--min-games", type=int, default=100, help="new games before the next round")
-    parser.add_argument("--rounds", type=int, default=None, help="stop after this many candidates")
-    parser.add_argument("--timeout", type=float, default=None, metavar="MIN", help="stop after MIN minutes")
-    parser.add_argument("--batch-size", type=int, default=d.batch_size)
-    parser.add_argument("--lr", type=float, default=d.lr)
-    parser.add_argument("--window", type=float, default=d.window, help="share of the newest positions")
-    parser.add_argument("--window-min", type=int, default=d.window_min)
-    parser.add_argument("--device", default="auto")
-    parser.add_argument("--seed", type=int, default=None)
-
-
-def run(args: argparse.Namespace) -> int:
-    opts = TrainOptions(steps=args.steps, batch_size=args.batch_size, lr=args.lr, window=args.window,
-                        window_min=args.window_min, seed=args.seed, device=str(resolve_device(args.device)))
-    trainer = Trainer(args.url, Path(args.run_dir), opts, args.api_key)
-    return trainer.run(args.rounds, args.min_games, args.timeout)

@@ -10,8 +10,15 @@ Vocabulary:
 - **replay**: the SGF's moves played on the server's own rules from the empty board; an illegal
   move, another board size or komi, a result that disagrees with the moves, ``movescount`` or
   ``winnercolor`` are refused.
+- **shape** (before parsing): a server's game is one line of moves, so an SGF with a variation
+  or more nodes than a limit is refused by counting, in C-speed byte operations, before the
+  parser (whose cost grows with the variations) ever sees it.
 - **agreement** (self-play): the training chunk holds one position per move, and each
   position's stored planes, side to move and outcome are what the replayed game says.
+- **sane policies**: each position's policy is a probability distribution (no negative entry,
+  sums to 1) over the moves that are legal there as far as the planes show (no mass on an
+  occupied point), and the move the game played has some mass (the search visited it: Leela
+  Zero's policies are visit shares, and a move is chosen among the visited ones).
 
 Nothing here touches the disk or the database: the server calls these first, and writes only
 what passed.
@@ -19,6 +26,7 @@ what passed.
 
 from __future__ import annotations
 
+import re
 import zlib
 from dataclasses import dataclass
 
@@ -47,6 +55,7 @@ class ReplayedGame:
     """An SGF that replayed legally: the positions before each move and the final one."""
 
     positions: list[Position]  # position before move i
+    actions: list[int]  # move i
     final: Position
     winner: int
     resigned: bool
@@ -77,6 +86,21 @@ def winner_colour(text: str) -> int:
     raise Rejected(f"winnercolor {text[:20]!r} is neither black nor white")
 
 
+SGF_VALUE = re.compile(rb"\[(?:[^\]\\]|\\.)*\]", re.DOTALL)  # a property value, escapes included
+
+
+def check_sgf_shape(sgf: bytes, max_nodes: int) -> None:
+    """Rejected unless ``sgf`` is one game tree without variations and at most ``max_nodes`` nodes
+    (counted outside property values, before any parsing)."""
+    bare = SGF_VALUE.sub(b"", sgf)
+    trees = bare.count(b"(")
+    if trees != 1:
+        raise Rejected(f"the SGF has {trees} game trees or variations; a server game is one line of moves")
+    nodes = bare.count(b";")
+    if nodes > max_nodes:
+        raise Rejected(f"the SGF has {nodes} nodes; this server takes at most {max_nodes}", 413)
+
+
 def replay_sgf(game: Game, sgf_bytes: bytes, movescount: int, winner: int) -> ReplayedGame:
     """Replay an SGF under ``game``'s rules and check it against the form fields (see module doc)."""
     try:
@@ -87,7 +111,7 @@ def replay_sgf(game: Game, sgf_bytes: bytes, movescount: int, winner: int) -> Re
         raise Rejected(f"the SGF is for {record.game.to_dict()}, this server plays {game.to_dict()}")
     if record.setup:
         raise Rejected("the SGF has setup stones; games start from the empty board")
-    position, positions = game.new_position(), []
+    position, positions, actions = game.new_position(), [], []
     for number, (colour, action) in enumerate(record.moves, start=1):
         if colour != position.to_play:
             raise Rejected(f"move {number} is by the wrong colour")
@@ -96,6 +120,7 @@ def replay_sgf(game: Game, sgf_bytes: bytes, movescount: int, winner: int) -> Re
         except IllegalMove as e:
             raise Rejected(f"move {number} is illegal: {e}") from None
         positions.append(position)
+        actions.append(action)
         position = after
     resigned = "+r" in record.result.lower()  # 'B+R', 'W+Resign'
     final = position
@@ -120,7 +145,7 @@ def replay_sgf(game: Game, sgf_bytes: bytes, movescount: int, winner: int) -> Re
         allowed |= {played + 1, played + 2}  # the engine's passes after the cap end autogtp's game
     if movescount not in allowed:
         raise Rejected(f"movescount {movescount} but the SGF has {played} moves")
-    return ReplayedGame(positions, final, actual, resigned)
+    return ReplayedGame(positions, actions, final, actual, resigned)
 
 
 def check_chunk(chunk_text: str, replayed: ReplayedGame) -> ChunkData:
@@ -144,6 +169,26 @@ def check_chunk(chunk_text: str, replayed: ReplayedGame) -> ChunkData:
     outcome = np.where(to_play == replayed.winner, 1.0, -1.0)
     if not np.array_equal(data.value, outcome):
         raise Rejected("the training data's outcomes disagree with the winner")
-    if np.abs(data.policy.sum(axis=1) - 1).max() > POLICY_TOLERANCE:
-        raise Rejected("a training policy does not sum to 1")
+    check_policies(data, replayed)
     return data
+
+
+def check_policies(data: ChunkData, replayed: ReplayedGame) -> None:
+    """Rejected unless every policy is a distribution over the moves legal as far as the planes show,
+    with some mass on the move played (see the module docstring)."""
+    policy = data.policy
+    number = lambda rows: int(np.flatnonzero(rows)[0]) + 1  # noqa: E731  (the first bad position)
+    if (policy < 0).any(axis=1).any():
+        raise Rejected(f"training policy {number((policy < 0).any(axis=1))} has a negative entry")
+    off = np.abs(policy.sum(axis=1) - 1) > POLICY_TOLERANCE
+    if off.any():
+        raise Rejected(f"training policy {number(off)} does not sum to 1")
+    points = data.size * data.size
+    occupied = (data.planes[:, 0] + data.planes[:, LZ_STORED_PLANES // 2]).reshape(len(data), points) > 0
+    on_stones = (policy[:, :points] > POLICY_TOLERANCE) & occupied
+    if on_stones.any():
+        raise Rejected(f"training policy {number(on_stones.any(axis=1))} puts weight on an occupied point")
+    played = policy[np.arange(len(data)), np.asarray(replayed.actions, dtype=np.int64)]
+    if (played <= 0).any():
+        raise Rejected(f"training policy {number(played <= 0)} gives the move played no weight: the "
+                       "search never visited it")
