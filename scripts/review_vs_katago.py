@@ -97,16 +97,32 @@ def pick_games(count: int) -> list:
     return [g for g in games if "/levels/" not in str(g[0])][:count]
 
 
-def zero9_losses(games: list, visits: int, device: str) -> list[list[dict]]:
+def _review_one(job: tuple[int, str, int, str]) -> list[dict]:
+    g, sgf, visits, device = job
     from zero9.arena.review import review_game
+    from zero9.games.sgf import read_sgf
     from zero9.nn.checkpoint import load_net
 
     net, _ = load_net(ROOT / "example-data" / "go_9x9_best.pt", device=device)
-    out = []
-    for g, (_, record) in enumerate(games):
-        out.append(review_game(record, net, visits, seed=g).moves)
-        print(f"zero9: {g + 1}/{len(games)} games", file=sys.stderr)
-    return out
+    moves = review_game(read_sgf(sgf), net, visits, seed=g).moves
+    print(f"zero9: game {g} reviewed", file=sys.stderr)
+    return moves
+
+
+def zero9_losses(games: list, visits: int, device: str, jobs: int = 1) -> list[list[dict]]:
+    """zero9's review of each game (seed = the game's index); ``jobs`` processes, GPUs taken in turn."""
+    import multiprocessing
+
+    gpus = 0
+    if device == "cuda":
+        import torch
+
+        gpus = torch.cuda.device_count()
+    work = [(g, str(sgf), visits, f"cuda:{g % gpus}" if gpus else device) for g, (sgf, _) in enumerate(games)]
+    if jobs <= 1:
+        return [_review_one(job) for job in work]
+    with multiprocessing.get_context("spawn").Pool(jobs) as pool:
+        return pool.map(_review_one, work)
 
 
 def compare(games: list, zero9: list[list[dict]], kata: list[list[float]], katago_threshold: float,
@@ -147,6 +163,7 @@ def main() -> int:
     parser.add_argument("--visits", type=int, default=200)
     parser.add_argument("--flagged", default="inaccuracy", help="the mildest class that counts as flagged")
     parser.add_argument("--device", default="cpu")
+    parser.add_argument("--jobs", type=int, default=1, help="zero9: games reviewed at once (processes)")
     parser.add_argument("--zero9-json", default="zero9-losses.json")
     parser.add_argument("--queries", default="katago-queries.jsonl")
     parser.add_argument("--replies", default="katago-replies.jsonl", help="KataGo's analysis output")
@@ -154,7 +171,8 @@ def main() -> int:
     args = parser.parse_args()
     games = pick_games(args.games)
     if args.step == "zero9":
-        Path(args.zero9_json).write_text(json.dumps(zero9_losses(games, args.visits, args.device)) + "\n")
+        losses = zero9_losses(games, args.visits, args.device, args.jobs)
+        Path(args.zero9_json).write_text(json.dumps(losses) + "\n")
         return 0
     if args.step == "queries":
         Path(args.queries).write_text(katago_queries(games, args.katago_visits))
