@@ -282,7 +282,7 @@ def _read_tree(tree: Tree, evaluator, policy: np.ndarray) -> PositionAnalysis:
     sums = _subtree_sums(root, evaluator) if go else {}
     N, W = root.N, root.W
     visits = int(round(N.sum()))
-    value = (root.value + float(W.sum())) / (1.0 + N.sum())
+    value = (root.value + float(W.sum())) / (1.0 + float(N.sum()))
     lcb = lower_confidence_bounds(root)
     moves = []
     for rank, i in enumerate(i for i in np.lexsort((root.P, root.Q, N))[::-1] if N[i] > 0):
