@@ -4,14 +4,17 @@ Vocabulary:
 
 - **UI state** (:class:`UiState`): what only the window cares about, not the game:
   whether the **setup** panel (the new-game settings) is open and its **draft**
-  settings, the text fields, the **prompt** (the save / load file box) and the
-  point under the mouse (**hover**, drawn as a ghost stone).
+  settings, the text fields, the **chooser** (:mod:`gui.chooser`: the load / save
+  file chooser), the **alert** (a whole error message in a box until dismissed) and
+  the point under the mouse (**hover**, drawn as a ghost stone).
 - **command**: a widget's name (``'undo'``, ``'toggle:policy'``, ``'set:size:+'``...);
   a click on a widget and its keyboard shortcut run the same command.
 
-Keys: W C P V toggle the overlays, H hint, A AI move, U (or Backspace) undo,
+Keys: W C P V O toggle the overlays, H hint, A AI move, U (or Backspace) undo,
 Escape stops the AI, arrow keys / Home / End / the mouse wheel browse the game,
-N new game, S save, L load. Text fields take the keyboard while they have focus.
+[ and ] (or Page Up / Page Down) switch between variations, Delete deletes the
+variation from the move shown, N new game, S save, L load. Text fields take the
+keyboard while they have focus; the chooser takes it while it is open.
 """
 
 from __future__ import annotations
@@ -23,8 +26,9 @@ from pathlib import Path
 
 import pygame
 
+from gui.chooser import Chooser, remember
 from gui.engine import LEVELS
-from gui.model import PlayModel, Settings
+from gui.model import DEFAULT_KOMI, DEFAULT_SIZES, PlayModel, Settings
 from gui.view import View
 from gui.widgets import TextField
 from zero9.games import BLACK, WHITE
@@ -42,6 +46,12 @@ KEY_COMMANDS = {
     pygame.K_c: "toggle:candidates",
     pygame.K_p: "toggle:policy",
     pygame.K_v: "toggle:variation",
+    pygame.K_o: "toggle:territory",
+    pygame.K_LEFTBRACKET: "branch:prev",
+    pygame.K_RIGHTBRACKET: "branch:next",
+    pygame.K_PAGEUP: "branch:prev",
+    pygame.K_PAGEDOWN: "branch:next",
+    pygame.K_DELETE: "branch:delete",
     pygame.K_h: "hint",
     pygame.K_a: "ai_move",
     pygame.K_u: "undo",
@@ -67,8 +77,7 @@ class UiState:
     draft: Settings
     visits_field: TextField = field(default_factory=lambda: TextField(numeric=True))
     net_field: TextField = field(default_factory=lambda: TextField(placeholder="(shipped net for the game)"))
-    prompt: str | None = None  # 'save' or 'load' while the file box is open
-    prompt_field: TextField = field(default_factory=TextField)
+    chooser: Chooser | None = None  # the load / save file chooser while it is open
     pointer: tuple[int, int] | None = None  # the mouse in the window, None once it has left
     hover: int | None = None  # the board point under the pointer, on the current layout
 
@@ -80,14 +89,12 @@ class UiState:
         self.net_field.value = self.draft.net or ""
 
     def field(self, name: str) -> TextField:
-        return {
-            "field:visits": self.visits_field,
-            "field:net": self.net_field,
-            "field:prompt": self.prompt_field,
-        }[name]
+        if name == "field:chooser" and self.chooser is not None:
+            return self.chooser.field
+        return {"field:visits": self.visits_field, "field:net": self.net_field}[name]
 
     def focused(self) -> TextField | None:
-        for f in (self.visits_field, self.net_field, self.prompt_field):
+        for f in (self.visits_field, self.net_field):
             if f.editing:
                 return f
         return None
@@ -104,7 +111,7 @@ class UiState:
 
 
 class Controller:
-    """Routes events to the model (game commands) or the UI state (setup, prompt, hover)."""
+    """Routes events to the model (game commands) or the UI state (setup, chooser, hover)."""
 
     def __init__(self, model: PlayModel, view: View, ui: UiState):
         self.model, self.view, self.ui = model, view, ui
@@ -117,6 +124,8 @@ class Controller:
             self.quit = True
         elif event.type == pygame.MOUSEBUTTONDOWN and event.button == 1:
             self.click(event.pos)
+        elif event.type == pygame.MOUSEWHEEL and self.ui.chooser is not None:
+            self.ui.chooser.scroll_by(-3 if event.y > 0 else 3, self.view.chooser_rows())
         elif event.type == pygame.MOUSEWHEEL and not self.ui.setup_open:
             self.command("nav:prev" if event.y > 0 else "nav:next")
         elif event.type == pygame.MOUSEMOTION:
@@ -128,8 +137,8 @@ class Controller:
         elif event.type == pygame.KEYDOWN:
             self.key(event)
         elif event.type == pygame.DROPFILE:
-            self.ui.prompt = None
-            self.model.load(event.file)
+            self.ui.chooser = None
+            self._load(event.file)
 
     def locate_pointer(self) -> None:
         """The hover point under the pointer on the current layout (another board size has other points)."""
@@ -145,15 +154,18 @@ class Controller:
             self.ui.sync_fields()
 
     def key(self, event: pygame.event.Event) -> None:
+        if self.model.alert is not None:
+            if event.key in (pygame.K_RETURN, pygame.K_KP_ENTER, pygame.K_ESCAPE, pygame.K_SPACE):
+                self.model.alert = None
+            return
+        if self.ui.chooser is not None:
+            self._chooser_key(event)
+            return
         focused = self.ui.focused()
         if focused is not None:
             done = focused.key(event)
             if done is not None:
                 self._field_done(focused, done)
-            return
-        if self.ui.prompt:
-            if event.key == pygame.K_ESCAPE:
-                self.ui.prompt = None
             return
         if self.ui.setup_open:
             if event.key in (pygame.K_RETURN, pygame.K_KP_ENTER):
@@ -169,9 +181,12 @@ class Controller:
         focused = self.ui.focused()
         widgets, _, _ = self.view.widgets(self.model, self.ui)
         hit = next((w for w in widgets if w.hit(pos)), None)
-        if self.ui.prompt:  # the file box is modal: only its buttons answer
-            if hit is not None and hit.name.startswith("prompt:"):
-                self.command(hit.name)
+        if self.model.alert is not None:  # the alert is modal: its OK (or anything) dismisses it
+            self.model.alert = None
+            return
+        if self.ui.chooser is not None:  # the chooser is modal: only its widgets answer
+            if hit is not None and hit.name.startswith(("chooser:", "field:chooser")):
+                self._chooser_click(hit.name)
             return
         on_itself = hit is not None and hit.kind == "field" and self.ui.field(hit.name) is focused
         if focused is not None and not on_itself:
@@ -180,10 +195,10 @@ class Controller:
             self.command(hit.name)
             return
         lay = self.view.layout
-        graph = self.view.graph_rect
-        if graph is not None and graph.collidepoint(pos) and not self.ui.setup_open:
-            self.model.navigate(self.view.graph_index(pos[0], len(self.model.history) - 1))
-            return
+        for graph in (self.view.graph_rect, self.view.score_rect):
+            if graph is not None and graph.collidepoint(pos) and not self.ui.setup_open:
+                self.model.navigate(self.view.graph_index(pos[0], len(self.model.history) - 1, graph))
+                return
         if lay.slider_rect.inflate(0, 12).collidepoint(pos) and not self.ui.setup_open:
             self.model.navigate(lay.slider_index(pos[0], len(self.model.history) - 1))
             return
@@ -210,16 +225,15 @@ class Controller:
         elif name.startswith("nav:"):
             step = {"nav:first": -(10**9), "nav:prev": -1, "nav:next": 1, "nav:last": 10**9}[name]
             m.navigate(m.cursor + step)
-        elif name.startswith("prompt:"):
-            if name == "prompt:ok":
-                self._field_done(self.ui.prompt_field, "commit")
-            else:
-                self.ui.prompt = None
-                self.ui.prompt_field.editing = False
+        elif name.startswith("branch:"):
+            {"branch:prev": lambda: m.switch_branch(-1), "branch:next": lambda: m.switch_branch(1),
+             "branch:delete": m.delete_branch}[name]()
         elif name in ("save", "load"):
-            self._open_prompt(name)
-        elif name == "new":
-            self.ui.setup_open, self.ui.draft = True, replace(m.settings)
+            self._open_chooser(name)
+        elif name == "new":  # the game's default size and komi, not a loaded file's
+            s = m.settings
+            self.ui.setup_open = True
+            self.ui.draft = replace(s, size=DEFAULT_SIZES.get(s.game, s.size), komi=DEFAULT_KOMI)
             self.ui.sync_fields()
         elif name == "start":
             self._start()
@@ -246,7 +260,7 @@ class Controller:
         _, what, value = name.split(":", 2)
         d = self.ui.draft
         if what == "game":
-            d.game = value
+            d.game, d.size, d.komi = value, DEFAULT_SIZES[value], DEFAULT_KOMI
         elif what == "size" and value in "+-":
             d.size = max(SIZE_RANGE[0], min(SIZE_RANGE[1], d.size + (1 if value == "+" else -1)))
         elif what == "human":
@@ -264,8 +278,6 @@ class Controller:
             f.commit()
         f.editing = False
         if how != "commit":
-            if f is self.ui.prompt_field:
-                self.ui.prompt = None
             return
         d = self.ui.draft
         if f is self.ui.visits_field:
@@ -278,30 +290,68 @@ class Controller:
                 f.value = str(d.visits)
                 return
             d.visits = visits
-            d.level = next((n for n, v in LEVELS.items() if v == visits), "custom")
+            if LEVELS.get(d.level) != visits:
+                d.level = next((n for n, v in LEVELS.items() if v == visits), "custom")
         elif f is self.ui.net_field:
             d.net = f.value or None
-        elif f is self.ui.prompt_field:
-            kind, self.ui.prompt = self.ui.prompt, None
-            if not f.value:
-                self.model.say("no file name given", "error")
-            elif kind == "save":
-                self.model.save(f.value)
-            elif kind == "load":
-                self.model.load(f.value)
 
-    def _open_prompt(self, kind: str) -> None:
+    # ---- the file chooser ---------------------------------------------------------------------
+
+    def _open_chooser(self, kind: str) -> None:
         m = self.model
-        # not the folder the window was started from (a clone, a system folder): one games folder
-        # in the home directory, shown in the box to change before anything is written
+        # not the folder the window was started from (a clone, a system folder): the folder of the
+        # game loaded or saved last, else one games folder in the home directory
+        folder = m.sgf_path.parent if m.sgf_path is not None else games_folder()
+        if not folder.is_dir():
+            folder = folder if kind == "save" else Path.home()
+        name = ""
         if kind == "save":
-            stamp = time.strftime("%Y%m%d-%H%M%S")
-            default = m.sgf_path or games_folder() / f"zero9-{m.game.name}{m.game.size}-{stamp}.sgf"
+            name = m.sgf_path.name if m.sgf_path else \
+                f"zero9-{m.game.name}{m.game.size}-{time.strftime('%Y%m%d-%H%M%S')}.sgf"
+        self.ui.chooser = Chooser.open_for(kind, folder, name)
+
+    def _chooser_key(self, event: pygame.event.Event) -> None:
+        chooser, rows = self.ui.chooser, self.view.chooser_rows()
+        steps = {pygame.K_UP: -1, pygame.K_DOWN: 1, pygame.K_PAGEUP: -rows, pygame.K_PAGEDOWN: rows}
+        if event.key in steps:
+            chooser.move(steps[event.key], rows)
+        elif event.key == pygame.K_ESCAPE:
+            self.ui.chooser = None
+        elif event.key in (pygame.K_RETURN, pygame.K_KP_ENTER):
+            self._decide(chooser.enter())
+        elif event.key == pygame.K_BACKSPACE and not chooser.field.draft:
+            chooser.up()
         else:
-            default = m.sgf_path or games_folder()
-        self.ui.prompt = kind
-        self.ui.prompt_field.value = str(default)
-        self.ui.prompt_field.start()
+            chooser.field.key(event)
+            chooser.field.editing = True  # the name field keeps the keyboard while the chooser is open
+
+    def _chooser_click(self, name: str) -> None:
+        chooser = self.ui.chooser
+        if name.startswith("chooser:entry:"):
+            index = int(name.rsplit(":", 1)[1])
+            if index == chooser.selected:
+                self._decide(chooser.open(index))
+            else:
+                chooser.selected = index
+        elif name == "chooser:up":
+            chooser.up()
+        elif name == "chooser:ok":
+            self._decide(chooser.enter())
+        elif name == "chooser:cancel":
+            self.ui.chooser = None
+
+    def _decide(self, path: Path | None) -> None:
+        """The chooser picked ``path`` (None: it stays open): load or save it, and remember it."""
+        chooser = self.ui.chooser
+        if path is None or chooser is None:
+            return
+        self.ui.chooser = None
+        done = self.model.save(path) if chooser.mode == "save" else self._load(path)
+        if done:
+            remember(path)
+
+    def _load(self, path: str | Path) -> bool:
+        return self.model.load(path)
 
     def _start(self) -> None:
         for f in (self.ui.visits_field, self.ui.net_field):

@@ -36,11 +36,12 @@ from typing import Any
 from zero9.arena.levels import LEVELS as AI_LEVELS
 from zero9.games import Game
 from zero9.nn.checkpoint import default_net_path
+from zero9.search.analysis import make_evaluator
 from zero9.search.player import NetMismatch, NetSource
 
 # The named levels of zero9.arena.levels (their measured strength: docs/levels.md), by visits.
 LEVELS: dict[str, int] = {name: level.visits for name, level in AI_LEVELS.items()}
-DEFAULT_LEVEL = "strong"
+DEFAULT_LEVEL = "beginner"  # a level a beginner can beat (docs/levels.md: 29-1 against random play)
 UNIFORM_NOTICE = "no net: uniform prior"
 
 
@@ -50,6 +51,8 @@ class Engine:
     label: str  # 'net go9-10x64.pt (10x64)' or UNIFORM_NOTICE
     uniform: bool
     net_path: Path | None
+    analyser: Any = None  # the evaluator zero9.search.analysis searches with (ownership kept: Go scores)
+    net: Any = None  # the net itself (review_game builds its own seeded evaluator from it); None: uniform
 
 
 def resolve_net_path(game: Game, net: str | None) -> Path | None:
@@ -87,7 +90,8 @@ def build_engine(game: Game, net: str | None, visits: int) -> Engine:
 
     path = resolve_net_path(game, net)
     if path is None:
-        return Engine(NetSource(None).player(game, visits=visits), UNIFORM_NOTICE, True, None)
+        player = NetSource(None).player(game, visits=visits)
+        return Engine(player, UNIFORM_NOTICE, True, None, player.evaluator)
     if not path.is_file():
         raise ValueError(f"net file {path} does not exist")
 
@@ -98,7 +102,9 @@ def build_engine(game: Game, net: str | None, visits: int) -> Engine:
     check_fit(source.meta, source.net, game, path)  # the window's own wording of a mismatch
     config = getattr(source.net, "config", {})
     shape = f" ({config['blocks']}x{config['filters']})" if "blocks" in config and "filters" in config else ""
-    return Engine(source.player(game, visits=visits), f"net {path.name}{shape}", False, path)
+    analyser = make_evaluator(source.net) if game.name == "go" else source.evaluator(game)
+    player = source.player(game, visits=visits)
+    return Engine(player, f"net {path.name}{shape}", False, path, analyser, source.net)
 
 
 @dataclass

@@ -23,7 +23,7 @@ import pygame
 
 PANEL_WIDTH = 330
 SLIDER_HEIGHT = 34
-MIN_WIDTH, MIN_HEIGHT = 820, 600
+MIN_WIDTH, MIN_HEIGHT = 800, 600
 
 
 @dataclass(frozen=True)
@@ -80,7 +80,7 @@ class Layout:
     def slider_rect(self) -> pygame.Rect:
         """The move slider under the board."""
         side = self.board_side
-        label = 100  # room on the right for 'move k / n'
+        label = 112  # room on the right for "move k / n", clear of the knob
         return pygame.Rect(
             int(self.cell * 0.6), side + 8, side - int(self.cell * 0.6) - label, SLIDER_HEIGHT - 16
         )

@@ -1,33 +1,29 @@
-"""The window's state: the game, its history, the AI's analysis and the jobs running for it.
+"""The window's state: the game tree, what the AI knows, and the inputs that change them.
 
 Vocabulary:
 
 - **settings**: what the player chooses before a game (:class:`Settings`): game,
   size, the **human**'s colour, the level and visits, komi, the net file.
-- **history**: the list of positions from the empty board; ``history[i]`` is after
-  ``i`` moves. The **cursor** is the index shown on the board; moving it (arrow
-  keys, the slider) browses the game, and playing there cuts off the moves after it.
-- **ended**: a terminal position reached by resigning. It is kept apart from the
-  history because a resignation is not a move (no SGF node); a game that ends by
-  two passes or five in a row simply has a terminal ``history[-1]``.
+- **tree** (:mod:`gui.history`): the game's variation tree; the **line** shown is
+  ``history`` (``history[i]`` is after ``i`` moves of it) and the **cursor** is the
+  index on the board. Playing at an earlier move starts a branch; the later moves stay.
+- **ended**: a position reached by resigning at the cursor's node. It is kept apart
+  from the tree because a resignation is not a move (no SGF node); a game that ends by
+  two passes or five in a row simply has a terminal position in the tree.
 - **auto**: whether the AI answers by itself when it is its turn at the end of the
-  history. It is off after loading an SGF (so you can browse first) and on after
-  each of your moves.
-- **analysis**: what the AI knows about ``history[i]`` (:class:`Analysis`): the
-  side to move's **win rate** (0..1), the **candidates** (``MoveStats`` from a
-  search, best first), the **policy** (the net's prior per action) and a **hint**.
+  line. It is off after loading an SGF (so you can browse first) and on after each of
+  your moves.
+- **players**: who played each colour, as the result names them: ``you`` and ``the AI``
+  in your games, the SGF's ``PB``/``PW`` in a loaded one (``own_game`` is False until you
+  play a move in it), so a loaded game is never described as if you had played it.
+- **analysis**: what the AI knows about each node (:class:`gui.jobs.Analysis`); the AI's
+  jobs (:mod:`gui.jobs`) fill it in on the worker thread, and :meth:`PlayModel.update`
+  hands each result to :class:`gui.ai.AiJobs`, whose table names one handler per kind.
+- **coach** (:mod:`gui.coach`): the review of the line and the teaching game.
 - **overlays**: the teaching layers the view draws on top of the board, each on or
-  off: ``winrate`` (bar and graph), ``candidates``, ``policy`` (heatmap) and
-  ``variation`` (the principal variation as numbered ghost stones).
-- **review**: the whole game searched again move by move (:mod:`zero9.arena.review`):
-  per move the winrate lost and its class (inaccuracy, mistake, blunder), the better
-  move and its line. :attr:`PlayModel.review` holds it while the history still starts
-  with the line that was reviewed; the graph and the board show it.
-- **teaching game** (KaTrain's teaching mode): with ``teaching`` on, each of your moves
-  is checked (the position before and after it searched at ``teach_visits``) before the
-  AI answers; a move that loses at least ``teach_threshold`` stops the game with a
-  :class:`TeachNote`: what it cost, the better move and its line, and Undo to try again
-  (AI move plays on).
+  off: ``winrate`` (bar and graph), ``candidates``, ``policy`` (heatmap),
+  ``variation`` (the principal variation as numbered ghost stones) and ``territory``
+  (the ownership estimate, Go).
 - **message**: one line for the player, ``'info'`` or ``'error'``. Every refused
   input (an occupied point, ko, a click while the AI thinks) sets one.
 
@@ -37,44 +33,28 @@ for each input and :meth:`PlayModel.update` once a frame; the view reads it.
 
 from __future__ import annotations
 
-import math
-import threading
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from gui.engine import DEFAULT_LEVEL, LEVELS, Engine, Result, Worker, build_engine
-from gui.sgfio import Record, load_sgf, save_sgf
+from gui.ai import AiJobs
+from gui.clock import GameClock
+from gui.coach import BAD_CLASSES, Coach, describe_reviewed, plural
+from gui.engine import DEFAULT_LEVEL, LEVELS, Engine, Worker, build_engine
+from gui.history import GameTree, replay, setup_stones
+from gui.jobs import Analysis
+from gui.players import Players, loaded_text
+from gui.sgfio import Record, open_game, save_sgf
 from zero9.arena.levels import LEVELS as AI_LEVELS
-from zero9.arena.levels import Level, weakened_action
-from zero9.arena.review import Thresholds, black_winrates, review_positions
+from zero9.arena.review import opening_length
 from zero9.games import BLACK, COLOUR_NAMES, EMPTY, WHITE, Game, IllegalMove, Position, make_game, opponent
 
-OVERLAYS = ("winrate", "candidates", "policy", "variation")
-BACKGROUND_JOBS = ("eval", "analyze", "hint")
-PROGRESS_INTERVAL_S = 0.25
-REVIEW_VISITS = 64  # per position in the window's review: a 60-move game in about a minute on a laptop
-TEACH_VISITS = 64
-TEACH_THRESHOLD = 0.10  # a teaching game stops at a "mistake" or worse
-
-
-class Cancelled(ValueError):
-    """A review stopped by the player (or by a change of the game)."""
-
-
-@dataclass
-class TeachNote:
-    """What a teaching game says about your last move (see the module docstring)."""
-
-    index: int  # history index of the position after your move
-    move: int
-    best: int | None
-    pv: list[int]
-    loss: float
-    kind: str  # the class: inaccuracy, mistake, blunder
+OVERLAYS = ("winrate", "candidates", "policy", "variation", "territory")
+DEFAULT_KOMI = 7.5
+DEFAULT_SIZES = {"go": 9, "gomoku": 15}
 
 
 @dataclass
@@ -84,8 +64,9 @@ class Settings:
     human: int = BLACK
     level: str = DEFAULT_LEVEL
     visits: int = LEVELS[DEFAULT_LEVEL]
-    komi: float = 7.5
+    komi: float = DEFAULT_KOMI
     net: str | None = None  # None: the shipped net for the game and size
+    clock: tuple[float, float, int] | None = None  # (main seconds, byo-yomi seconds, periods); None: no clock
 
     def make_game(self) -> Game:
         """The game these settings describe; ValueError if the rules module refuses them."""
@@ -96,39 +77,10 @@ class Settings:
     def engine_key(self) -> tuple:
         return (self.game, self.size, self.komi if self.game == "go" else None, self.net or "")
 
-
-@dataclass
-class Analysis:
-    winrate: float | None = None  # side to move's chance to win
-    visits: int = 0  # visits of the search behind ``candidates``
-    candidates: list = field(default_factory=list)
-    policy: np.ndarray | None = None
-    hint: int | None = None
-    done: bool = False  # the search was stopped or finished: do not restart it
-
-
-def move_stats(value: Any) -> list:
-    """MoveStats list from whatever a job returned (a Decision, a list), best first."""
-    if value is None:
-        return []
-    stats = getattr(value, "stats", value)
-    return sorted(stats or [], key=lambda s: -s.visits)
-
-
-def winrate_of(decision: Any) -> float | None:
-    """The side to move's win rate from a search: its best move's, else the root's (a Decision's)."""
-    wr = best_winrate(move_stats(decision))
-    if wr is None and isinstance(getattr(decision, "winrate", None), float):
-        wr = decision.winrate
-    return wr
-
-
-def best_winrate(stats: list) -> float | None:
-    """The most-visited move's win rate (Lizzie's number); None before any visit (unvisited moves are nan)."""
-    for s in stats:
-        if s.visits > 0 and math.isfinite(s.winrate):
-            return float(s.winrate)
-    return None
+    def level_name(self) -> str:
+        """The named level these visits belong to ('custom' when the visits were changed)."""
+        level = AI_LEVELS.get(self.level)
+        return self.level if level is not None and level.visits == self.visits else "custom"
 
 
 class PlayModel:
@@ -138,33 +90,30 @@ class PlayModel:
         self.settings = settings
         self.worker = worker or Worker()
         self.game: Game = settings.make_game()
-        self.history: list[Position] = [self.game.new_position()]
-        self.cursor = 0
-        self.ended: Position | None = None
+        self.tree = GameTree(self.game.new_position())
+        self.ended: tuple[Any, Position] | None = None  # (node, resigned position)
         self.auto = True
-        self.analysis: dict[int, Analysis] = {}
-        self.overlays = {"winrate": True, "candidates": False, "policy": False, "variation": False}
+        self.whose = Players()  # whose game: yours, or a loaded one's players (gui/players.py)
+        self.whose.start_own(settings.human)
+        self.clock = GameClock(*settings.clock) if settings.clock else None
+        self.lost_on_time = False
+        self.overlays = {name: name == "winrate" for name in OVERLAYS}
         self.message, self.message_level = "", "info"
+        self.alert: str | None = None  # a whole error in a box until dismissed (a file that cannot be used)
         self.engine: Engine | None = engine
         self.loading: Settings | None = None  # settings waiting for their engine
-        self.loading_then: tuple | None = None  # (game, history) to show once it is ready (a loaded SGF)
+        self.loading_then: tuple | None = None  # (game, tree, record) to show once it is ready (a loaded SGF)
         self.engine_failed = False
         self.failed_settings: Settings | None = None  # a new game whose net was refused (setup reopens)
         self.think_started: float | None = None
         self.live_visits = 0
+        self.last_reply_s: float | None = None
         self._ai_request: Position | None = None
         self._hint_request: Position | None = None
         self.sgf_path: Path | None = None
         self.rng = np.random.default_rng()  # the weaker levels' draw among the best moves
-        self.review: list[dict] | None = None  # per move (index i-1 is the move to history[i])
-        self.review_line: list[Position] = []  # the positions reviewed
-        self.review_progress = 0
-        self.review_visits = REVIEW_VISITS
-        self._review_request: list[Position] | None = None
-        self.teaching = False
-        self.teach_visits, self.teach_threshold = TEACH_VISITS, TEACH_THRESHOLD
-        self.teach_note: TeachNote | None = None
-        self._teach_checked: Position | None = None  # the last position whose move was checked
+        self.coach = Coach()
+        self.jobs = AiJobs(self)
         if engine is None:
             self._load_engine(settings)
         else:
@@ -173,11 +122,20 @@ class PlayModel:
     # ---- what the view asks -------------------------------------------------------------------
 
     @property
+    def history(self) -> list[Position]:
+        """The line shown, from the start to the end of its branch."""
+        return self.tree.positions
+
+    @property
+    def cursor(self) -> int:
+        return self.tree.cursor
+
+    @property
     def position(self) -> Position:
-        """The position on the board (at the cursor; the resigned one when the game ended so)."""
-        if self.ended is not None and self.cursor == len(self.history) - 1:
-            return self.ended
-        return self.history[self.cursor]
+        """The position on the board (at the cursor; the resigned one when the game ended there)."""
+        if self.ended is not None and self.ended[0] is self.tree.node:
+            return self.ended[1]
+        return self.tree.node.position
 
     @property
     def ai(self) -> int:
@@ -185,7 +143,7 @@ class PlayModel:
 
     @property
     def at_end(self) -> bool:
-        return self.cursor == len(self.history) - 1
+        return self.cursor == len(self.tree.line) - 1
 
     @property
     def over(self) -> bool:
@@ -199,69 +157,77 @@ class PlayModel:
 
     @property
     def busy_text(self) -> str:
-        running = self.worker.running or self.worker.pending
-        if self.loading is not None:
-            return "loading the net…"
-        if running is None:
-            return ""
-        kind = running[0]
-        visits = f" {self.live_visits} visits" if self.live_visits else ""
-        return {
-            "move": f"AI thinking…{visits}",
-            "hint": f"finding a hint…{visits}",
-            "analyze": f"analysing…{visits}",
-            "eval": "evaluating…",
-            "review": f"reviewing… {self.review_progress}/{len(self._review_request or [])} positions",
-            "teach": "checking your move…",
-            "engine": "loading the net…",
-        }.get(kind, "")
+        """What the AI is doing, for the status line ('' when idle)."""
+        return "loading the net…" if self.loading is not None else self.jobs.busy_text()
 
     def analysis_at(self, index: int | None = None) -> Analysis:
-        return self.analysis.get(self.cursor if index is None else index) or Analysis()
+        node = self.tree.line[self.cursor if index is None else index]
+        return node.analysis or Analysis()
 
     def reviewed(self) -> list[dict] | None:
-        """The review's moves while the history still starts with the reviewed line, else None."""
-        line = self.review_line
-        if self.review is None or len(line) > len(self.history):
-            return None
-        return self.review if all(a is b for a, b in zip(line, self.history, strict=False)) else None
+        return self.coach.reviewed(self.history)
 
     def review_at(self, index: int) -> dict | None:
-        """The review of the move that leads to ``history[index]`` (None for the start or unreviewed)."""
-        moves = self.reviewed()
-        return moves[index - 1] if moves and 1 <= index <= len(moves) else None
+        return self.coach.review_at(self.history, index)
+
+    @property
+    def teaching(self) -> bool:
+        return self.coach.teaching
+
+    @property
+    def teach_note(self) -> Any:
+        return self.coach.teach_note
 
     def black_winrates(self) -> list[float | None]:
-        """Black's win rate after each move of the history (None where the AI has not looked)."""
-        moves = self.reviewed()
-        if moves:
-            return black_winrates(moves) + [None] * (len(self.history) - len(moves) - 1)
+        """Black's win rate after each move of the line (None where the AI has not looked)."""
+        line = self.history
+        reviewed = self.coach.black_winrates(line)
+        if reviewed is not None:
+            return reviewed
         out: list[float | None] = []
-        for i, pos in enumerate(self.history):
+        for i, pos in enumerate(line):
             wr = self.analysis_at(i).winrate
             out.append(None if wr is None else (wr if pos.to_play == BLACK else 1.0 - wr))
+        return out
+
+    def black_score_leads(self) -> list[float | None]:
+        """Black's score lead after each move of the line (None where no analysis gave one)."""
+        reviewed = self.coach.black_scores(self.history)
+        if reviewed is not None:
+            return reviewed
+        out: list[float | None] = []
+        for i, pos in enumerate(self.history):
+            lead = self.analysis_at(i).score_lead
+            out.append(None if lead is None else (lead if pos.to_play == BLACK else -lead))
         return out
 
     def actions(self) -> list[int]:
         return [p.last_move for p in self.history[1:]]
 
-    def result_text(self) -> str:
-        pos = self.position
-        if not pos.is_terminal():
-            return ""
-        text = pos.result_string()
-        if pos.winner() == EMPTY:
-            return f"Game over: draw ({text})"
-        who = "you win" if pos.winner() == self.settings.human else "the AI wins"
-        return f"Game over: {text} — {who}"
+    def result_text(self, names: bool = True) -> str:
+        text = self.whose.result_text(self.position, self.settings.human, names)
+        return text.replace("+R", "+T") if self.lost_on_time and self.ended is not None else text
+
+    @property
+    def own_game(self) -> bool:
+        return self.whose.own_game
+
+    @property
+    def players(self) -> dict[int, str]:
+        return self.whose.names
+
+    def player_name(self, colour: int) -> str:
+        return self.whose.name(colour)
 
     def describe(self) -> str:
         s = self.settings
         game = f"Go {s.size}x{s.size}, komi {s.komi:g}" if s.game == "go" else f"Gomoku {s.size}x{s.size}"
+        if not self.own_game:
+            return f"{game}; {self.player_name(BLACK)} vs {self.player_name(WHITE)}"
         return f"{game}; you play {COLOUR_NAMES[s.human]}"
 
     def show_count(self) -> bool:
-        """Draw the Tromp-Taylor count: a Go game that ended by passes (a resignation has no count)."""
+        """Draw the count: a Go game that ended by passes (a resignation has no count)."""
         return self.game.name == "go" and self.over and self.ended is None
 
     # ---- inputs -------------------------------------------------------------------------------
@@ -269,14 +235,17 @@ class PlayModel:
     def say(self, text: str, level: str = "info") -> None:
         self.message, self.message_level = text, level
 
+    def warn(self, text: str) -> None:
+        """An error shown whole: in the alert box (until dismissed) and on the message line."""
+        self.say(text, "error")
+        self.alert = text
+
     def click(self, point: int) -> bool:
         """The human plays ``point`` at the cursor. Returns whether it was played; sets a message if not."""
         if not self._may_move():
             return False
-        pos = self.position
-        vertex = self.game.action_to_vertex(point)
-        if pos.board_array()[point] != EMPTY:
-            self.say(f"{vertex} is occupied: choose an empty point", "error")
+        if self.position.board_array()[point] != EMPTY:
+            self.say(f"{self.game.action_to_vertex(point)} is occupied: choose an empty point", "error")
             return False
         return self._human_plays(point)
 
@@ -291,8 +260,7 @@ class PlayModel:
     def resign(self) -> bool:
         if not self._may_move():
             return False
-        self._truncate()
-        self.ended = self.history[-1].resign()
+        self.ended = (self.tree.node, self.tree.node.position.resign())
         self.say(self.result_text())
         return True
 
@@ -302,22 +270,26 @@ class PlayModel:
             self.say("wait: the net is loading", "error")
             return False
         self._cancel_jobs()
-        self.teach_note = None
-        history = list(self.history)
-        if self.ended is not None and self.ended.to_play == self.settings.human:
+        self.coach.teach_note = None
+        ended = self.ended
+        if ended is not None and ended[0] is self.tree.node and ended[1].to_play == self.settings.human:
             self.ended = None  # your resignation is the move taken back
-            self._after_change(history, "took back your resignation")
+            self.say("took back your resignation")
+            self.jobs.schedule()
             return True
         self.ended = None
-        mover = self._mover
-        while len(history) > 1 and mover(history) == self.ai:
-            history.pop()
-        if len(history) > 1 and mover(history) == self.settings.human:
-            history.pop()
-            self._after_change(history, f"took back to move {len(history) - 1}")
+        line = self.history[: self.cursor + 1]
+        keep = len(line)
+        while keep > 1 and line[keep - 2].to_play == self.ai:
+            keep -= 1
+        if keep > 1 and line[keep - 2].to_play == self.settings.human:
+            if self.at_end:
+                self.tree.cut_after(keep - 2)  # the moves taken back are gone
+            self.tree.goto(keep - 2)
+            self._after_change(f"took back to move {keep - 2}")
             return True
         self.say("nothing of yours to take back", "error")
-        self._schedule()
+        self.jobs.schedule()
         return False
 
     def stop(self) -> None:
@@ -327,11 +299,11 @@ class PlayModel:
             self.say("the AI is not thinking")
             return
         if running[0] == "review":
-            self._review_request = None  # its result, if any comes, is dropped
+            self.coach.request = None  # its result, if any comes, is dropped
         if running[0] == "analyze":
-            idx = self._index_of(running[1])
-            if idx is not None:
-                self.analysis.setdefault(idx, Analysis()).done = True
+            node = self._node_of(running[1])
+            if node is not None:
+                self._analysis(node).done = True
         self.worker.cancel_running()
         self.say("stopped: the AI plays its best move so far" if running[0] == "move" else "stopped")
 
@@ -342,7 +314,7 @@ class PlayModel:
             return
         self._hint_request = pos
         self.say("looking for a hint…")
-        self._schedule()
+        self.jobs.schedule()
 
     def ai_move(self) -> None:
         """Let the AI play the side to move at the cursor (to continue a loaded game, say)."""
@@ -352,65 +324,84 @@ class PlayModel:
         if self.over:
             self.say(self.result_text(), "error")
             return
-        self._truncate()
+        self._take_over()
         self.auto = True
-        self._ai_request = self.history[-1]
-        self._schedule()
+        self._ai_request = self.tree.node.position
+        self.jobs.schedule()
 
     def swap_sides(self) -> None:
         if self.thinking:
             self.say("wait: the AI is thinking (Stop makes it move now)", "error")
             return
         self.settings = replace(self.settings, human=self.ai)
+        if self.own_game:
+            self.whose.start_own(self.settings.human, keep_file=True)
         self.auto = True
         self.say(f"you now play {COLOUR_NAMES[self.settings.human]}")
-        self._schedule()
+        self.jobs.schedule()
 
     def start_review(self) -> None:
-        """Review the game from the start to its last move (a background job with progress)."""
+        """Review the line from the start to its last move (a background job with progress)."""
         if self.thinking or self.loading is not None:
             self.say("wait: the AI is busy", "error")
             return
         if len(self.history) < 2:
             self.say("nothing to review yet: play some moves or load an SGF", "error")
             return
-        self._review_request = list(self.history)
-        self.review_progress = 0
-        self.say(f"reviewing {len(self.history) - 1} moves at {self.review_visits} visits each…")
-        self._schedule()
+        self.coach.start(self.history)
+        self.say(f"reviewing {plural(len(self.history) - 1, 'move')} at "
+                 f"{plural(self.coach.review_visits, 'visit')} each…")
+        self.jobs.schedule()
 
     def set_teaching(self, on: bool | None = None) -> None:
         """Teaching game on or off (toggles when ``on`` is None)."""
-        self.teaching = not self.teaching if on is None else on
-        self.teach_note = None
-        self._teach_checked = self.history[-1]  # moves already played are not judged
-        self.say(f"teaching game {'on: each of your moves is checked' if self.teaching else 'off'}")
-        self._schedule()
+        on = not self.coach.teaching if on is None else on
+        self.say(self.coach.set_teaching(on, self.history[-1]))
+        self.jobs.schedule()
 
     def toggle(self, overlay: str) -> None:
         if overlay not in self.overlays:
             raise ValueError(f"unknown overlay {overlay!r}: expected one of {', '.join(OVERLAYS)}")
         self.overlays[overlay] = not self.overlays[overlay]
-        self._schedule()
+        self.jobs.schedule()
 
     def navigate(self, index: int) -> None:
-        """Show history[index] (clamped); playing there later cuts off the moves after it."""
+        """Show history[index] (clamped); playing there later starts a branch."""
         if self.thinking:
             self.say("wait: the AI is thinking (Stop makes it move now)", "error")
             return
         index = max(0, min(len(self.history) - 1, index))
         if index != self.cursor:
-            self.cursor = index
+            self.tree.goto(index)
             self._hint_request = None
-            reviewed = self.review_at(index + 1)
-            if reviewed is not None and reviewed["class"] != "good":
-                self.say(describe_reviewed(reviewed), "error" if reviewed["class"] == "blunder" else "info")
-            else:
-                self.say(
-                    f"move {index} of {len(self.history) - 1}"
-                    + ("" if self.at_end else ": click to play from here, or press AI move")
-                )
-            self._schedule()
+            self._say_where()
+            self.jobs.schedule()
+
+    def switch_branch(self, step: int) -> None:
+        """Show the next (1) or previous (-1) variation at the cursor's move."""
+        if self.thinking:
+            self.say("wait: the AI is thinking (Stop makes it move now)", "error")
+            return
+        if not self.tree.switch(step):
+            self.say("no other variation here", "error")
+            return
+        which, count = self.tree.siblings()
+        self.say(f"variation {which} of {count} at move {self.cursor}")
+        self.jobs.schedule()
+
+    def delete_branch(self) -> None:
+        """Delete the cursor's move and everything after it (the variation it starts)."""
+        if self.thinking or self.loading is not None:
+            self.say("wait: the AI is busy", "error")
+            return
+        number = self.cursor
+        if not self.tree.delete_branch():
+            self.say("nothing to delete at the start", "error")
+            return
+        self._cancel_jobs()
+        self.ended = None
+        self.say(f"deleted move {number} and the moves after it")
+        self.jobs.schedule()
 
     def new_game(self, settings: Settings | None = None) -> bool:
         """Start a game with ``settings`` (a new net is loaded first when the game or net changed)."""
@@ -432,39 +423,45 @@ class PlayModel:
         return True
 
     def save(self, path: str | Path) -> Path | None:
-        pos = self.ended or self.history[-1]
-        result = pos.result_string() if pos.is_terminal() else ""
-        names = {self.settings.human: "Human", self.ai: f"zero9 ({self.settings.visits} visits)"}
-        record = Record(self.game.to_dict(), self.actions(), result, names[BLACK], names[WHITE])
+        """Save the whole tree (the line shown as the main line, the others as SGF variations)."""
+        pos = self.ended[1] if self.ended is not None else self.history[-1]
+        result = pos.result_string() if pos.is_terminal() else self.whose.file_result
+        result = result.replace("+R", "+T") if self.lost_on_time and self.ended is not None else result
+        start = self.tree.root.position
+        lines = [self.actions()] + [a for a in self.tree.all_lines() if a != self.actions()]
+        record = Record(self.game.to_dict(), lines[0], result, self.players.get(BLACK, ""),
+                        self.players.get(WHITE, ""), variations=lines[1:], setup=setup_stones(start),
+                        first=start.to_play)
+        if self.own_game:
+            ai = f"zero9 ({plural(self.settings.visits, 'visit')})"
+            record.black, record.white = self.whose.for_saving(self.settings.human, ai)
         try:
             saved = save_sgf(path, record)
-        except OSError as e:
-            self.say(f"cannot save {path}: {e.strerror or e}", "error")
+        except (OSError, ValueError) as e:
+            self.warn(f"cannot save {path}: {getattr(e, 'strerror', None) or e}")
             return None
         self.sgf_path = saved
         self.say(f"saved {saved}")
         return saved
 
     def load(self, path: str | Path) -> bool:
-        """Load an SGF's moves; the cursor goes to the end with the AI waiting (browse, then play)."""
+        """Load an SGF's tree; the cursor goes to the main line's end, the AI waiting (browse, then play)."""
         try:
-            record = load_sgf(path)
-            game = record.make_game()
-            history = replay(game, record.actions, path)
+            game, tree, record = open_game(path)
         except (ValueError, TypeError) as e:
-            self.say(str(e), "error")
+            self.warn(f"cannot load {path}: {e}" if str(path) not in str(e) else str(e))
             return False
         self._cancel_jobs()
         d = game.to_dict()
-        settings = replace(
-            self.settings, game=game.name, size=game.size, komi=d.get("komi", self.settings.komi)
-        )
+        komi = d.get("komi", self.settings.komi)
+        settings = replace(self.settings, game=game.name, size=game.size, komi=komi)
+        then = (game, tree, record)
         if self.loading is not None and self.loading.engine_key() == settings.engine_key():
-            self.loading, self.loading_then = settings, (game, history)  # its net is on its way already
+            self.loading, self.loading_then = settings, then  # its net is on its way already
         elif settings.engine_key() != self.settings.engine_key() or self.engine is None:
-            self._load_engine(settings, then=(game, history))
+            self._load_engine(settings, then=then)
         else:
-            self._begin(settings, game, history)
+            self._begin(settings, game, then)
         self.sgf_path = Path(path)
         return True
 
@@ -473,8 +470,20 @@ class PlayModel:
     def update(self) -> None:
         """Take the worker's results and start whatever job the current state needs. Once a frame."""
         for result in self.worker.poll():
-            self._take(result)
-        self._schedule()
+            self.jobs.take(result)
+        self._run_clock()
+        self.jobs.schedule()
+
+    def _run_clock(self) -> None:
+        """The side to move's time runs while your game is live at the end of its line."""
+        if self.clock is None:
+            return
+        live = self.own_game and self.at_end and self.ended is None and not self.over and self.loading is None
+        lost = self.clock.update(self.position.to_play if live else None, time.monotonic())
+        if lost is not None:
+            self._cancel_jobs()
+            self.ended, self.lost_on_time = (self.tree.node, self.tree.node.position.resign()), True
+            self.say(f"{self.player_name(lost)} ran out of time. {self.result_text()}")
 
     # ---- internals ----------------------------------------------------------------------------
 
@@ -485,9 +494,16 @@ class PlayModel:
         who = "your" if pos.to_play == self.settings.human else "the AI's"
         return f"{COLOUR_NAMES[pos.to_play]} to play ({who} turn)"
 
-    @staticmethod
-    def _mover(history: list[Position]) -> int:
-        return history[-2].to_play
+    def _say_where(self) -> None:
+        index = self.cursor
+        reviewed = self.review_at(index + 1)
+        if reviewed is not None and reviewed["class"] in BAD_CLASSES:
+            self.say(describe_reviewed(reviewed), "error" if reviewed["class"] == "blunder" else "info")
+            return
+        which, count = self.tree.siblings()
+        branch = f" (variation {which} of {count})" if count > 1 else ""
+        self.say(f"move {index} of {len(self.history) - 1}{branch}"
+                 + ("" if self.at_end else ": click to play from here (a new variation), or press AI move"))
 
     def _may_move(self) -> bool:
         if self.loading is not None:
@@ -508,50 +524,47 @@ class PlayModel:
             return False
         return True
 
+    def _take_over(self) -> None:
+        """You play on in a loaded game: from here on it is your game against the AI."""
+        self.whose.take_over(self.settings.human)
+
     def _human_plays(self, action: int) -> bool:
         try:
             new = self.position.play(action)
         except IllegalMove as e:
             self.say(str(e), "error")
             return False
-        self._truncate()
-        self._push(new)
+        self._take_over()
+        self._play(new)
         self.auto = True
-        self.say(
-            self.result_text() if new.is_terminal() else f"you played {self.game.action_to_vertex(action)}"
-        )
-        self._schedule()
+        vertex = self.game.action_to_vertex(action)
+        self.say(self.result_text() if new.is_terminal() else f"you played {vertex}")
+        self.jobs.schedule()
         return True
 
-    def _truncate(self) -> None:
-        """Cut the history after the cursor (playing from a browsed position starts a new line)."""
-        if not self.at_end:
-            del self.history[self.cursor + 1 :]
-            self.ended = None
-        for i in [i for i in self.analysis if i > self.cursor]:
-            del self.analysis[i]
+    def _play(self, pos: Position) -> None:
+        self.ended, self.lost_on_time = None, False
+        if self.clock is not None and self.at_end:
+            self.clock.moved(opponent(pos.to_play))
+        self.tree.play(pos)
 
-    def _push(self, pos: Position) -> None:
-        self.history.append(pos)
-        self.cursor = len(self.history) - 1
-
-    def _after_change(self, history: list[Position], text: str) -> None:
-        self.history = history
-        self.cursor = len(history) - 1
-        for i in [i for i in self.analysis if i > self.cursor]:
-            del self.analysis[i]
-        self.analysis.get(self.cursor, Analysis()).hint = None
+    def _after_change(self, text: str) -> None:
+        self._analysis(self.tree.node).hint = None
         self.say(text)
-        self._schedule()
+        self.jobs.schedule()
 
-    def _index_of(self, pos: Any) -> int | None:
-        for i in range(len(self.history) - 1, -1, -1):
-            if self.history[i] is pos:
-                return i
-        return None
+    def _node_of(self, pos: Any) -> Any:
+        index = self.tree.index_of(pos)
+        return None if index is None else self.tree.line[index]
+
+    @staticmethod
+    def _analysis(node: Any) -> Analysis:
+        if node.analysis is None:
+            node.analysis = Analysis()
+        return node.analysis
 
     def _cancel_jobs(self) -> None:
-        self._ai_request = self._hint_request = self._review_request = None
+        self._ai_request = self._hint_request = self.coach.request = None
         self.worker.drop_pending()
         self.worker.cancel_running()
         self.think_started = None
@@ -571,346 +584,26 @@ class PlayModel:
         )
         self.say("loading the net…")
 
-    def _begin(self, settings: Settings, game: Game, history: list[Position] | None = None) -> None:
+    def _begin(self, settings: Settings, game: Game, loaded: tuple | None = None) -> None:
+        """Show a new game (``loaded`` None) or a loaded one (``(game, tree, record)``)."""
         self.settings, self.game = settings, game
         if self.engine is not None and hasattr(self.engine.player, "visits"):
             self.engine.player.visits = settings.visits
-        self.history = history or [game.new_position()]
-        self.cursor = len(self.history) - 1
-        self.ended = None
-        self.analysis = {}
-        self.auto = history is None
-        if history is None:
+        self.ended, self.lost_on_time = None, False
+        self.auto = loaded is None
+        self.last_reply_s = None
+        self.clock = GameClock(*settings.clock) if settings.clock else None
+        if loaded is None:
+            self.tree = GameTree(game.new_position())
+            self.whose.start_own(settings.human)
+            self.coach.forced = 0
             self.say(f"new game: {self.describe()} — {self._turn_text()}")
         else:
-            self.say(
-                f"loaded {len(self.history) - 1} moves: browse with the arrow keys or the slider, "
-                "then click to play or press AI move"
-            )
-        self._schedule()
-
-    def _take(self, result: Result) -> None:
-        handler = getattr(self, f"_took_{result.kind}")
-        handler(result)
-
-    def _took_engine(self, result: Result) -> None:
-        settings, game = result.tag
-        if self.loading is None or self.loading.engine_key() != settings.engine_key():
-            return  # another game was asked for while this net loaded; its engine comes next
-        settings, then, self.loading, self.loading_then = self.loading, self.loading_then, None, None
-        if then:
-            game = then[0]
-        if result.error:
-            self.engine_failed = self.engine is None
-            self.failed_settings = settings
-            self.say(result.error, "error")
-            return
-        self.engine = result.value
-        if self.engine.uniform:
-            self.say(f"{self.engine.label}: the AI searches without a net, so it plays weakly", "error")
-        history = then[1] if then else None
-        self._begin(settings, game, history)
-        if self.engine.uniform:
-            self.message = (
-                f"{self.engine.label} (no shipped net for {game.name} {game.size}x{game.size}) — "
-                + self.message
-            )
-
-    def _took_move(self, result: Result) -> None:
-        if result.progress:
-            self._progress(result)
-            return
-        self.think_started = None
-        self.live_visits = 0
-        pos = result.tag
-        if pos is not self.history[-1] or self.ended is not None or pos.is_terminal():
-            return  # undone or replaced while it thought
-        if result.error:
-            self.say(f"the AI failed: {result.error}", "error")
-            self.auto = False
-            return
-        decision = result.value
-        idx = len(self.history) - 1
-        self._store_search(idx, decision)
-        self.cursor = idx
-        if getattr(decision, "resign", False):
-            self.ended = pos.resign()
-            self.say(f"the AI resigns. {self.result_text()}")
-            return
-        action = int(decision.action)
-        try:
-            new = pos.play(action)
-        except IllegalMove as e:  # a search bug must not take the window down
-            self.say(f"the AI chose an illegal move: {e}", "error")
-            self.auto = False
-            return
-        self._push(new)
-        vertex = self.game.action_to_vertex(action)
-        self.say(self.result_text() if new.is_terminal() else f"the AI played {vertex}")
-
-    def _took_hint(self, result: Result) -> None:
-        if result.progress:
-            self._progress(result)
-            return
-        self.live_visits = 0
-        idx = self._index_of(result.tag)
-        self._hint_request = None
-        if idx is None:
-            return
-        if result.error:
-            self.say(f"no hint: {result.error}", "error")
-            return
-        self._store_search(idx, result.value)
-        a = self.analysis[idx]
-        a.hint = int(result.value.action)
-        wr = "" if a.winrate is None else f" (your win rate {100 * a.winrate:.0f}%)"
-        self.say(f"hint: {self.game.action_to_vertex(a.hint)}{wr}")
-
-    def _analysis_for(self, result: Result, failure: str) -> Analysis | None:
-        """The analysis ``result`` belongs to; None if its move is gone or it failed (``failure`` is said)."""
-        idx = self._index_of(result.tag)
-        if idx is None:
-            return None
-        a = self.analysis.setdefault(idx, Analysis())
-        if result.error:
-            a.done = True
-            self.say(f"{failure}: {result.error}", "error")
-            return None
-        return a
-
-    def _took_eval(self, result: Result) -> None:
-        a = self._analysis_for(result, "the net failed")
-        if a is None:
-            return
-        policy, winrate = result.value
-        a.policy = policy
-        if a.winrate is None or a.visits == 0:
-            a.winrate = winrate
-
-    def _took_analyze(self, result: Result) -> None:
-        a = self._analysis_for(result, "analysis failed")
-        if a is None:
-            return
-        stats = move_stats(result.value)
-        if stats:
-            a.candidates = stats
-            a.visits = sum(s.visits for s in stats)
-            self.live_visits = a.visits
-            a.winrate = best_winrate(stats) if best_winrate(stats) is not None else a.winrate
-        if not result.progress:
-            a.done = True
-            self.live_visits = 0
-
-    def _progress(self, result: Result) -> None:
-        stats = move_stats(result.value)
-        self.live_visits = sum(s.visits for s in stats)
-        idx = self._index_of(result.tag)
-        if idx is not None and stats:
-            a = self.analysis.setdefault(idx, Analysis())
-            a.candidates, a.visits = stats, self.live_visits
-            a.winrate = best_winrate(stats) if best_winrate(stats) is not None else a.winrate
-
-    def _store_search(self, idx: int, decision: Any) -> None:
-        a = self.analysis.setdefault(idx, Analysis())
-        stats = move_stats(decision)
-        if stats:
-            a.candidates = stats
-            a.visits = sum(s.visits for s in stats)
-        wr = winrate_of(decision)
-        if wr is not None:
-            a.winrate = wr
-
-    # ---- job scheduling -------------------------------------------------------------------------
-
-    def _schedule(self) -> None:
-        """Submit the job the state calls for, unless it is already running or waiting."""
-        if self.engine is None or self.loading is not None:
-            return
-        want = self._wanted()
-        running, pending = self.worker.running, self.worker.pending
-        if running is not None and running[0] == "move":
-            return  # the AI's move is never pre-empted; undo and new game cancel it explicitly
-        if want is None:
-            if running is not None and running[0] in BACKGROUND_JOBS and not self._still_useful(running):
-                self.worker.cancel_running()
-            self.worker.drop_pending()
-            return
-        kind, pos = want
-        for job in (running, pending):
-            if job is not None and job[0] == kind and job[1] is pos:
-                return
-        self.worker.submit(kind, pos, *self._job(kind, pos))
-
-    def _needs_teach_check(self, end: Position) -> bool:
-        """A teaching game judges your move before the AI answers it."""
-        return (self.teaching and self.ended is None and end is not self._teach_checked
-                and end.parent is not None and end.parent.to_play == self.settings.human
-                and self.teach_note is None)
-
-    def _still_useful(self, running: tuple) -> bool:
-        return running[1] is self.position
-
-    def _wanted(self) -> tuple[str, Position] | None:
-        end = self.history[-1]
-        if self._review_request is not None:
-            return "review", self._review_request[-1]
-        if self._needs_teach_check(end):
-            return "teach", end
-        if self._ai_request is not None:
-            if self._ai_request is end and self.ended is None:
-                return "move", end
-            self._ai_request = None
-        if (
-            self.auto
-            and self.at_end
-            and self.ended is None
-            and not end.is_terminal()
-            and end.to_play == self.ai
-        ):
-            return "move", end
-        pos = self.position
-        if pos.is_terminal():
-            return None
-        if self._hint_request is not None:
-            if self._hint_request is pos:
-                return "hint", pos
-            self._hint_request = None
-        a = self.analysis_at()
-        if a.policy is None and not a.done:
-            return "eval", pos
-        searching = self.overlays["candidates"] or self.overlays["variation"]
-        if searching and not a.done and a.visits < self.settings.visits:
-            return "analyze", pos
-        return None
-
-    def _judge_job(self, kind: str, player: Any, pos: Position) -> tuple:
-        """(job, cancel) that reviews the requested line, or checks your last move (teaching)."""
-        stop = threading.Event()
-        if kind == "teach":
-            line = [pos.parent, pos]
-            visits = self.teach_visits
-        else:
-            line, visits = self._review_request, self.review_visits
-        thresholds = Thresholds()
-
-        def judge(progress: Any) -> list[dict]:
-            def step(done: int) -> None:
-                if stop.is_set():
-                    raise Cancelled("review stopped")
-                progress(done)
-
-            return _with_visits(player, visits, lambda: review_positions(player, line, thresholds, step))
-
-        return judge, stop.set
-
-    def _took_review(self, result: Result) -> None:
-        if result.progress:
-            self.review_progress = int(result.value)
-            return
-        line, self._review_request = self._review_request, None
-        if line is None or line[-1] is not result.tag:
-            return  # cancelled or replaced
-        if result.error:
-            self.say(f"review failed: {result.error}", "error")
-            return
-        self.review, self.review_line = result.value, line
-        counts = {c: sum(m["class"] == c for m in self.review) for c in ("blunder", "mistake", "inaccuracy")}
-        self.say(f"review done: {counts['blunder']} blunders, {counts['mistake']} mistakes, "
-                 f"{counts['inaccuracy']} inaccuracies; click the graph to jump to a move")
-        self.overlays["winrate"] = True
-
-    def _took_teach(self, result: Result) -> None:
-        if result.progress:
-            return
-        pos = result.tag
-        if pos is not self.history[-1] or result.error:
-            if result.error:
-                self.say(f"could not check your move: {result.error}", "error")
-            return
-        self._teach_checked = pos
-        move = result.value[0]
-        if move["winrate_loss"] < self.teach_threshold:
-            return  # a fine move: the AI answers it
-        game = self.game
-        self.teach_note = TeachNote(
-            len(self.history) - 1, pos.last_move,
-            None if move["best_move"] is None else game.vertex_to_action(move["best_move"]),
-            [game.vertex_to_action(v) for v in move["pv"]], move["winrate_loss"], move["class"])
-        self.auto = False  # the AI waits: Undo to try again, AI move to play on
-        better = f"; {move['best_move']} was better" if move["best_move"] else ""
-        self.say(f"{move['move']} loses {100 * move['winrate_loss']:.0f}% ({move['class']}){better}. "
-                 "Undo to try again, or AI move to play on", "error")
-
-    def _level(self) -> Level | None:
-        """The named level the AI plays at; None for a custom number of visits (the best move)."""
-        level = AI_LEVELS.get(self.settings.level)
-        return level if level is not None and level.visits == self.settings.visits else None
-
-    def _job(self, kind: str, pos: Position) -> tuple:
-        """(job, cancel) for the worker."""
-        player = self.engine.player
-        if kind in ("move", "hint"):
-            level = self._level() if kind == "move" else None
-            if kind == "move":
-                self.think_started = time.monotonic()
-            self.live_visits = 0
-
-            def search(progress: Any) -> Any:
-                decision = player.choose(pos, on_stats=progress, stats_interval_s=PROGRESS_INTERVAL_S)
-                if level is None:
-                    return decision
-                return replace(decision, action=weakened_action(player, pos, decision, level, self.rng))
-
-            return search, player.stop
-        if kind == "eval":
-            return (lambda progress: _evaluate(player, pos)), None
-        if kind in ("review", "teach"):
-            return self._judge_job(kind, player, pos)
-        stop = threading.Event()
-        target = self.settings.visits
-
-        def analyze(progress: Any) -> list:
-            player.analyze(pos, progress, PROGRESS_INTERVAL_S, stop, max_visits=target)
-            return player.root_stats()
-
-        return analyze, stop.set
-
-
-def describe_reviewed(move: dict) -> str:
-    """One line about a reviewed move: 'move 6 (W A9): blunder, lost 46%; better F5 (F5 B5 A5)'."""
-    text = f"move {move['move_number']} ({move['color']} {move['move']}): {move['class']}, " \
-           f"lost {100 * move['winrate_loss']:.0f}%"
-    if move["best_move"] and move["best_move"] != move["move"]:
-        text += f"; better {move['best_move']} ({' '.join(move['pv'][:6])})"
-    return text
-
-
-def _with_visits(player: Any, visits: int, work: Any) -> Any:
-    """Run ``work()`` with the player's visits set to ``visits`` (and put back after)."""
-    kept = player.visits
-    player.visits = visits
-    try:
-        return work()
-    finally:
-        player.visits = kept
-
-
-def _evaluate(player: Any, pos: Position) -> tuple[np.ndarray, float]:
-    """The net's policy and the side to move's win rate (value is -1..1; the window shows 0..1)."""
-    return np.asarray(player.policy(pos), dtype=np.float32), (float(player.value(pos)) + 1.0) / 2.0
-
-
-def replay(game: Game, actions: list[int], source: Any = "the record") -> list[Position]:
-    """Positions from the empty board through ``actions``; ValueError naming the move that is illegal."""
-    history = [game.new_position()]
-    for number, action in enumerate(actions, start=1):
-        try:
-            history.append(history[-1].play(action))
-        except IllegalMove as e:
-            raise ValueError(f"{source}: move {number} cannot be played: {e}") from e
-        if history[-1].is_terminal() and number < len(actions):
-            raise ValueError(f"{source}: the game is over after move {number} but has more moves")
-    return history
+            _, self.tree, record = loaded
+            self.whose.start_loaded(record.black, record.white, record.result)
+            self.coach.forced = opening_length(record.parsed) if record.parsed is not None else 0
+            self.say(loaded_text(len(self.history) - 1, len(record.variations), record.result))
+        self.jobs.schedule()
 
 
 __all__ = ["Analysis", "OVERLAYS", "PlayModel", "Settings", "replay", "WHITE"]

@@ -7,9 +7,9 @@ Vocabulary:
   ``'undo'``, ``'toggle:candidates'``...), so the tests can click any widget by name.
 - **button**: a widget with a label; ``active`` draws it pressed (a chosen option or
   an overlay that is on); ``enabled=False`` greys it out and clicks do nothing.
-- **field**: a one-line text box; clicking it gives it the keyboard **focus**, Enter
-  commits, Escape cancels. Text comes from KEYDOWN's ``unicode`` so that synthetic
-  events in the tests type just like a keyboard.
+- **field**: a one-line text box (:class:`TextField`); clicking it gives it the keyboard
+  **focus**, Enter commits, Escape cancels, Ctrl+A selects all. Text comes from KEYDOWN's
+  ``unicode`` so that synthetic events in the tests type just like a keyboard.
 
 Widgets hold no game state: the view builds them afresh each frame from the model.
 """
@@ -40,20 +40,31 @@ class Widget:
 
 @dataclass
 class TextField:
-    """An editable line of text; ``value`` is only replaced when the edit is committed."""
+    """An editable line of text; ``value`` is only replaced when the edit is committed.
+
+    Editing is a text box's usual: a **caret** (``caret``, an index into ``draft``) moved by
+    Left/Right/Home/End, Backspace and Delete around it, Ctrl+A **selects all** (the next
+    key typed replaces the whole text, Backspace or Delete clears it).
+    """
 
     value: str = ""
     editing: bool = False
     draft: str = ""
     numeric: bool = False
     placeholder: str = ""  # shown greyed while the value is empty
+    caret: int = 0
+    all_selected: bool = False
 
-    def start(self) -> None:
+    def start(self, select_all: bool = False) -> None:
         self.editing, self.draft = True, self.value
+        self.caret, self.all_selected = len(self.draft), select_all
 
     def commit(self) -> None:
         if self.editing:
             self.value, self.editing = self.draft.strip(), False
+
+    def set_draft(self, text: str) -> None:
+        self.draft, self.caret, self.all_selected = text, len(text), False
 
     def key(self, event: pygame.event.Event) -> str | None:
         """Feed a KEYDOWN; returns 'commit' or 'cancel' when the edit ends, else None."""
@@ -63,13 +74,37 @@ class TextField:
         if event.key == pygame.K_ESCAPE:
             self.editing = False
             return "cancel"
-        if event.key == pygame.K_BACKSPACE:
-            self.draft = self.draft[:-1]
+        if event.key == pygame.K_a and getattr(event, "mod", 0) & pygame.KMOD_CTRL:
+            self.all_selected = bool(self.draft)
+            return None
+        if self._edit(event.key):
             return None
         ch = getattr(event, "unicode", "")
         if ch and ch.isprintable() and (not self.numeric or ch.isdigit() or ch in ".-"):
-            self.draft += ch
+            if self.all_selected:
+                self.draft, self.caret, self.all_selected = "", 0, False
+            self.draft = self.draft[: self.caret] + ch + self.draft[self.caret:]
+            self.caret += 1
         return None
+
+    def _edit(self, key: int) -> bool:
+        """Caret moves and deletions; True when ``key`` was one of them."""
+        n = len(self.draft)
+        if self.all_selected and key in (pygame.K_BACKSPACE, pygame.K_DELETE):
+            self.draft, self.caret, self.all_selected = "", 0, False
+            return True
+        moves = {pygame.K_LEFT: self.caret - 1, pygame.K_RIGHT: self.caret + 1,
+                 pygame.K_HOME: 0, pygame.K_END: n}
+        if key in moves:
+            self.caret, self.all_selected = max(0, min(n, moves[key])), False
+        elif key == pygame.K_BACKSPACE and self.caret > 0:
+            self.draft = self.draft[: self.caret - 1] + self.draft[self.caret:]
+            self.caret -= 1
+        elif key == pygame.K_DELETE:
+            self.draft = self.draft[: self.caret] + self.draft[self.caret + 1:]
+        elif key != pygame.K_BACKSPACE:
+            return False
+        return True
 
     @property
     def shown(self) -> str:

@@ -61,7 +61,7 @@ def main(argv: list[str] | None = None) -> int:
         out = (tmp / tag / "chunks", tmp / tag / "sgf")
         if mode == "local":
             return play_selfplay(tmp / "net.pt", n, cfg, *out, pool=pool, device="cpu", progress=False)
-        return pool.play_selfplay(tmp / "net.pt", n, cfg, *out, progress=False)
+        return pool.play_round(tmp / "net.pt", n, cfg, *out, progress=False)
 
     t = time.monotonic()
     with WorkerPool(args.workers, 1) as local, RayPool("auto", workers=args.workers) as ray_pool:

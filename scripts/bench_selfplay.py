@@ -15,6 +15,21 @@ flight with the inference server; 1 waits for each answer (the A/B of issue 25).
 ``--json FILE`` writes ``{"evals_per_s", "ceiling_pos_per_s", "ratio", "batch", "device",
 "net", ...}``. A random net of the asked shape is used:
 speed does not depend on the weights (games from a random net are longer, if anything).
+
+**A host** (``--gpus N``): one pool of workers with an inference server on each of N GPUs
+(:func:`zero9.learn.selfplay.make_pool`, as ``zero9 autotrain`` builds it), measured twice
+in the same run: first the first GPU's workers alone (the **1-GPU figure**), then all of
+them; ``scaling`` is the ratio. Then (``--train-seconds T``, default 120) the concurrent
+autotrain (:mod:`zero9.learn.concurrent`) runs T seconds on that pool from a fresh run
+directory, a trainer beside self-play, and its **self-play share** (the share of the
+loop's wall time inside self-play rounds) and its self-play rate come out too::
+
+    PYTHONPATH=. python3 scripts/bench_selfplay.py --device cuda --gpus 4 --blocks 10 --filters 128 \
+        --games-parallel 64 --leaves 8 --json docs/runs/bench-selfplay-host.json
+
+On the CPU, ``--gpus N --server`` puts N inference servers on the CPU (to test the code path).
+``--json`` then writes ``{"gpus", "evals_per_s", "evals_per_s_1gpu", "scaling", "selfplay_share",
+"device", "net", ...}``.
 """
 
 from __future__ import annotations
@@ -86,7 +101,19 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--eval-cache", type=int, default=None, metavar="N",
                    help="entries of each worker's evaluator cache (0: none; default self-play's)")
     p.add_argument("--json", default=None, metavar="FILE", help="also write the figures as JSON")
+    p.add_argument("--gpus", type=int, default=0, metavar="N",
+                   help="a host: self-play on N GPUs (N inference servers) beside the 1-GPU figure of the "
+                        "same run, then the concurrent autotrain's self-play share (module docstring)")
+    p.add_argument("--pin", action="store_true",
+                   help="--gpus: each GPU's workers on its share of the host's cores (default: anywhere, so "
+                        "the 1-GPU figure's workers have the otherwise idle host to themselves)")
+    p.add_argument("--train-seconds", type=float, default=120.0,
+                   help="--gpus: seconds of the concurrent autotrain (0: skip)")
+    p.add_argument("--train-games", type=int, default=512, help="--gpus: the autotrain's --games-per-gen")
+    p.add_argument("--train-steps", type=int, default=200, help="--gpus: the autotrain's --steps")
     args = p.parse_args(argv)
+    if args.gpus:
+        return host_bench(args)
 
     from zero9.games import make_game
     from zero9.learn.selfplay import default_workers, play_selfplay
@@ -157,6 +184,113 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         Path(args.json).write_text(json.dumps(result, indent=2) + "\n")
     return 0
+
+
+def host_bench(args: argparse.Namespace) -> int:
+    """N GPUs against one, in one run and one pool; then self-play's share beside the trainer."""
+    from zero9.games import make_game
+    from zero9.learn.selfplay import make_pool, play_selfplay
+    from zero9.nn.checkpoint import save_checkpoint
+    from zero9.nn.net import make_net, resolve_device
+    from zero9.settings import SearchConfig, SelfPlayConfig
+
+    device = str(resolve_device(args.device))
+    cuda = device.startswith("cuda")
+    if cuda and torch.cuda.device_count() < args.gpus:
+        raise SystemExit(f"--gpus {args.gpus}, but torch sees {torch.cuda.device_count()} GPU(s)")
+    if not cuda and not args.server:
+        raise SystemExit("--gpus on the CPU needs --server (N inference servers on the CPU)")
+    devices = [f"cuda:{k}" for k in range(args.gpus)] if cuda else ["cpu"] * args.gpus
+    cores = os.cpu_count() or 1
+    # every server, the trainer and this process take a core; the rest play, in equal shares per GPU
+    per_gpu = args.workers or max(1, (cores - args.gpus - 2) // args.gpus)
+    params = {"connect": args.connect} if args.connect else {}
+    game = make_game(args.game, args.size, **params)
+    torch.manual_seed(0)
+    net = make_net(game, args.blocks, args.filters)
+    cfg = SelfPlayConfig(visits=args.visits, parallel_games=args.games_parallel, leaves_per_tree=args.leaves,
+                         search=SearchConfig(noise=True), gumbel=args.gumbel, seed=1, resign_threshold=None,
+                         in_flight=args.in_flight,
+                         **({} if args.eval_cache is None else {"eval_cache": args.eval_cache}))
+    shape = f"{args.blocks}x{args.filters}"
+    result: dict = {"gpus": args.gpus, "device": device, "net": f"{shape} (random weights)",
+                    "game": game.to_dict(), "workers_per_gpu": per_gpu, "cores": cores,
+                    "games_parallel": args.games_parallel, "leaves": args.leaves, "visits": args.visits,
+                    "seconds": args.seconds, "pinned": args.pin}
+    if cuda:
+        result["gpu_name"] = torch.cuda.get_device_name(0)
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "net.pt"
+        save_checkpoint(path, net, {"game": game.to_dict()})
+        began = time.monotonic()
+        with make_pool(path, device, per_gpu * args.gpus, 1, cfg, devices=devices, server=True,
+                       pin=args.pin) as pool:
+            print(f"pool: {per_gpu * args.gpus} workers, {args.gpus} inference servers ready in "
+                  f"{time.monotonic() - began:.0f}s", flush=True)
+            rates = {}
+            for gpus, workers in ((1, per_gpu), (args.gpus, 0)):
+                stats = play_selfplay(path, 10**9, cfg, Path(tmp) / f"chunks{gpus}", None, pool=pool,
+                                      workers=workers, device=device, progress=False,
+                                      seconds=args.warmup + args.seconds, warmup_seconds=args.warmup)
+                rates[gpus] = stats.measured_evals / stats.measured_seconds if stats.measured_seconds else 0.0
+                print(f"{gpus} GPU(s), {workers or pool.size} workers: {rates[gpus]:,.0f} net evaluations/s "
+                      f"({stats.games} games)", flush=True)
+            result.update(evals_per_s=round(rates[args.gpus]), evals_per_s_1gpu=round(rates[1]),
+                          scaling=round(rates[args.gpus] / max(1.0, rates[1]), 3))
+            if args.train_seconds > 0:
+                result.update(concurrent_share(args, Path(tmp) / "run", pool, device))
+    print(json.dumps(result, indent=2))
+    if args.json:
+        Path(args.json).write_text(json.dumps(result, indent=2) + "\n")
+    return 0
+
+
+def concurrent_share(args: argparse.Namespace, run: Path, pool, device: str) -> dict:
+    """Run the concurrent autotrain for ``--train-seconds`` on ``pool``: self-play's share of the wall
+    time, the trainer's, and the self-play rate while it trains (rounds after the first)."""
+    from zero9.cli import autotrain
+    from zero9.learn.concurrent import ConcurrentAutoTrain
+    from zero9.util.files import read_jsonl
+
+    parser = argparse.ArgumentParser()
+    autotrain.add_arguments(parser)
+    game = ["--game", args.game, "--size", str(args.size)] + (["--connect", str(args.connect)] if args.connect
+                                                              else [])
+    loop_args = parser.parse_args(["--dir", str(run), *game, "--blocks", str(args.blocks),
+                                   "--filters", str(args.filters), "--device", device, "--concurrent",
+                                   "--gpus", str(args.gpus), "--hours", str(args.train_seconds / 3600),
+                                   "--games-per-gen", str(args.train_games), "--steps", str(args.train_steps),
+                                   "--eval-games", "0", "--no-plots", "--no-sgf",
+                                   "--visits", str(args.visits),
+                                   "--games-parallel", str(args.games_parallel), "--leaves", str(args.leaves),
+                                   "--in-flight", str(args.in_flight), "--resign-threshold", "-1",
+                                   "--seed", "1"])
+    loop = ConcurrentAutoTrain(loop_args)
+    loop.run(pool=_Kept(pool))
+    rows = read_jsonl(loop.run_dir.selfplay_log)[1:]  # the first round starts every worker's games
+    evals, seconds = sum(r["evals"] for r in rows), sum(r["seconds"] for r in rows)
+    trained = int(loop.run_dir.status().get("nets_trained", 0))
+    shares = loop.shares
+    print(f"concurrent autotrain, {args.train_seconds:.0f}s: self-play {100 * shares['selfplay_share']:.1f}% "
+          f"of the wall time, trainer {100 * shares['train_share']:.1f}%, {trained} nets published, "
+          f"self-play {evals / max(seconds, 1e-9):,.0f} evals/s while training", flush=True)
+    return {"selfplay_share": shares["selfplay_share"], "train_share": shares["train_share"],
+            "concurrent_wall_seconds": shares["wall_seconds"], "nets_published": trained,
+            "evals_per_s_while_training": round(evals / seconds) if seconds else 0,
+            "train_games_per_round": args.train_games, "train_steps": args.train_steps}
+
+
+class _Kept:
+    """The bench's pool lent to the loop: the loop's ``with`` must not close it."""
+
+    def __init__(self, pool):
+        self.pool = pool
+
+    def __enter__(self):
+        return self.pool
+
+    def __exit__(self, *exc) -> None:
+        pass
 
 
 if __name__ == "__main__":

@@ -20,6 +20,8 @@ Vocabulary (how a page shows commands, README.md and docs/ alike):
 - **tutorial blocks**: ``python`` and ``bash`` blocks of docs/tutorials/ are run, in order, by
   scripts/run_tutorial.py (tests/test_tutorials.py); this script leaves them to it. Elsewhere
   a ``python`` block runs as it is, and a shell command must be a session or marked.
+- **output block**: a block tagged ``output`` right after a ``python`` block (or, in a tutorial,
+  a ``bash`` block) is that block's shown output, matched as a session's is.
 - **command-like line**: in any other block (``text``, ``sh``, ``json``, untagged), a line that
   starts with ``$ `` or with a program a reader would type (``zero9``, ``python3``, ``pip``...).
   Such a block must be marked: it would be a command nobody checks.
@@ -45,7 +47,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from run_tutorial import code_blocks
+from run_tutorial import OUTPUT, code_blocks
 
 ROOT = Path(__file__).resolve().parents[1]
 LINKED = ("example-data", "scripts", "docs", "minitrain.sh")
@@ -217,7 +219,10 @@ def check_page(page: Path, base: Path, slow: bool, counts: dict) -> list[str]:
     problems: list[str] = []
     work = env = None
     tutorial = page.parent.name == "tutorials"
-    for block in page_blocks(page):
+    blocks = page_blocks(page)
+    for index, block in enumerate(blocks):
+        if block.language == OUTPUT:
+            continue  # the shown output of the block before it
         if block.not_run:
             counts["marked"].append(f"{block.where}: {block.not_run}")
             continue
@@ -238,8 +243,13 @@ def check_page(page: Path, base: Path, slow: bool, counts: dict) -> list[str]:
             work, env = scratch_folder(base, page)
         if block.language == "python":
             counts["run"] += 1
-            problems += run_command(Command(f'"{sys.executable}" - <<\'PYTHON\'\n{block.code}PYTHON'), block,
-                                    work, env)
+            following = blocks[index + 1] if index + 1 < len(blocks) else None
+            paired = following is not None and following.language == OUTPUT
+            shown = following.code.splitlines() if paired else []
+            numbers_vary = following.numbers_vary if shown else block.numbers_vary
+            problems += run_command(Command(f'"{sys.executable}" - <<\'PYTHON\'\n{block.code}PYTHON', shown),
+                                    Block(block.path, block.line, block.language, block.code,
+                                          numbers_vary=numbers_vary), work, env)
             continue
         try:
             commands = session_commands(block)

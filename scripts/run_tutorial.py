@@ -6,6 +6,12 @@ shell. Blocks tagged anything else (``text``, ``console``, ``sgf``) are shown,
 not run. The blocks run with the working directory set to ``--workdir``
 (default: the tutorial's own folder, so figures land beside it).
 
+A block tagged ``output`` right after a runnable block shows what that block prints
+(stdout; a bash block's stderr too), and the run fails when the real output does not
+fit it. It fits as in scripts/check_docs.py: a line ``...`` stands for any lines, ``...``
+inside a line for any text, and under a ``<!-- numbers vary -->`` mark every number for any
+number (the quick settings print other counts than the full ones).
+
 ``--quick`` sets ``ZERO9_QUICK=1`` in the environment: tutorials read it to
 shrink their settings, and the test suite uses it so the docs cannot drift from
 the code. Usage::
@@ -17,6 +23,8 @@ the code. Usage::
 from __future__ import annotations
 
 import argparse
+import contextlib
+import io
 import os
 import re
 import subprocess
@@ -26,6 +34,57 @@ from pathlib import Path
 
 FENCE = re.compile(r"^```([\w+-]*)[^\n]*\n(.*?)^```\s*$", re.S | re.M)
 RUNNABLE = ("python", "bash")
+OUTPUT = "output"
+
+
+class _Tee(io.StringIO):
+    """Keeps what a block prints and passes it on to the terminal."""
+
+    def __init__(self, terminal):
+        super().__init__()
+        self.terminal = terminal
+
+    def write(self, text: str) -> int:
+        self.terminal.write(text)
+        return super().write(text)
+
+    def flush(self) -> None:
+        self.terminal.flush()
+
+
+def run_python(code: str, where: str, namespace: dict) -> str:
+    """Run a python block in the shared namespace; what it printed."""
+    tee = _Tee(sys.stdout)
+    with contextlib.redirect_stdout(tee):
+        try:
+            exec(compile(code, where, "exec"), namespace)
+        except Exception as error:
+            raise RuntimeError(f"{where} failed: {error!r}") from error
+    return tee.getvalue()
+
+
+def run_bash(code: str, where: str) -> str:
+    """Run a bash block, echoing its output as it comes; what it printed (stdout and stderr)."""
+    process = subprocess.Popen(["bash", "-euo", "pipefail", "-c", code], env=os.environ.copy(), text=True,
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    printed = []
+    for line in process.stdout:
+        sys.stdout.write(line)
+        printed.append(line)
+    if process.wait() != 0:
+        raise RuntimeError(f"{where} exited with {process.returncode}")
+    return "".join(printed)
+
+
+def check_output(path: Path, shown: str, line: int, printed: str) -> None:
+    """Raise RuntimeError when ``printed`` does not fit the output block at ``line``."""
+    from check_docs import output_matches, page_blocks, terminal_text  # it imports this module
+
+    numbers_vary = any(block.line == line and block.numbers_vary for block in page_blocks(path))
+    real = terminal_text(printed)
+    if not output_matches(shown.splitlines(), real, numbers_vary):
+        raise RuntimeError(f"{path}:{line} (output block): the block before it printed something else\n"
+                           f"--- shown\n{shown}--- printed\n{real}")
 
 
 def code_blocks(markdown: str) -> list[tuple[str, str, int]]:
@@ -48,19 +107,15 @@ def run_tutorial(path: Path, workdir: Path, quick: bool) -> float:
     old_cwd = Path.cwd()
     os.chdir(workdir)
     try:
-        for language, code, line in code_blocks(path.read_text()):
+        blocks = code_blocks(path.read_text())
+        for index, (language, code, line) in enumerate(blocks):
             if language not in RUNNABLE:
                 continue
             where = f"{path}:{line} ({language} block)"
-            if language == "python":
-                try:
-                    exec(compile(code, where, "exec"), namespace)
-                except Exception as error:
-                    raise RuntimeError(f"{where} failed: {error!r}") from error
-            else:
-                done = subprocess.run(["bash", "-euo", "pipefail", "-c", code], env=os.environ.copy())
-                if done.returncode != 0:
-                    raise RuntimeError(f"{where} exited with {done.returncode}")
+            printed = run_python(code, where, namespace) if language == "python" else run_bash(code, where)
+            following = blocks[index + 1] if index + 1 < len(blocks) else None
+            if following is not None and following[0] == OUTPUT:
+                check_output(path, following[1], following[2], printed)
     finally:
         os.chdir(old_cwd)
     return time.perf_counter() - start

@@ -2,6 +2,7 @@
 # The test command of the README: installs what the tests need, then runs the whole suite.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+started=$SECONDS
 # GNU Go (the rules oracle and a match opponent), Xvfb (the window on a real X server), and for
 # zero9 server's tests: PostgreSQL, Chromium + chromedriver (the status page), Leela Zero (its autogtp)
 # and curl (what autogtp talks to the server with).
@@ -38,4 +39,8 @@ if [ ! -x "$PACHI_DIR/pachi" ]; then
 fi
 export ZERO9_PACHI="${ZERO9_PACHI:-$PACHI_DIR/pachi}"
 python3 -m ruff check .
-python3 -m pytest -q "$@"
+status=0
+python3 -m pytest -q "$@" || status=$?
+# the README quotes how long the whole command takes: say it every time
+echo "scripts/test.sh: $(( (SECONDS - started) / 60 )) min $(( (SECONDS - started) % 60 )) s, installs included" >&2
+exit $status

@@ -9,10 +9,8 @@ import numpy as np
 import pytest
 
 from zero9.games import BLACK, EMPTY, WHITE
-from zero9.games.go import Go
 from zero9.nn.chunks import (
     ChunkData,
-    game_stored_planes,
     iter_chunks,
     load_chunks,
     lz_chunk_text,
@@ -24,7 +22,6 @@ from zero9.nn.chunks import (
     write_lz_chunk,
     write_npz_shard,
 )
-from zero9.nn.features import encode_batch
 
 GO9 = {"game": "go", "size": 9, "komi": 7.5}
 
@@ -209,20 +206,3 @@ def test_write_replaces_atomically(tmp_path):
     write_lz_chunk(path, inode_data)
     assert len(read_lz_chunk(path)) == 4
     assert os.listdir(tmp_path) == ["x.gz"]
-
-
-def test_game_stored_planes_equal_encode_batch_over_whole_games():
-    rng = np.random.default_rng(11)
-    for size in (5, 9):
-        g = Go(size)
-        game = [g.new_position()]
-        while not game[-1].is_terminal() and len(game) < 90:  # with passes, captures, both colours
-            moves = list(game[-1].legal_moves())
-            game.append(game[-1].play(moves[int(rng.integers(len(moves)))]))
-        expected = encode_batch(game)[:, :16].astype(np.uint8)
-        assert np.array_equal(game_stored_planes(game), expected)
-        assert np.array_equal(game_stored_planes(game[:3]), expected[:3])
-    with pytest.raises(ValueError, match="consecutive"):
-        game_stored_planes(game[1:])  # not from the start
-    with pytest.raises(ValueError, match="consecutive"):
-        game_stored_planes([game[0], game[2]])

@@ -76,3 +76,21 @@ def test_an_unmarked_command_outside_a_session_is_refused(tmp_path):
     assert looks_like_command("$ ls") and looks_like_command("HOURS=1 bash x.sh")
     assert not looks_like_command("zero9 0.1.0 (Leela Zero 0.17 compatible)")
     assert isinstance(page_blocks(page)[1], Block) and page_blocks(page)[1].not_run == "hours"
+
+
+def test_tutorial_output_blocks_are_checked(tmp_path):
+    """An ``output`` block after a runnable block must fit what the block printed."""
+    page = tmp_path / "01-page.md"
+
+    def run(shown: str, mark: str = "") -> subprocess.CompletedProcess:
+        page.write_text(f"```python\nprint('moves: 122, result W+38.5')\n```\n\n{mark}```output\n{shown}\n"
+                        "```\n```bash\necho from bash >&2\n```\n```output\nfrom bash\n```\n")
+        return subprocess.run([sys.executable, str(ROOT / "scripts" / "run_tutorial.py"), "--workdir",
+                               str(tmp_path / "work"), str(page)], capture_output=True, text=True, timeout=60)
+
+    assert run("moves: 122, result W+38.5").returncode == 0
+    wrong = run("moves: 122, result B+38.5")
+    assert wrong.returncode != 0 and "01-page.md:5 (output block)" in wrong.stderr
+    assert run("moves: 90, result W+2.5").returncode != 0
+    assert run("moves: 90, result W+2.5", "<!-- numbers vary -->\n").returncode == 0
+    assert run("moves: ...").returncode == 0  # '...' inside a line: any text

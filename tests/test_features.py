@@ -7,10 +7,12 @@ import itertools
 import numpy as np
 import pytest
 
-from zero9.games import BLACK, WHITE
+from zero9.games import BLACK, WHITE, make_game
 from zero9.games.go import Go
 from zero9.games.gomoku import Gomoku
+from zero9.nn import planes_fast
 from zero9.nn.features import (
+    GO_HISTORY,
     encode,
     encode_batch,
     inverse_symmetry,
@@ -82,19 +84,47 @@ def test_encode_batch():
         encode_batch([])
 
 
-def test_batched_go_planes_equal_one_by_one_over_random_games():
+def random_game(game, rng, moves: int) -> list:
+    """The positions of a random game from its start (passes, captures, both colours to move)."""
+    line = [game.new_position()]
+    while not line[-1].is_terminal() and len(line) <= moves:
+        legal = list(line[-1].legal_moves())
+        line.append(line[-1].play(legal[int(rng.integers(len(legal)))]))
+    return line
+
+
+@pytest.mark.parametrize("engine", ["fast", "simple"])
+def test_the_fast_go_planes_equal_the_plain_loop_over_random_games(engine):
+    # the twins: encode (a plain loop over the history) and encode_batch (planes_fast: bits, a gather)
     rng = np.random.default_rng(5)
-    g = Go(7)
-    positions = []
-    for _ in range(12):
-        p = g.new_position()
-        for _ in range(int(rng.integers(0, 40))):  # short and long histories, both colours to move
-            if p.is_terminal():
-                break
-            moves = list(p.legal_moves())
-            p = p.play(moves[int(rng.integers(len(moves)))])
-        positions.append(p)
-    assert np.array_equal(encode_batch(positions), np.stack([encode(p) for p in positions]))
+    game = make_game("go", 7, engine=engine)
+    positions = [random_game(game, rng, int(rng.integers(0, 60)))[-1] for _ in range(40)]
+    syms = rng.integers(0, 8, len(positions))
+    plain = np.stack([transform_planes(encode(p), int(s)) for p, s in zip(positions, syms, strict=True)])
+    assert np.array_equal(encode_batch(positions, syms), plain)
+    # a whole game at once (the server's check of uploads): the stone planes of every position
+    for size in (5, 9):
+        line = random_game(make_game("go", size), rng, 90)
+        expected = np.stack([encode(p)[:16] for p in line]).astype(np.uint8)
+        assert np.array_equal(planes_fast.game_stone_planes(line), expected)
+        assert np.array_equal(planes_fast.game_stone_planes(line[:3]), expected[:3])
+    with pytest.raises(ValueError, match="consecutive"):
+        planes_fast.game_stone_planes(line[1:])  # not from the start
+    with pytest.raises(ValueError, match="consecutive"):
+        planes_fast.game_stone_planes([line[0], line[2]])
+    assert planes_fast.HISTORY == GO_HISTORY
+
+
+@pytest.mark.parametrize("order", ["newest first", "shuffled"])
+def test_the_kept_histories_do_not_depend_on_the_order_positions_are_asked(order):
+    # a loaded game's positions are analysed in any order (review, the window): the newest first walks
+    # 8 back and stops; the older positions on that walk must not keep a history cut off there
+    rng = np.random.default_rng(11)
+    line = random_game(make_game("go", 7), rng, 40)
+    asked = line[::-1] if order == "newest first" else [line[i] for i in rng.permutation(len(line))]
+    for position in asked:
+        encode_batch([position])
+    assert all(np.array_equal(encode_batch([p])[0], encode(p)) for p in line)
 
 
 def test_symmetries_form_the_dihedral_group():

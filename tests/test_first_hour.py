@@ -20,9 +20,9 @@ from pathlib import Path
 
 import pytest
 
-from gui.app import add_arguments as play_arguments
-from gui.app import settings_from_args
 from gui.engine import build_engine
+from zero9.cli.play import add_arguments as play_arguments
+from zero9.cli.play import settings_from_args
 from zero9.games import make_game
 from zero9.nn.checkpoint import save_checkpoint
 from zero9.nn.net import make_net

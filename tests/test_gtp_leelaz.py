@@ -13,11 +13,12 @@ import time
 
 import pytest
 
+from zero9.cli import gtp as gtp_cli
 from zero9.games import make_game
 from zero9.nn.chunks import read_chunk
-from zero9.protocols import gtp
 from zero9.protocols.gtp import BANNER, LEELAZ_VERSION, EngineOptions, GTPEngine
 from zero9.protocols.gtp_analysis import parse_analyze_tags
+from zero9.protocols.gtp_loop import serve
 from zero9.protocols.gtp_options import SETTINGS, GTPFailure
 from zero9.search.player import NetSource
 
@@ -72,7 +73,7 @@ def test_autogtp_game_line_plays_and_dump_training_feeds_zero9_train(tmp_path):
     assert sorted(set(chunk.value.tolist())) == [-1.0, 1.0]
     assert (chunk.value[chunk.to_play == 2] == 1).all()  # white won
 
-    from zero9.learn import train
+    from zero9.cli import train
     run = tmp_path / "run"
     (run / "chunks").mkdir(parents=True)
     (tmp_path / "game.txt.0.gz").rename(run / "chunks" / "game.gz")
@@ -119,7 +120,7 @@ def test_lizzie_default_line_starts_analyses_and_plays():
 
 def test_every_leelaz_017_flag_is_accepted():
     parser = argparse.ArgumentParser()
-    gtp.add_arguments(parser)
+    gtp_cli.add_arguments(parser)
     argv = ("-g --gtp -t 1 --threads 2 -p 5 --playouts 5 -v 5 --visits 5 -b 0 --lagbuffer 100 -r 5 "
             "--resignpct -1 -w uniform -l /tmp/x.log --logfile /tmp/x.log -q --quiet --timemanage off "
             "--noponder --benchmark --cpu-only --gpu 0 --gpu=1 --full-tuner --tune-only --batchsize=5 "
@@ -137,7 +138,7 @@ def test_every_leelaz_017_flag_is_accepted():
                                  "-v"])
 def test_bad_command_line_values_exit_2_with_a_reason(bad, capsys):
     parser = argparse.ArgumentParser(prog="zero9 gtp")
-    gtp.add_arguments(parser)
+    gtp_cli.add_arguments(parser)
     with pytest.raises(SystemExit) as exit_info:
         parser.parse_args(bad.split())
     assert exit_info.value.code == 2
@@ -148,7 +149,7 @@ def test_logfile_keeps_both_directions(tmp_path):
     e = engine()
     log = tmp_path / "lz.log"
     with open(log, "a") as transcript:
-        gtp.serve(e, io.StringIO("name\nplay b e5\n"), io.StringIO(), transcript)
+        serve(e, io.StringIO("name\nplay b e5\n"), io.StringIO(), transcript)
     assert log.read_text() == "name\n= zero9\n\nplay b e5\n= \n\n"
 
 
@@ -324,7 +325,7 @@ def test_visits_bound_lz_analyze_which_then_ends_by_itself():
     # No further input: the reply must still end (the empty line) once 25 visits are done.
     inp = io.StringIO("1 lz-analyze b 5\n")
     start = time.monotonic()
-    gtp.serve(e, inp, out)
+    serve(e, inp, out)
     assert out.getvalue().startswith("=1\ninfo move") and out.getvalue().endswith("\n\n")
     assert time.monotonic() - start < 60
     assert sum(s.visits for s in e.player.root_stats()) <= 25 + 8  # one batch of slack

@@ -9,8 +9,9 @@ import textwrap
 import pytest
 
 from zero9.arena.gtpclient import GTPClient, find_gnugo, gnugo_command
-from zero9.arena.match import add_arguments, engines_from_args, play_match
+from zero9.arena.match import play_match
 from zero9.arena.players import EngineOptions, make_player, spec_name
+from zero9.cli.match import add_arguments, engines_from_args
 from zero9.games import make_game
 from zero9.games.sgf import read_sgf
 

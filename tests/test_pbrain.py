@@ -2,11 +2,13 @@
 
 import subprocess
 import sys
+import time
 
 import pytest
 
+from zero9 import __version__
 from zero9.games.gomoku import point_from_xy, xy_from_point
-from zero9.protocols.pbrain import PbrainEngine
+from zero9.protocols.pbrain import ABOUT, PbrainEngine
 from zero9.search.player import NetSource
 
 
@@ -113,12 +115,19 @@ def test_exact_five_rule_switches_the_variant():
     assert b.game.to_dict()["variant"] == "standard"
 
 
-def about_and_end(proc: subprocess.Popen, send) -> None:
-    """The end of every subprocess transcript: ABOUT answers, END exits 0."""
+def about_and_end(proc: subprocess.Popen, send) -> float:
+    """The end of every subprocess transcript: ABOUT answers, END exits 0 well inside the protocol's
+    example kill limit of 1 s (measured 0.01 s; 0.5-1.0 s before the brain skipped torch's teardown).
+    Returns the seconds from END to the exit."""
     send("ABOUT")
-    assert 'name="zero9"' in proc.stdout.readline()
+    assert proc.stdout.readline().strip() == ABOUT
+    started = time.monotonic()
     send("END")
     assert proc.wait(timeout=30) == 0
+    seconds = time.monotonic() - started
+    assert seconds < 1.0, f"the brain took {seconds:.2f} s to exit after END"
+    assert proc.stdout.read() == ""  # nothing after END, nothing lost before it
+    return seconds
 
 
 @pytest.mark.timeout(120)
@@ -154,7 +163,9 @@ def test_every_malformed_unit_gets_one_answer_and_changes_nothing():
     for unit in (["BOARD", "x", "DONE"], ["BOARD", "1,1", "DONE"], ["BOARD", "9,9,1", "DONE"],
                  ["BOARD", "1,1,1", "1,1,2", "DONE"], ["BOARD", "-1,0,1", "DONE"], ["TURN 4,4"], ["TURN 4"],
                  ["TURN"], ["TAKEBACK 0,0"], ["INFO rule x"], ["INFO rule 8"], ["INFO rule -1"],
-                 ["INFO rule 99"], ["INFO timeout_turn 1.5"], ["START 4"], ["START 26"], ["START"]):
+                 ["INFO rule 99"], ["INFO timeout_turn 1.5"], ["START 4"], ["START 26"], ["START"],
+                 # a finished game (their five on the bottom row): ERROR the game is over, not a crash
+                 ["BOARD", *[f"{2 * k},0,1" for k in range(5)], *[f"{k},8,2" for k in range(5)], "DONE"]):
         before = (b.game, b.position, b.variant)
         replies = [r for line in unit for r in b.execute(line)]
         assert len(replies) == 1 and replies[0].startswith("ERROR"), (unit, replies)
@@ -230,3 +241,77 @@ def test_renju_rule_4_keeps_black_off_forbidden_points():
     assert b.position is before
     assert b.execute("INFO rule 0") == [] and b.game.variant == "freestyle"
     move_of(b.execute("TURN 7,7"))  # freestyle: the same move is fine
+
+
+def test_about_names_only_what_is_known():
+    about = brain().execute("ABOUT")
+    assert about == [f'name="zero9", version="{__version__}", author="zero9 contributors"']
+    assert "www" not in about[0] and "email" not in about[0]  # no page or address of our own: left out
+
+
+def test_swap2board_opens_chooses_a_colour_and_stays_in_step():
+    b = brain(visits=8)
+    b.execute("START 15")
+    b.execute("INFO timeout_turn 2000")
+    # Case 1: the manager asks for the first three stones.
+    assert b.execute("SWAP2BOARD") == []
+    [reply] = b.execute("DONE")
+    stones = [point_from_xy(*(int(v) for v in xy.split(",")), 15) for xy in reply.split()]
+    assert len(stones) == 3 and len(set(stones)) == 3
+    assert b.position.move_number == 3 and b.position.board_array()[stones[0]] == 1  # black first
+    # Case 2: three stones; we take black (SWAP) or answer white's fourth move.
+    opening = ["7,7", "8,7", "9,9"]
+    assert b.execute("SWAP2BOARD") == [] and all(b.execute(line) == [] for line in opening)
+    [reply] = b.execute("DONE")
+    assert reply == "SWAP" or move_of([reply]) not in {point_from_xy(7, 7, 15), point_from_xy(8, 7, 15)}
+    assert b.position.move_number == (3 if reply == "SWAP" else 4)
+    # Case 3: five stones; SWAP or white's sixth move.
+    for line in ["SWAP2BOARD", *opening, "8,8", "8,6"]:
+        assert b.execute(line) == []
+    [reply] = b.execute("DONE")
+    assert reply == "SWAP" or b.position.move_number == 6
+    # Malformed blocks: one ERROR at DONE each, and the next command is answered as usual.
+    for unit, error in ((["SWAP2BOARD", "7,7", "DONE"], "ERROR SWAP2BOARD with 1 stone: expected 0, 3 or 5"),
+                        (["SWAP2BOARD", "7,7", "x", "8,8", "DONE"], "ERROR bad coordinates 'x'"),
+                        (["SWAP2BOARD", "7,7", "7,7", "8,8", "DONE"], "ERROR impossible SWAP2BOARD")):
+        before = b.position
+        replies = [r for line in unit for r in b.execute(line)]
+        assert len(replies) == 1 and replies[0].startswith(error), (unit, replies)
+        assert b.position is before
+        assert b.execute("ABOUT") == [ABOUT]
+
+
+def test_swap2board_needs_a_game():
+    b = brain()
+    assert b.execute("SWAP2BOARD")[0].startswith("ERROR no game")
+    assert b.execute("DONE")[0].startswith("UNKNOWN")  # no block was opened: DONE alone is unknown
+
+
+@pytest.mark.timeout(120)
+def test_subprocess_swap2_then_board_then_a_quick_end():
+    """Gomocup's swap2 exchange as a manager sends it, on the real brain: SWAP2BOARD blocks, then BOARD."""
+    proc = subprocess.Popen([sys.executable, "-m", "zero9", "pbrain", "-w", "uniform", "-v", "50", "-s", "2"],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        def send(*lines: str) -> None:
+            proc.stdin.write("".join(line + "\n" for line in lines))
+            proc.stdin.flush()
+
+        send("START 15", "INFO rule 1", "INFO timeout_turn 1000")
+        assert proc.stdout.readline().strip() == "OK"
+        send("SWAP2BOARD", "DONE")
+        three = proc.stdout.readline().split()
+        assert len(three) == 3 and all(len(xy.split(",")) == 2 for xy in three)
+        send("SWAP2BOARD", *three, "DONE")
+        choice = proc.stdout.readline().strip()
+        assert choice == "SWAP" or len(choice.split(",")) == 2
+        send("SWAP2BOARD", "7,7", "DONE")  # a bad block: one ERROR, nothing stray after it
+        assert proc.stdout.readline().startswith("ERROR SWAP2BOARD with 1 stone")
+        # The manager then sends the agreed position: we are white (their 2 black stones, our 1 white).
+        send("BOARD", f"{three[0]},2", f"{three[1]},1", f"{three[2]},2", "DONE")
+        x, y = (int(v) for v in proc.stdout.readline().strip().split(","))
+        assert f"{x},{y}" not in three
+        about_and_end(proc, send)
+    finally:
+        if proc.poll() is None:
+            proc.kill()

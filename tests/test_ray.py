@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 import ray  # CI installs zero9[test], which includes ray: a missing ray must fail here, never skip
 
+from zero9.cli import autotrain
 from zero9.games import make_game
 from zero9.games.sgf import read_sgf
-from zero9.learn import autotrain
 from zero9.learn.raypool import (
     TMP_PREFIX,
     RayPool,
@@ -135,13 +135,13 @@ def test_a_node_that_leaves_loses_no_game_and_a_node_that_joins_gets_actors(tmp_
 
             remover = threading.Thread(target=remove_node_after_two_games, daemon=True)
             remover.start()
-            stats = pool.play_selfplay(net, 20, config, chunks, sgfs, progress=False)
+            stats = pool.play_round(net, 20, config, chunks, sgfs, progress=False)
             remover.join()
             assert stats.games == 20 == len(list(chunks.glob("*.npz"))) == len(list(sgfs.iterdir()))
             assert pool.lost == 1 and pool.size == 1
             cluster.add_node(num_cpus=1)
             cluster.wait_for_nodes()
-            stats = pool.play_selfplay(net, 4, config, tmp_path / "round2", None, progress=False)
+            stats = pool.play_round(net, 4, config, tmp_path / "round2", None, progress=False)
             assert stats.games == 4 == len(list((tmp_path / "round2").glob("*.npz")))
             assert pool.size == 2
     finally:

@@ -4,7 +4,7 @@ The section ``## Reading order`` opens the file; each item names a file in backt
 with its line count, ``1. `zero9/search/puct.py` (426 lines): ...``, and a ``Total:``
 line sums them. This test keeps the section true: every file exists, opens with a
 docstring that defines its vocabulary, and has the line count listed (``wc -l``), and
-the total is at most 1,500 lines.
+the total is at most 1,800 lines (issue 34: readable twins of the search, the planes and the game).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 DOC = ROOT / "docs" / "architecture.md"
-LIMIT = 1500
+LIMIT = 1800  # issue 34: the reading order may grow to about 1,800 lines if it must
 ITEM = re.compile(r"^\d+\. `([^`]+)` \(([\d,]+) lines\)")
 TOTAL = re.compile(r"^Total: ([\d,]+) lines\.")
 
@@ -39,7 +39,7 @@ def line_count(path: Path) -> int:
     return path.read_bytes().count(b"\n")
 
 
-def test_the_reading_order_is_current_and_at_most_1500_lines():
+def test_the_reading_order_is_current_and_at_most_1800_lines():
     items, total = reading_order()
     assert len(items) >= 5, f"the reading order lists {len(items)} files"
     stale = []

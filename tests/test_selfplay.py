@@ -108,7 +108,7 @@ def test_bad_options_are_clear_errors(tmp_path):
 def test_eval_cache_option_reaches_the_workers_evaluator(tmp_path, monkeypatch):
     import argparse
 
-    import zero9.learn.selfplay as selfplay
+    import zero9.learn.workers as workers
     from zero9.learn.autotrain import add_arguments
     from zero9.learn.selfplay import add_selfplay_arguments, selfplay_config
     from zero9.search.evaluator import NetEvaluator
@@ -129,7 +129,7 @@ def test_eval_cache_option_reaches_the_workers_evaluator(tmp_path, monkeypatch):
         made.append(NetEvaluator(*args, **kwargs))
         return made[-1]
 
-    monkeypatch.setattr(selfplay, "NetEvaluator", recorded)
+    monkeypatch.setattr(workers, "NetEvaluator", recorded)
     game = make_game("gomoku", 6, connect=4)
     net_path, _ = tiny_net(tmp_path, game)
     cfg = SelfPlayConfig(visits=8, parallel_games=2, leaves_per_tree=4, seed=5, eval_cache=0)

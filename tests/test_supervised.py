@@ -71,7 +71,7 @@ def test_gomoku_and_bad_paths(tmp_path):
 def test_train_learns_from_supervised_chunks(tmp_path):
     import argparse
 
-    from zero9.learn import supervised, train
+    from zero9.cli import supervised, train
 
     games = "\n".join(GAME9.format(re="B+R" if i % 2 else "W+R") for i in range(30))
     (tmp_path / "games.sgf").write_text(games)

@@ -180,22 +180,23 @@ def test_player_with_threats_wins_and_defends_where_the_plain_search_may_not():
 def test_pbrain_threats_option_reaches_the_player():
     import argparse
 
-    from zero9.protocols import pbrain
+    from zero9.cli import pbrain
+    from zero9.protocols.pbrain import PbrainEngine
 
     parser = argparse.ArgumentParser()
     pbrain.add_arguments(parser)
     assert parser.parse_args([]).threats is False
     assert parser.parse_args(["--threats"]).threats is True
-    engine = pbrain.PbrainEngine(NetSource(None), visits=8, seed=1, threats=True)
+    engine = PbrainEngine(NetSource(None), visits=8, seed=1, threats=True)
     assert engine._new_player(GAME).threats is True
 
 
 def test_threat_reading_reaches_the_player_from_match_and_pbrain():
     import argparse
 
-    from zero9.arena import match
     from zero9.arena.players import make_player
-    from zero9.protocols import pbrain
+    from zero9.cli import match, pbrain
+    from zero9.protocols.pbrain import PbrainEngine
 
     parser = argparse.ArgumentParser()
     match.add_arguments(parser)
@@ -212,7 +213,7 @@ def test_threat_reading_reaches_the_player_from_match_and_pbrain():
     parser = argparse.ArgumentParser()
     pbrain.add_arguments(parser)
     assert parser.parse_args(["--threats"]).threat_reading == "vcf"
-    engine = pbrain.PbrainEngine(NetSource(None), visits=8, seed=1, threats=True, threat_reading="vct")
+    engine = PbrainEngine(NetSource(None), visits=8, seed=1, threats=True, threat_reading="vct")
     assert engine._new_player(GAME).threat_reading == "vct"
     with pytest.raises(ValueError, match="threat reading"):
         NetSource(None).player(GAME, threat_reading="vcx")

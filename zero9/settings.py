@@ -137,6 +137,7 @@ class TrainOptions:
     max_reuse: float = 8.0  # samples drawn per training position per round, at most (shrinks the batch)
     min_batch: int = 16
     ownership_weight: float = 1.0
+    score_weight: float = 1.0  # the score head's MSE (lead / board points), when the net has one
     test_every: int = 0  # 0: about 10 test evaluations per round
     test_positions: int = 4096
     save_every: float = 60.0

@@ -9,33 +9,25 @@ Vocabulary: a **random player** picks uniformly among the legal moves, except th
 never fills one of its own single-point eyes (so games end by two passes instead of filling
 every eye) and passes only when nothing else is left. The **result** is Tromp-Taylor's for Go,
 and n-in-a-row (or a draw on a full board) for Gomoku.
+
+The command line (``zero9 demo``) is :mod:`zero9.cli.demo`.
 """
 
 from __future__ import annotations
 
-import argparse
 import random
 import sys
+from typing import TextIO
 
 import numpy as np
 
-from zero9.games import Position, add_game_arguments, game_from_args
+from zero9.games import Game, Position
 from zero9.games.display import board_to_text
 from zero9.nn.checkpoint import default_net_path
 from zero9.search.player import NetSource
 from zero9.settings import PlayConfig
 
-
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    add_game_arguments(parser)
-    parser.add_argument("--seed", type=int, default=None, help="random seed, for a repeatable game")
-    parser.add_argument("--moves-shown", type=int, default=10, metavar="K",
-                        help="print the board every K moves (0: only at the end; default 10)")
-    parser.add_argument("--quiet", action="store_true", help="print only the result")
-    parser.add_argument("--random", action="store_true", help="random players instead of the shipped net")
-    parser.add_argument("--net", default=None, help="net file (default: the shipped net)")
-    parser.add_argument("--visits", type=int, default=PlayConfig.quick_visits,
-                        help=f"visits per net move (default {PlayConfig.quick_visits})")
+MOVES_SHOWN = 10  # print the board every this many moves
 
 
 def random_move(position: Position, rng: random.Random) -> int:
@@ -85,46 +77,43 @@ def net_move_chooser(game, net_path: str | None, visits: int, seed: int):
     return choose, f"net {meta['hash']} ({path}), {visits} visits a move"
 
 
-def run(args: argparse.Namespace) -> int:
-    try:
-        game = game_from_args(args)
-        if args.moves_shown < 0:
-            raise ValueError(f"bad --moves-shown {args.moves_shown}: expected 0 or more")
-    except ValueError as e:
-        print(f"zero9 demo: error: {e}", file=sys.stderr)
-        return 2
-    seed = args.seed if args.seed is not None else random.randrange(1 << 30)
+
+def play_demo(game: Game, seed: int, use_net: bool = True, net_path: str | None = None,
+              visits: int = PlayConfig.quick_visits, moves_shown: int = MOVES_SHOWN, quiet: bool = False,
+              out: TextIO | None = None) -> Position:
+    """Play one demo game, printing it to ``out`` as it goes (see the module docstring); the final position.
+
+    ``use_net`` False, or no net for the game and size: random players. ``moves_shown``: print the
+    board every that many moves (0: only at the end); ``quiet``: print only the result line.
+    ``out``: default stdout.
+    """
+    out = out or sys.stdout
     rng = random.Random(seed)
     chooser, what = None, "random players"
-    if not args.random:
-        try:
-            chooser, what = net_move_chooser(game, args.net, args.visits, seed)
-        except (OSError, ValueError) as e:
-            print(f"zero9 demo: error: {e}", file=sys.stderr)
-            return 2
+    if use_net:
+        chooser, what = net_move_chooser(game, net_path, visits, seed)
         if chooser is None:
             what = f"random players ({what})"
-
-    if not args.quiet:
-        print(f"{game.name} on {game.size}x{game.size}, {what} (seed {seed})")
+    if not quiet:
+        print(f"{game.name} on {game.size}x{game.size}, {what} (seed {seed})", file=out)
     line: list[str] = []
     winrates: dict[int, float] = {}
 
     def show(pos: Position) -> None:
-        if args.quiet:
+        if quiet:
             return
         colour = "B" if pos.to_play == 2 else "W"
         winrate = winrates.get(pos.move_number)
         shown = f" {100 * winrate:.0f}%" if winrate is not None else ""
         line.append(f"{pos.move_number}.{colour} {game.action_to_vertex(pos.last_move)}{shown}")
         if len(line) == 8:
-            print("  ".join(line))
+            print("  ".join(line), file=out)
             line.clear()
-        if args.moves_shown and pos.move_number % args.moves_shown == 0 and not pos.is_terminal():
+        if moves_shown and pos.move_number % moves_shown == 0 and not pos.is_terminal():
             if line:
-                print("  ".join(line))
+                print("  ".join(line), file=out)
                 line.clear()
-            print(board_to_text(pos) + "\n")
+            print(board_to_text(pos) + "\n", file=out)
 
     if chooser is None:
         final = play_random_game(game, rng, show)
@@ -135,12 +124,12 @@ def run(args: argparse.Namespace) -> int:
             winrates[final.move_number + 1] = winrate
             final = final.play(action)
             show(final)
-    if not args.quiet:
+    if not quiet:
         if line:
-            print("  ".join(line))
-        print(board_to_text(final))
+            print("  ".join(line), file=out)
+        print(board_to_text(final), file=out)
     text = f"result {final.result_string()} after {final.move_number} moves"
     if game.name == "go":
         text += f" (Tromp-Taylor score {final.score():+g}, komi {game.komi:g})"
-    print(text)
-    return 0
+    print(text, file=out)
+    return final

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from zero9.games import Game, Position
+from zero9.search.mcts import draw_by_visits
 from zero9.search.player import Decision, SearchPlayer
 from zero9.settings import PlayConfig
 
@@ -67,8 +68,7 @@ def choose_weakened(visits: np.ndarray, priors: np.ndarray, level: Level, rng: n
         return order[0]
     n, p = visits[order].astype(np.float64), priors[order].astype(np.float64)
     share = n / n.sum() if n.sum() > 0 else p
-    weights = ((share + p / max(p.sum(), 1e-12)) / 2) ** (1.0 / level.temperature)
-    return order[int(rng.choice(len(order), p=weights / weights.sum()))]
+    return draw_by_visits(order, (share + p / max(p.sum(), 1e-12)) / 2, rng, level.temperature)
 
 
 def weakened_action(player: SearchPlayer, position: Position, decision: Decision, level: Level,

@@ -11,13 +11,12 @@ Vocabulary:
   ``random`` is pinned at 0 Elo (Leela Zero's convention) when it played, otherwise
   the ``--anchor`` player is.
 - **chart**: a horizontal bar chart (PNG) of the ratings with their intervals.
+
+The command line (``zero9 ratings``) is :mod:`zero9.cli.ratings`.
 """
 
 from __future__ import annotations
 
-import argparse
-import math
-import sys
 from pathlib import Path
 
 from zero9.arena.elo import bayeselo
@@ -103,28 +102,3 @@ def plot_ratings(ratings: dict[str, tuple[float, float, float]], path: str | Pat
     plt.close(fig)
     return path
 
-
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("dir", help="folder searched (recursively) for SGF games")
-    parser.add_argument("--anchor", default="random", help="player pinned at --anchor-elo (default random)")
-    parser.add_argument("--anchor-elo", type=float, default=0.0)
-    parser.add_argument("--chart", help="PNG chart path (default DIR/ratings.png; 'none' for no chart)")
-
-
-def run(args: argparse.Namespace) -> int:
-    try:
-        ratings, games, skipped = rate_folder(args.dir, args.anchor, args.anchor_elo)
-    except ValueError as e:
-        print(f"zero9 ratings: {e}", file=sys.stderr)
-        return 2
-    for line in skipped:
-        print(f"skipped {line}", file=sys.stderr)
-    print(f"{len(games)} games, {len(ratings)} players"
-          + ("" if args.anchor in ratings else f" ('{args.anchor}' did not play: "
-             "the alphabetically first player of each group is the anchor)"))
-    print(format_table(ratings, games))
-    if (args.chart or "").lower() != "none":
-        finite = {k: tuple(v if math.isfinite(v) else 0.0 for v in r) for k, r in ratings.items()}
-        chart = plot_ratings(finite, args.chart or Path(args.dir) / "ratings.png")
-        print(f"chart: {chart}")
-    return 0

@@ -17,19 +17,21 @@ from zero9.util.runlock import RunDirBusy, lock_holder
 
 # name -> (module, one-line help). Order is the order shown by --help.
 COMMANDS: dict[str, tuple[str, str]] = {
-    "demo": ("zero9.arena.demo", "play a quick game on the console (random or with a net) and print it"),
-    "play": ("gui.app", "open the pygame window and play against the AI"),
-    "gtp": ("zero9.protocols.gtp", "speak GTP on stdin/stdout (Sabaki, Lizzie, GoGui, match tools)"),
-    "pbrain": ("zero9.protocols.pbrain", "speak the Gomocup (piskvork) protocol for Gomoku managers"),
-    "selfplay": ("zero9.learn.selfplay", "play self-play games and write training chunks and SGFs"),
-    "train": ("zero9.learn.train", "train a net on the newest window of a run's training data"),
-    "supervised": ("zero9.learn.supervised", "SGF games -> training chunks (Leela Zero's dump_supervised)"),
-    "autotrain": ("zero9.learn.autotrain", "the resumable loop: self-play, train, gate, promote, rate"),
-    "match": ("zero9.arena.match", "play a match between nets or external engines"),
+    "demo": ("zero9.cli.demo", "play a quick game on the console (random or with a net) and print it"),
+    "play": ("zero9.cli.play", "open the pygame window and play against the AI"),
+    "gtp": ("zero9.cli.gtp", "speak GTP on stdin/stdout (Sabaki, Lizzie, GoGui, match tools)"),
+    "analysis": ("zero9.cli.analysis", "KataGo's JSON analysis engine on stdin/stdout (KaTrain)"),
+    "pbrain": ("zero9.cli.pbrain", "speak the Gomocup (piskvork) protocol for Gomoku managers"),
+    "selfplay": ("zero9.cli.selfplay", "play self-play games and write training chunks and SGFs"),
+    "train": ("zero9.cli.train", "train a net on the newest window of a run's training data"),
+    "supervised": ("zero9.cli.supervised", "SGF games -> training chunks (Leela Zero's dump_supervised)"),
+    "autotrain": ("zero9.cli.autotrain", "the resumable loop: self-play, train, gate, promote, rate"),
+    "match": ("zero9.cli.match", "play a match between nets or external engines"),
     "review": ("zero9.cli.review", "review a game: each move's loss (Go: points), mistakes, better moves"),
-    "ratings": ("zero9.arena.ratings", "maximum-likelihood Elo ratings over the games in a folder"),
-    "plot": ("zero9.learn.plot", "plot a run directory's losses, Elo and self-play speed"),
-    "convert": ("zero9.nn.convert", "convert between Leela Zero text weights and zero9 checkpoints"),
+    "ratings": ("zero9.cli.ratings", "maximum-likelihood Elo ratings over the games in a folder"),
+    "plot": ("zero9.cli.plot", "plot a run directory's losses, Elo and self-play speed"),
+    "rebuild-status": ("zero9.cli.rebuild_status", "write a run's lost status.json again from its files"),
+    "convert": ("zero9.cli.convert", "convert between Leela Zero text weights and zero9 checkpoints"),
     "server": ("zero9.distributed.server", "hand out tasks and nets, gate candidates (Leela Zero's server)"),
     "client": ("zero9.distributed.client", "ask a server for work, play it, upload it (zero9's autogtp)"),
     "trainer": ("zero9.distributed.trainer", "train on a server's games and submit candidate nets"),
@@ -38,7 +40,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
 
 # Commands that own a folder for their whole run (zero9.util.runlock): option, default.
 RUN_DIR_OPTIONS: dict[str, tuple[str, str | None]] = {
-    "autotrain": ("--dir", None), "train": ("--dir", None), "selfplay": ("--out", "selfplay")}
+    "autotrain": ("--dir", None), "train": ("--dir", None), "selfplay": ("--out", "selfplay"),
+    "rebuild-status": ("--dir", None)}
 
 
 def busy_run_dir(name: str, rest: list[str]) -> RunDirBusy | None:

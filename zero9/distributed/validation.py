@@ -26,7 +26,8 @@ import numpy as np
 
 from zero9.games import BLACK, WHITE, Game, IllegalMove, Position
 from zero9.games.sgf import SgfError, parse_sgf
-from zero9.nn.chunks import LZ_STORED_PLANES, ChunkData, game_stored_planes, parse_lz_chunk
+from zero9.nn.chunks import LZ_STORED_PLANES, ChunkData, parse_lz_chunk
+from zero9.nn.planes_fast import game_stone_planes
 
 COLOUR_NAMES = {BLACK: "black", WHITE: "white"}
 POLICY_TOLERANCE = 1e-3
@@ -133,7 +134,7 @@ def check_chunk(chunk_text: str, replayed: ReplayedGame) -> ChunkData:
         raise Rejected(f"the training data has {len(data)} positions, the game {len(positions)} moves")
     if data.size != positions[0].game.size:
         raise Rejected(f"the training data is for {data.size}x{data.size}")
-    expected = game_stored_planes(positions)
+    expected = game_stone_planes(positions)
     differs = np.flatnonzero((data.planes[:, :LZ_STORED_PLANES] != expected).any(axis=(1, 2, 3)))
     if differs.size:
         raise Rejected(f"training position {int(differs[0]) + 1} does not match the SGF's board")

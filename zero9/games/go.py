@@ -282,7 +282,7 @@ class GoPosition:
         pos._done = False  # terminal: two passes, resignation or the move cap
         pos._lost = (0, 0)  # bitboards of points where black / white stones have been captured
         pos._weak = (0, 0)  # stones in groups in atari: the side to move's, the other side's
-        pos.stone_history = None  # zero9.nn.features.stone_history keeps the input planes' bytes here
+        pos.stone_history = None  # zero9.nn.planes_fast.stone_history keeps the input planes' bytes here
         return pos
 
     def __reduce__(self):

@@ -21,7 +21,7 @@ Vocabulary (on top of :mod:`zero9.games.game`: colours, points, actions, vertice
 - **board hash** (Zobrist): the XOR of one random 64-bit key per (colour, point) for the stones
   on the board. Equal boards have equal hashes, and a move updates the hash by XOR-ing the keys
   of the stones it adds and removes. ``hash`` also XORs in one more key when white is to move.
-  The keys are those of :mod:`zero9.games.go`, so both engines give a position the same hashes.
+  The keys are drawn as :mod:`zero9.games.go` draws them, so both boards give a position the same hashes.
 - **positional superko**: a move may not recreate the board of any earlier position of the game
   (whoever was to move then). A position keeps the board hashes of the game so far in ``seen``.
 - **end of game**: two passes in a row, a resignation, or the move cap (``game.move_cap`` moves,
@@ -34,23 +34,79 @@ from __future__ import annotations
 
 import copy
 import functools
+import math
+import random
+from dataclasses import dataclass
 
 import numpy as np
 
 from zero9.games.display import board_to_text
-from zero9.games.game import BLACK, EMPTY, WHITE, IllegalMove, actions_played, replay
-from zero9.games.go import Go, GoPosition, geometry
+from zero9.games.game import (
+    BLACK,
+    EMPTY,
+    WHITE,
+    IllegalMove,
+    actions_played,
+    play_moves,
+    point_to_vertex,
+    replay,
+    vertex_to_point,
+)
 
 
-class SimpleGo(Go):
-    """The same game as :class:`Go` (size, komi, move cap), played on :class:`SimpleGoPosition`."""
+@dataclass(frozen=True)
+class SimpleGo:
+    """Go on a ``size`` x ``size`` board (5 to 19); ``move_cap`` None: ``2 * size**2``, 0: no cap."""
+
+    size: int = 9
+    komi: float = 7.5
+    move_cap: int | None = None
+    name = "go"
+
+    def __post_init__(self) -> None:
+        if isinstance(self.size, bool) or not isinstance(self.size, int) or not 5 <= self.size <= 19:
+            raise ValueError(f"bad Go board size {self.size!r}: expected an int from 5 to 19")
+        if not isinstance(self.komi, (int, float)) or not math.isfinite(self.komi) or abs(self.komi) > 1000:
+            raise ValueError(f"bad komi {self.komi!r}: expected a finite number")
+        cap = 2 * self.size * self.size if self.move_cap is None else self.move_cap
+        if isinstance(cap, bool) or not isinstance(cap, int) or cap < 0:
+            raise ValueError(f"bad move cap {self.move_cap!r}: expected None, 0 (no cap) or a positive int")
+        object.__setattr__(self, "komi", float(self.komi))
+        object.__setattr__(self, "move_cap", cap)
+
+    @property
+    def num_actions(self) -> int:
+        return self.size * self.size + 1  # the points, and pass
+
+    @property
+    def pass_action(self) -> int:
+        return self.size * self.size
 
     def new_position(self) -> SimpleGoPosition:
         """The empty board, black to move."""
         return SimpleGoPosition(self)
 
+    def action_to_vertex(self, action: int) -> str:
+        return "pass" if action == self.pass_action else point_to_vertex(int(action), self.size)
+
+    def vertex_to_action(self, text: str) -> int:
+        return self.pass_action if text.strip().lower() == "pass" else vertex_to_point(text, self.size)
+
+    def play_moves(self, moves: list[int | str]) -> SimpleGoPosition:
+        return play_moves(self, moves)
+
     def to_dict(self) -> dict:
-        return {**super().to_dict(), "engine": "simple"}
+        return {"game": "go", "size": self.size, "komi": self.komi, "move_cap": self.move_cap,
+                "engine": "simple"}
+
+
+@functools.cache
+def zobrist_keys(size: int) -> tuple[dict[int, list[int]], int]:
+    """One random 64-bit key per (colour, point), and the key of white to move. Drawn from the seed the
+    fast board uses, so that both boards give a position the same hashes."""
+    rng, points = random.Random(0x5EED0000 + size), size * size
+    keys = {colour: [rng.getrandbits(64) for _ in range(points)] for colour in (BLACK, WHITE)}
+    return keys, rng.getrandbits(64)
 
 
 @functools.cache
@@ -129,7 +185,7 @@ class SimpleGoPosition:
     @property
     def hash(self) -> int:
         """The board hash, with one more key XOR-ed in when white is to move."""
-        white_key = geometry(self.game.size).zobrist_white_to_move
+        white_key = zobrist_keys(self.game.size)[1]
         return self.board_hash ^ white_key if self.to_play == WHITE else self.board_hash
 
     def stones(self, colour: int) -> int:
@@ -207,7 +263,7 @@ class SimpleGoPosition:
         if self.board[point] != EMPTY:
             raise IllegalMove(self.game.action_to_vertex(point), "occupied")
         me, them = self.to_play, 3 - self.to_play
-        near, keys = neighbours(self.game.size), geometry(self.game.size).zobrist
+        near, keys = neighbours(self.game.size), zobrist_keys(self.game.size)[0]
         board = list(self.board)
         board[point] = me
         board_hash = self.board_hash ^ keys[me][point]
@@ -275,6 +331,23 @@ class SimpleGoPosition:
         owner = self.ownership()
         return int((owner == BLACK).sum()) - int((owner == WHITE).sum()) - self.game.komi
 
-    # Who won and the result text follow from _resigned and score() just as on the fast board: its methods.
-    _need_terminal, winner = GoPosition._need_terminal, GoPosition.winner
-    result_value, result_string = GoPosition.result_value, GoPosition.result_string
+    def winner(self) -> int:
+        """BLACK, WHITE, or EMPTY for a draw (a score of 0), once the game is over."""
+        if not self.is_terminal():
+            raise ValueError("the game is not over: no result yet")
+        if self._resigned:
+            return 3 - self._resigned
+        s = self.score()
+        return BLACK if s > 0 else WHITE if s < 0 else EMPTY
+
+    def result_value(self, colour: int) -> float:
+        """+1 if ``colour`` won, -1 if it lost, 0 for a draw."""
+        w = self.winner()
+        return 0.0 if w == EMPTY else 1.0 if w == colour else -1.0
+
+    def result_string(self) -> str:
+        """The result as GTP writes it: ``B+3.5``, ``W+R`` (resignation), ``0`` (a draw)."""
+        w = self.winner()
+        if self._resigned:
+            return "B+R" if w == BLACK else "W+R"
+        return "0" if w == EMPTY else f"{'B' if w == BLACK else 'W'}+{abs(self.score()):g}"

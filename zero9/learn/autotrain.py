@@ -63,10 +63,10 @@ from zero9.arena.match import play_match_segments
 from zero9.games import add_game_arguments, game_from_args, make_game
 from zero9.learn.rundir import RunDir
 from zero9.learn.selfplay import (
-    WorkerPool,
+    Pool,
     add_selfplay_arguments,
     config_summary,
-    play_selfplay,
+    make_pool,
     selfplay_config,
 )
 from zero9.learn.train import (
@@ -78,7 +78,6 @@ from zero9.learn.train import (
     train_options,
 )
 from zero9.nn.checkpoint import load_checkpoint, load_net, save_checkpoint
-from zero9.nn.inference import InferenceServer
 from zero9.nn.net import make_net, resolve_device
 from zero9.nn.weights import save_lz_weights
 from zero9.settings import AutotrainConfig, NetConfig
@@ -106,6 +105,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     g.add_argument("--ownership", action=argparse.BooleanOptionalAction, default=None,
                    help="Go: KataGo's ownership head as an auxiliary target (default: on for Go; it won "
                         "33-7 at equal compute, docs/training-the-shipped-nets.md)")
+    g.add_argument("--score-head", action="store_true",
+                   help="Go with ownership: a score-lead head too, learnt from the ownership target and komi "
+                        "(a run keeps it for life; its held-out error is logged beside the ownership sum's)")
     g.add_argument("--init-from", default=None, metavar="NET",
                    help="start from this net's conv tower (heads rebuilt when the board differs)")
     loop = parser.add_argument_group("loop")
@@ -137,6 +139,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                       help="the workers' games in flight when a round has its games go on into the next "
                            "round with its net, so no round waits for its longest games (default off: a tiny "
                            "run learned less per round with it; see docs/cli-autotrain.md)")
+    loop.add_argument("--concurrent", action=argparse.BooleanOptionalAction, default=None,
+                      help="train beside self-play: a trainer process follows the window while the games go "
+                           "on, and each net plays from the next round on (default: on with 2 or more GPUs; "
+                           "--concurrent forces it on one device, a CPU too). See docs/cli-autotrain.md")
+    loop.add_argument("--gpus", type=int, default=0, metavar="N",
+                      help="CUDA: self-play on the first N GPUs, one inference server each (0: all)")
+    loop.add_argument("--train-device", default=None, metavar="DEVICE",
+                      help="concurrent mode: the trainer's device (default: the last GPU, or the CPU)")
     loop.add_argument("--threads", type=int, default=0,
                       help="torch CPU threads per process (0: training 1 for small nets, else one per core; "
                            "self-play workers share the cores)")
@@ -154,6 +164,10 @@ def identity_config(args: argparse.Namespace) -> dict[str, Any]:
     ownership = args.game == "go" if args.ownership is None else args.ownership
     game = game_from_args(args)
     net = {"blocks": args.blocks, "filters": args.filters, "ownership": ownership}
+    if getattr(args, "score_head", False):
+        if not ownership:
+            raise ValueError("--score-head needs the ownership head (Go; its target is the ownership sum)")
+        net["score"] = True  # only when on: runs made before it compare equal
     return {"game": game.to_dict(), "net": net}
 
 
@@ -171,6 +185,8 @@ def check_config(stored: dict, wanted: dict, root: Path) -> None:
 
 class AutoTrain:
     """One invocation of the loop over a run directory (see the module docstring)."""
+
+    pool: Pool  # this host's workers or Ray's actors, the same protocol
 
     def __init__(self, args: argparse.Namespace):
         if args.rate_every < 1:
@@ -231,7 +247,8 @@ class AutoTrain:
         if self.args.seed is not None:
             torch.manual_seed(self.args.seed)
         shape = self.config["net"]
-        net = make_net(self.game, shape["blocks"], shape["filters"], ownership=shape["ownership"])
+        net = make_net(self.game, shape["blocks"], shape["filters"], ownership=shape["ownership"],
+                       score=shape.get("score", False))
         if self.args.init_from:
             transplant_tower(net, self.args.init_from)
         meta = save_checkpoint(self.run_dir.nets_dir / ".initial.pt", net, {"game": self.game.to_dict(),
@@ -243,30 +260,13 @@ class AutoTrain:
         return meta["hash"]
 
     def write_lz_weights(self, net, net_hash: str) -> None:
-        if self.game.name != "go":
-            return  # Leela Zero's text format is a Go format; Gomoku nets live in .pt only
-        save_lz_weights(net, self.run_dir.lz_weights_path(net_hash), drop_ownership=True)  # atomic itself
+        write_lz_weights(self.run_dir, self.game, net, net_hash)
 
     # --- the loop ------------------------------------------------------------------------
-    def run(self) -> int:
+    def run(self, pool=None) -> int:
+        """Run the loop; ``pool`` (one already started, e.g. by the host bench) instead of a new one."""
         self.prepare()
-        if self.args.ray:
-            from zero9.learn.raypool import RayPool  # imports ray: only with --ray
-
-            pool = RayPool(self.args.ray, workers=self.args.workers)
-        else:
-            workers = self.args.workers or os.cpu_count() or 1
-            shared = max(1, (os.cpu_count() or 1) // workers) if self.device == "cpu" else 1
-            threads = self.args.threads or shared
-            processes = 0 if workers == 1 else workers
-            # On a GPU one process owns it and evaluates every worker's positions (zero9.nn.inference)
-            server = None
-            if self.device.startswith("cuda") and processes > 1:
-                best = self.run_dir.net_path(self.run_dir.status()["best"])
-                slot = self.selfplay.parallel_games * self.selfplay.leaves_per_tree
-                server = InferenceServer(str(best), self.device, processes, slot)
-            pool = WorkerPool(processes, threads, inference=server)
-        with pool as self.pool:
+        with pool or self.make_pool() as self.pool:
             try:
                 self.loop()
             finally:
@@ -275,19 +275,78 @@ class AutoTrain:
         self.save_wall()
         return 0
 
+    def gpus(self) -> list[str]:
+        """The devices self-play's inference servers use: ``--gpus`` of the host's GPUs on CUDA."""
+        if not self.device.startswith("cuda"):
+            return [self.device]
+        if self.device != "cuda":  # one named GPU (cuda:1)
+            return [self.device]
+        count = torch.cuda.device_count()
+        wanted = self.args.gpus or count
+        if wanted > count:
+            raise ValueError(f"--gpus {wanted}, but torch sees {count} GPU(s)")
+        return [f"cuda:{k}" for k in range(wanted)]
+
+    def make_pool(self):
+        """Ray's actors, or this host's worker processes with an inference server per GPU."""
+        if self.args.ray:
+            from zero9.learn.raypool import RayPool  # imports ray: only with --ray
+
+            return RayPool(self.args.ray, workers=self.args.workers)
+        devices = self.gpus()
+        cores = os.cpu_count() or 1
+        # Each GPU's server and (concurrent) the trainer take a core of their own
+        spare = cores
+        if len(devices) > 1 or self.concurrent:
+            spare -= (len(devices) + 1 if devices[0].startswith("cuda") else 0) + int(self.concurrent)
+        workers = self.args.workers or max(len(devices), spare)
+        shared = max(1, cores // workers) if self.device == "cpu" else 1
+        threads = self.args.threads or shared
+        processes = 0 if workers == 1 else workers
+        best = self.run_dir.net_path(self.run_dir.status()["best"])
+        return make_pool(best, self.device, processes, threads, self.selfplay, devices=devices)
+
+    @property
+    def concurrent(self) -> bool:
+        return False  # the alternating loop; zero9.learn.concurrent's loop says True
+
     def loop(self) -> None:
         rd = self.run_dir
+        first = int(rd.status()["generation"])
         while True:
             status = rd.status()
             g = int(status["generation"])
             if self.args.generations is not None and g >= self.args.generations:
-                print(f"done: {g} generations in {rd.root}")
+                print(f"done: {g} rounds in {rd.root}")
                 break
             if self.out_of_time():
-                print(f"--hours {self.args.hours} reached at generation {g}")
+                print(f"--hours {self.args.hours} reached after round {g - 1}")
                 break
             check_stop()
+            print(f"=== round {g}{self.run_progress(g, first)} ===")
             self.round(g)
+
+    def run_progress(self, g: int, first: int) -> str:
+        """The whole run's progress at round ``g``: " of N, 37% of the run, about 9 min left", from this
+        invocation's mean round (``--generations``) or the clock (``--hours``); "" before it can tell."""
+        elapsed = time.monotonic() - self.started
+        done = g - first
+        fractions, left = [], []
+        if self.args.generations is not None and self.args.generations > first:
+            fractions.append((g - first) / (self.args.generations - first))
+            if done:
+                left.append(elapsed / done * (self.args.generations - g))
+        if self.args.hours is not None:
+            fractions.append(elapsed / (self.args.hours * 3600))
+            left.append(self.args.hours * 3600 - elapsed)
+        of = f" of {self.args.generations}" if self.args.generations is not None else ""
+        if not fractions:
+            return of
+        share = min(1.0, max(fractions))
+        seconds = max(0.0, min(left)) if left else None
+        eta = "" if seconds is None else (f", about {seconds:.0f} s left" if seconds < 120
+                                          else f", about {seconds / 60:.0f} min left")
+        return f"{of}, {100 * share:.0f}% of the run{eta}"
 
     def out_of_time(self) -> bool:
         return self.args.hours is not None and time.monotonic() - self.started >= self.args.hours * 3600
@@ -306,7 +365,7 @@ class AutoTrain:
     def round(self, g: int) -> None:
         rd = self.run_dir
         status = rd.status()
-        print(f"=== generation {g}: best {status['best']}, {self.game_counts()['games']} games so far ===")
+        print(f"net generation {g} ({status['best']}) plays; {self.game_counts()['games']} games so far")
         seconds = {}  # where the round's wall time went, for events.jsonl
         clock = time.monotonic()
 
@@ -350,36 +409,38 @@ class AutoTrain:
         if need <= 0:
             return
         if have:
-            print(f"generation {g} has {have} games on disk; playing the remaining {need}")
+            print(f"round {g} has {have} games on disk; playing the remaining {need}")
         cfg = self.selfplay
         # With straddling only the seed of this invocation's first round is used: it starts the sessions.
         seed = None if self.args.seed is None else self.args.seed * 100_003 + g * 1009 + have
         cfg = type(cfg)(**{**cfg.__dict__, "seed": seed})
         straddle = self.straddles()
-        if straddle:
+        if straddle and self.per_worker_cap():
             # No more games in flight than a round asks for (as a round without straddling starts): a game
             # then spans about one round. With 4 times as many, a tiny run's rounds were all of games
             # begun 1-3 rounds before, and its held-out loss fell by 0.00-0.02 instead of 0.05-0.12.
             per_worker = -(-self.args.games_per_gen // self.pool.size)
             cfg = type(cfg)(**{**cfg.__dict__, "parallel_games": min(cfg.parallel_games, per_worker)})
         options = config_summary(cfg)
-        play = getattr(self.pool, "play_selfplay", play_selfplay)  # a Ray pool plays rounds its own way
-        stats = play(rd.net_path(best), need, cfg, rd.gen_chunks_dir(g),
-                     rd.gen_sgf_dir(g) if self.sgf else None, pool=self.pool,
-                     device=self.device, progress=True, options=options, straddle=straddle,
-                     lz_dir=rd.root / "lz_chunks" / f"gen{g:04d}" if self.args.lz_chunks else None)
+        lz_dir = rd.root / "lz_chunks" / f"gen{g:04d}" if self.args.lz_chunks else None
+        stats = self.pool.play_round(rd.net_path(best), need, cfg, rd.gen_chunks_dir(g),
+                                     rd.gen_sgf_dir(g) if self.sgf else None, device=self.device,
+                                     progress=True, options=options, straddle=straddle, lz_dir=lz_dir)
         counts = self.game_counts()
         row = {"generation": g, "net": best, "time": time.time(), "wall_seconds": self.wall_seconds(),
                "total_games": counts["games"], "straddle": straddle}
         row.update(stats.as_dict())
-        if hasattr(self.pool, "lost"):  # Ray: actors now, and actors lost (and replaced) so far
-            row.update(ray_actors=self.pool.size, ray_lost=self.pool.lost)
+        row.update(self.pool.info())  # Ray: actors now, and actors lost (and replaced) so far
         append_jsonl(rd.selfplay_log, row)
         rd.write_status(wall_seconds=self.wall_seconds(), **counts)
         carried = f" ({stats.carried} begun in an earlier round)" if stats.carried else ""
-        print(f"self-play gen {g}: {stats.games} games{carried} in {stats.seconds:.0f}s, "
+        print(f"self-play round {g}: {stats.games} games{carried} in {stats.seconds:.0f}s, "
               f"{row['moves_per_s']:.1f} moves/s, "
               f"{row['evals_per_s']:.0f} evals/s, mean length {row['mean_length']:.1f}, results {stats.wins}")
+
+    def per_worker_cap(self) -> bool:
+        """Straddling rounds start no more games than a round asks for (the concurrent loop: no cap)."""
+        return True
 
     def straddles(self) -> bool:
         """Whether games go on from one round into the next (with --straddle, and not on Ray, whose
@@ -387,34 +448,14 @@ class AutoTrain:
         return self.args.straddle and not self.args.ray
 
     def train_round(self, g: int, status: dict) -> str:
-        rd = self.run_dir
         trainer = status.get("trainer") or status["best"]
-        ckpt = load_checkpoint(rd.net_path(trainer), self.device)
-        net, meta = ckpt.net, ckpt.meta
-        global_step = int(status.get("global_step", 0))
-        opts = self.train_opts
-        if ckpt.optimizer_state is not None and ckpt.meta.get("optimizer") not in (None, opts.optimizer):
-            print(f"optimizer changed from {ckpt.meta.get('optimizer')} to {opts.optimizer}: "
-                  "fresh optimizer state")
-            ckpt.optimizer_state = None
-        result = train_generation(rd, net, meta, opts, generation=g, optimizer_state=ckpt.optimizer_state,
-                                  global_step=global_step, cache=self.chunk_cache)
-        optimizer = StateHolder(result.optimizer_state)
-        new_meta = save_checkpoint(rd.nets_dir / ".candidate.pt", result.net,
-                                   {"game": self.game.to_dict(), "generation": g + 1, "parent": trainer,
-                                    "step": result.global_step, "optimizer": opts.optimizer,
-                                    "train": result.last_train, "test": result.last_test}, optimizer)
-        # named by the hash only known after saving, so save then rename (still atomic)
-        os.replace(rd.nets_dir / ".candidate.pt", rd.net_path(new_meta["hash"]))
-        self.write_lz_weights(result.net, new_meta["hash"])
-        rd.write_status(candidate=new_meta["hash"], candidate_generation=g + 1,
-                        global_step=result.global_step)
-        clear_train_state(rd)
-        test = result.last_test or {}
-        nan = float("nan")
-        print(f"trained generation {g + 1}: {new_meta['hash']}, test loss {test.get('total', nan):.4f} "
-              f"(policy {test.get('policy_loss', nan):.4f}, value {test.get('value_loss', nan):.4f})")
-        return new_meta["hash"]
+        net_hash, result = train_candidate(self.run_dir, self.game, self.device, self.train_opts, trainer,
+                                           generation=g, global_step=int(status.get("global_step", 0)),
+                                           cache=self.chunk_cache)
+        self.run_dir.write_status(candidate=net_hash, candidate_generation=g + 1,
+                                  global_step=result.global_step)
+        clear_train_state(self.run_dir)
+        return net_hash
 
     # --- matches -----------------------------------------------------------------------
     def eval_visits(self) -> int:
@@ -575,6 +616,47 @@ class AutoTrain:
             pass  # matplotlib missing: plots are optional on training machines
 
 
+def write_lz_weights(run_dir: RunDir, game, net, net_hash: str) -> None:
+    """Go: the net as Leela Zero weights beside its checkpoint (without the heads LZ cannot hold)."""
+    if game.name != "go":
+        return  # Leela Zero's text format is a Go format; Gomoku nets live in .pt only
+    save_lz_weights(net, run_dir.lz_weights_path(net_hash), drop_ownership=True)  # atomic itself
+
+
+def train_candidate(run_dir: RunDir, game, device: str, opts, trainer: str, *, generation: int,
+                    global_step: int, cache: ChunkCache | None = None, progress: bool = True):
+    """Train net ``trainer`` one round on the run's window (resuming a saved state of this round)
+    and save the result as ``nets/<hash>.pt`` (and Go's LZ weights): ``(hash, RoundResult)``.
+
+    The candidate is generation ``generation + 1``. The caller names it in status.json and
+    then clears the train state; both loops (alternating and concurrent) train through here.
+    """
+    ckpt = load_checkpoint(run_dir.net_path(trainer), device)
+    if ckpt.optimizer_state is not None and ckpt.meta.get("optimizer") not in (None, opts.optimizer):
+        print(f"optimizer changed from {ckpt.meta.get('optimizer')} to {opts.optimizer}: "
+              "fresh optimizer state")
+        ckpt.optimizer_state = None
+    result = train_generation(run_dir, ckpt.net, ckpt.meta, opts, generation=generation,
+                              optimizer_state=ckpt.optimizer_state, global_step=global_step, cache=cache,
+                              progress=progress)
+    meta = save_checkpoint(run_dir.nets_dir / ".candidate.pt", result.net,
+                           {"game": game.to_dict(), "generation": generation + 1, "parent": trainer,
+                            "step": result.global_step, "optimizer": opts.optimizer,
+                            "train": result.last_train, "test": result.last_test},
+                           StateHolder(result.optimizer_state))
+    # named by the hash only known after saving, so save then rename (still atomic)
+    os.replace(run_dir.nets_dir / ".candidate.pt", run_dir.net_path(meta["hash"]))
+    write_lz_weights(run_dir, game, result.net, meta["hash"])
+    test = result.last_test or {}
+    nan = float("nan")
+    score = (f", score error {test['score_error']:.2f} points "
+             f"(ownership sum {test['ownership_sum_error']:.2f})" if "score_error" in test else "")
+    print(f"round {generation} trained net generation {generation + 1}: {meta['hash']}, "
+          f"test loss {test.get('total', nan):.4f} "
+          f"(policy {test.get('policy_loss', nan):.4f}, value {test.get('value_loss', nan):.4f}){score}")
+    return meta["hash"], result
+
+
 def transplant_tower(net, path: str) -> None:
     """Start ``net`` from the net at ``path``: its input block and residual tower, and its heads too
     when every tensor fits (the same board size: the run continues that net).
@@ -589,16 +671,19 @@ def transplant_tower(net, path: str) -> None:
         raise ValueError(f"--init-from {path}: its tower ({src['filters']} filters, {src['in_planes']} input "
                          f"planes) does not fit {dst['filters']} filters, {dst['in_planes']} planes")
     own, theirs = net.state_dict(), source.state_dict()
-    whole = own.keys() == theirs.keys() and all(own[k].shape == theirs[k].shape for k in own)
+    # The same board: every tensor both nets have (a head only one has, e.g. a new score head, starts fresh)
+    same_board = src["size"] == dst["size"] and src["num_actions"] == dst["num_actions"]
     copied = 0
     for key, value in theirs.items():
         tower = key.startswith(("input_block.", "tower."))
-        if (whole or tower) and key in own and own[key].shape == value.shape:
+        if (same_board or tower) and key in own and own[key].shape == value.shape:
             own[key] = value
             copied += 1
     net.load_state_dict(own)
+    fresh = sorted({k.split(".")[0] for k in own if k not in theirs})
     print(f"--init-from {path}: copied {copied} tensors; "
-          + ("the whole net (same board)" if whole else "the tower; heads start fresh"))
+          + ("the whole net (same board)" if same_board else "the tower; heads start fresh")
+          + (f"; new: {', '.join(fresh)}" if fresh else ""))
 
 
 def _finite(x: float) -> float:
@@ -613,8 +698,17 @@ def _jsonable(v: Any) -> bool:
     return True
 
 
-def run(args: argparse.Namespace) -> int:
-    loop = AutoTrain(args)
+def concurrent_by_default(args: argparse.Namespace) -> bool:
+    """``--concurrent`` as asked, else on for a host with two GPUs or more (``--gpus`` of them)."""
+    if args.concurrent is not None:
+        return args.concurrent
+    if args.ray or not torch.cuda.is_available() or str(args.device) not in ("auto", "cuda"):
+        return False
+    return (args.gpus or torch.cuda.device_count()) >= 2
+
+
+def run_loop(loop: AutoTrain) -> int:
+    """Run ``loop`` (either loop) holding its run directory, a SIGINT/SIGTERM a clean stop; the exit code."""
     with RunLock(loop.run_dir.root), stop_signals():
         try:
             return loop.run()

@@ -10,34 +10,16 @@ Vocabulary (the logs are described in ``docs/run-directory.md``):
   resign threshold, i.e. a game it would have resigned and lost wrongly.
 
 matplotlib is imported here only, and only when plotting, so the self-play and
-training machines never need it.
+training machines never need it. The command line (``zero9 plot``) is :mod:`zero9.cli.plot`.
 """
 
 from __future__ import annotations
 
-import argparse
 import io
 from pathlib import Path
 
 from zero9.learn.rundir import RunDir
 from zero9.util.files import atomic_write_bytes, read_json, read_jsonl
-
-
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("run_dir", help="the run directory (--dir of zero9 autotrain)")
-    parser.add_argument("--out", default=None, help="folder for the PNGs (default RUN_DIR/plots)")
-
-
-def run(args: argparse.Namespace) -> int:
-    run_dir = RunDir(args.run_dir)
-    if not run_dir.root.is_dir():
-        raise ValueError(f"run directory {run_dir.root} does not exist")
-    written = plot_run(run_dir, out_dir=args.out)
-    for path in written:
-        print(path)
-    if not written:
-        print(f"nothing to plot yet in {run_dir.root}")
-    return 0
 
 
 def plot_run(run_dir: RunDir, out_dir: str | Path | None = None) -> list[Path]:
@@ -47,12 +29,10 @@ def plot_run(run_dir: RunDir, out_dir: str | Path | None = None) -> list[Path]:
     matplotlib.use("Agg")  # no display needed: files only
     out = Path(out_dir) if out_dir else run_dir.plots_dir
     out.mkdir(parents=True, exist_ok=True)
-    written = []
-    for fn in (_plot_losses, _plot_elo, _plot_selfplay):
-        path = fn(run_dir, out)
-        if path is not None:
-            written.append(path)
-    return written
+    figures = {"losses.png": losses_figure(read_jsonl(run_dir.train_log)),
+               "elo.png": elo_figure(read_json(run_dir.ratings_path, default=None)),
+               "selfplay.png": selfplay_figure(read_jsonl(run_dir.selfplay_log))}
+    return [_save(fig, out / name) for name, fig in figures.items() if fig is not None]
 
 
 def _dedup_train_rows(rows: list[dict]) -> list[dict]:
@@ -63,36 +43,40 @@ def _dedup_train_rows(rows: list[dict]) -> list[dict]:
     return sorted(keyed.values(), key=lambda r: (r.get("global_step", 0), r.get("kind", "")))
 
 
-def _plot_losses(run_dir: RunDir, out: Path) -> Path | None:
+# (row key, title, y axis label, scale): one axis each, since the policy loss (~4) and the value
+# loss (~0.5) on one axis would flatten the value loss to a line at the bottom
+LOSS_PANELS = (("policy_loss", "policy loss", "cross-entropy (nats)", 1.0),
+               ("value_loss", "value loss", "mean squared error", 1.0),
+               ("total", "total loss (policy + value + L2)", "loss", 1.0),
+               ("accuracy", "policy top-1 accuracy", "accuracy (%)", 100.0))
+
+
+def losses_figure(rows: list[dict]):
+    """The train and test losses of a run's train log, each on its own axis; None without rows."""
     import matplotlib.pyplot as plt
 
-    rows = _dedup_train_rows(read_jsonl(run_dir.train_log))
+    rows = _dedup_train_rows(rows)
     if not rows:
         return None
-    fig, axes = plt.subplots(1, 3, figsize=(15, 4))
-    for kind, style in (("train", "-"), ("test", "o-")):
-        part = [r for r in rows if r.get("kind") == kind]
-        if not part:
-            continue
-        x = [r["global_step"] for r in part]
-        axes[0].plot(x, [r["policy_loss"] for r in part], style, label=f"{kind} policy", ms=3)
-        axes[0].plot(x, [r["value_loss"] for r in part], style, label=f"{kind} value", ms=3)
-        axes[1].plot(x, [r["total"] for r in part], style, label=f"{kind} total", ms=3)
-        axes[2].plot(x, [100 * r["accuracy"] for r in part], style, label=kind, ms=3)
-    axes[0].set_title("policy cross-entropy and value MSE")
-    axes[1].set_title("total loss (policy + value + L2)")
-    axes[2].set_title("policy top-1 accuracy (%)")
-    for ax in axes:
-        ax.set_xlabel("training step")
+    fig, axes = plt.subplots(1, len(LOSS_PANELS), figsize=(18, 4))
+    for ax, (key, title, ylabel, scale) in zip(axes, LOSS_PANELS, strict=True):
+        for kind, style in (("train", "-"), ("test", "o-")):
+            part = [r for r in rows if r.get("kind") == kind and key in r]
+            if part:
+                ax.plot([r["global_step"] for r in part], [scale * r[key] for r in part], style, label=kind,
+                        ms=3)
+        ax.set_title(title)
+        ax.set_xlabel("training step (all generations)")
+        ax.set_ylabel(ylabel)
         ax.grid(alpha=0.3)
         ax.legend()
-    return _save(fig, out / "losses.png")
+    return fig
 
 
-def _plot_elo(run_dir: RunDir, out: Path) -> Path | None:
+def elo_figure(ratings: dict | None):
+    """Each generation's Elo over wall time and over self-play games; None before any rating."""
     import matplotlib.pyplot as plt
 
-    ratings = read_json(run_dir.ratings_path, default=None)
     gens = (ratings or {}).get("generations", [])
     if not gens:
         return None
@@ -107,7 +91,7 @@ def _plot_elo(run_dir: RunDir, out: Path) -> Path | None:
     axes[1].set_xlabel("self-play games")
     anchors = (ratings or {}).get("anchors", {})
     for ax in axes:
-        ax.set_ylabel("Elo (random = 0)")
+        ax.set_ylabel("Elo (random = 0), 95% interval")
         ax.grid(alpha=0.3)
         for name, value in anchors.items():
             ax.axhline(value, ls=":", color="grey")
@@ -116,13 +100,14 @@ def _plot_elo(run_dir: RunDir, out: Path) -> Path | None:
                         color="grey", va="bottom")
     axes[0].set_title("strength over wall time")
     axes[1].set_title("strength over self-play games")
-    return _save(fig, out / "elo.png")
+    return fig
 
 
-def _plot_selfplay(run_dir: RunDir, out: Path) -> Path | None:
+def selfplay_figure(rows: list[dict]):
+    """Self-play speed, game length and false resignations per generation; None without rows."""
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import MaxNLocator
 
-    rows = read_jsonl(run_dir.selfplay_log)
     if not rows:
         return None
     gens = [r["generation"] for r in rows]
@@ -131,19 +116,23 @@ def _plot_selfplay(run_dir: RunDir, out: Path) -> Path | None:
     axes[0].plot(gens, [r.get("moves_per_s", 0) for r in rows], "o-", label="moves/s")
     axes[0].set_yscale("log")
     axes[0].set_title("self-play speed")
+    axes[0].set_ylabel("per second (log scale)")
+    axes[0].legend()
     axes[1].plot(gens, [r.get("mean_length", 0) for r in rows], "o-")
-    axes[1].set_title("mean game length (moves)")
+    axes[1].set_title("mean game length")
+    axes[1].set_ylabel("moves")
     rate = [
         100 * r["false_resigns"] / r["no_resign_games"] if r.get("no_resign_games") else float("nan")
         for r in rows
     ]
     axes[2].plot(gens, rate, "o-")
-    axes[2].set_title("false resignations (% of no-resign games)")
+    axes[2].set_title("false resignations")
+    axes[2].set_ylabel("% of the games played without resigning")
     for ax in axes:
         ax.set_xlabel("generation")
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))  # no generation 0.5
         ax.grid(alpha=0.3)
-    axes[0].legend()
-    return _save(fig, out / "selfplay.png")
+    return fig
 
 
 def _save(fig, path: Path) -> Path:

@@ -13,7 +13,7 @@ Vocabulary:
 - **session**: an actor's share of a round: ``start`` (net, config, quota) then one
   ``next_game`` call per game. Each call plays until *one* game ends and returns its
   **record bytes** (npz shard + SGF text + optional Leela Zero chunk + summary), made
-  by :func:`zero9.learn.selfplay.write_record` exactly as local mode writes them. The
+  by :func:`zero9.learn.records.write_record` exactly as local mode writes them. The
   driver writes them atomically under the same names local mode uses, so a run can
   switch between local and Ray mode and resume either way. Every shard's metadata
   names the net hash the actor loaded.
@@ -47,7 +47,8 @@ import numpy as np
 import torch
 
 from zero9.games.sgf import save_sgf
-from zero9.learn.selfplay import SelfPlayStats, _add_game, _bar, config_summary, game_summary, write_record
+from zero9.learn.records import game_summary, new_stem, write_record
+from zero9.learn.selfplay import SelfPlayStats, add_game, config_summary, progress_bar
 from zero9.learn.selfplay_game import play_games
 from zero9.nn.checkpoint import game_from_meta, load_net
 from zero9.search.evaluator import NetEvaluator
@@ -311,8 +312,8 @@ class RayPool:
     """Self-play actors over a Ray cluster, with the interface autotrain uses for a WorkerPool.
 
     ``size`` / ``threads`` / ``call_all`` / ``close`` / context manager as
-    :class:`zero9.learn.selfplay.WorkerPool`, plus :meth:`play_selfplay` (the signature of
-    :func:`zero9.learn.selfplay.play_selfplay`), which autotrain calls instead of the local one.
+    :class:`zero9.learn.selfplay.WorkerPool`: the :class:`zero9.learn.selfplay.Pool` protocol
+    (``size``, :meth:`play_round`, :meth:`call_all`, :meth:`info`).
     """
 
     threads = 1
@@ -401,20 +402,28 @@ class RayPool:
         return isinstance(error, (errors.RayActorError, getattr(errors, "ActorUnschedulableError", ())))
 
     # --- self-play ---------------------------------------------------------------------
+    def info(self) -> dict[str, Any]:
+        """For each round's row of selfplay.jsonl: actors now, and actors lost (and replaced) so far."""
+        return {"ray_actors": self.size, "ray_lost": self.lost}
+
     def publish(self, net_path: str | os.PathLike) -> tuple[str, list]:
         """Put the net's bytes in the object store; (digest, boxed ref) for :meth:`SelfPlayActor.start`."""
         data = Path(net_path).read_bytes()
         return file_digest(data), [self.ray.put(data)]
 
-    def play_selfplay(self, net_path: str | os.PathLike, games: int, config, chunk_dir: str | os.PathLike,
-                      sgf_dir: str | os.PathLike | None = None, *, device: str = "cpu",
-                      lz_dir: str | os.PathLike | None = None, progress: bool = True,
-                      options: dict | None = None, **_ignored: Any):
-        """Play ``games`` games on the actors, writing each record here as it arrives; the counters.
+    def play_round(self, net_path: str | os.PathLike, games: int, config, chunk_dir: str | os.PathLike,
+                   sgf_dir: str | os.PathLike | None = None, *, device: str = "cpu",
+                   lz_dir: str | os.PathLike | None = None, progress: bool = True,
+                   options: dict | None = None, straddle: bool = False):
+        """Play ``games`` games on the actors, writing each record here as it arrives; the counters
+        (:class:`zero9.learn.selfplay.Pool`).
 
         ``device`` is ignored: each actor uses its node's GPU share if it has one, else the CPU.
+        Actors end every game with its round: ``straddle`` is refused.
         """
 
+        if straddle:
+            raise ValueError("Ray's actors end every game with its round: no straddling on Ray")
         if games < 0:
             raise ValueError(f"number of games must be >= 0, got {games}")
         dirs = [Path(d) if d is not None else None for d in (chunk_dir, sgf_dir, lz_dir)]
@@ -425,7 +434,7 @@ class RayPool:
         digest, box = self.publish(net_path)
         options = options if options is not None else config_summary(config)
         base_seed = config.seed if config.seed is not None else int.from_bytes(os.urandom(4), "little")
-        stats, bar = SelfPlayStats(), _bar(games, progress)
+        stats, bar = SelfPlayStats(), progress_bar(games, progress)
         log = self.log
         if bar is not None:
             self.log = bar.write  # messages about lost actors go above the progress bar
@@ -497,7 +506,7 @@ class RayPool:
                     session.over = session.seq >= session.quota
                     ask(session)
                     self._write(result, session, dirs)
-                    _add_game(stats, result["summary"])
+                    add_game(stats, result["summary"])
                     session.counters = result["counters"]
                     if bar is not None:
                         bar.update(1)
@@ -516,7 +525,7 @@ class RayPool:
         that commits it (see ``write_record``)."""
 
         chunk_dir, sgf_dir, lz_dir = dirs
-        stem = f"{time.time_ns():019d}-w{session.worker:02d}-{session.seq - 1:05d}"
+        stem = new_stem(session.worker, session.seq - 1)
         if sgf_dir is not None and result["sgf"] is not None:
             save_sgf(sgf_dir / f"{stem}.sgf", result["sgf"])
         if lz_dir is not None and result["lz"] is not None:

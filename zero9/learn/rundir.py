@@ -25,6 +25,12 @@ Vocabulary:
   (:meth:`RunDir.games_ledger`), so a stale status can lag; a generation whose
   records are gone (pruned, or not carried to another machine) keeps its count in
   ``games_by_generation``.
+- **a run without its status**: an autotrain run (``config.json``) that holds training
+  chunks or an events log but whose ``status.json`` is missing or unreadable is refused
+  (:class:`StatusLost`), never started over: starting over would retrain from a new
+  random net and orphan every net on disk. :meth:`RunDir.rebuild_status` (the command
+  ``zero9 rebuild-status --dir DIR``) writes it again from ``logs/events.jsonl``, the
+  nets' own meta and the chunks on disk.
 """
 
 from __future__ import annotations
@@ -35,15 +41,32 @@ import time
 from pathlib import Path
 from typing import Any
 
+from zero9.nn.checkpoint import read_meta
 from zero9.util.files import (
     TMP_PREFIX,
     atomic_write_json,
     read_json,
+    read_jsonl,
     unlink_quietly,
 )
 
 CHUNK_SUFFIXES = (".npz", ".gz")
 RECORD_NAME = re.compile(r"-(\d+)p\.(npz|gz)$")  # a record's chunk: its stem, then its position count
+GEN_FOLDER = "gen[0-9][0-9][0-9][0-9]"
+REBUILD_COMMAND = "zero9 rebuild-status --dir"
+
+
+class StatusLost(ValueError):
+    """A run's status.json is missing or unreadable while the run holds games: refused, never restarted."""
+
+    def __init__(self, root: Path, why: str):
+        super().__init__(f"run directory {root}: {why}, but the run holds training chunks or an events log; "
+                         f"refusing to start it over (that would retrain from a new random net). "
+                         f"Rebuild status.json from the files on disk with '{REBUILD_COMMAND} {root}', "
+                         f"then rerun (docs/durability.md)")
+        self.root = root
+
+
 class RunDir:
     """Paths of a run directory and the few operations on them (see module docstring)."""
 
@@ -131,11 +154,38 @@ class RunDir:
         return cfg
 
     def status(self) -> dict:
-        return read_json(self.status_path, default={}) or {}
+        """status.json's content; {} for a run not begun; :class:`StatusLost` when it is gone from a run."""
+        try:
+            status = read_json(self.status_path)
+        except ValueError as e:  # corrupt JSON, or not a regular file, or too large
+            if self.holds_games():
+                raise StatusLost(self.root, f"status.json is unreadable ({e})") from None
+            raise
+        if status is None:
+            if self.holds_games():
+                raise StatusLost(self.root, "status.json is missing")
+            return {}
+        if not isinstance(status, dict):
+            raise StatusLost(self.root, f"status.json holds a {type(status).__name__}, not an object")
+        return status
+
+    def holds_games(self) -> bool:
+        """Whether this is an autotrain run (config.json) with training chunks or an events log."""
+        if not self.config_path.exists():
+            return False
+        return self.events_log.exists() or self.count_games() > 0
+
+    def chunk_folders(self) -> list[Path]:
+        return sorted(self.chunks_dir.glob(GEN_FOLDER)) if self.chunks_dir.is_dir() else []
 
     def write_status(self, **updates: Any) -> dict:
-        """Merge ``updates`` into status.json (atomically) and return the new status."""
-        status = self.status()
+        """Merge ``updates`` into status.json (atomically) and return the new status.
+
+        Without a status.json only a whole new status may be written (one naming ``generation``
+        and ``best`` or ``trainer``): the merge into a lost one is :class:`StatusLost`.
+        """
+        whole = "generation" in updates and ("best" in updates or "trainer" in updates)
+        status = {} if whole and not os.path.lexists(self.status_path) else self.status()
         status.update(updates)
         status["updated"] = time.time()
         atomic_write_json(self.status_path, status)
@@ -162,11 +212,92 @@ class RunDir:
         count it had; one with more chunks on disk than recorded takes the disk's count.
         """
         ledger = {int(g): int(n) for g, n in self.status().get("games_by_generation", {}).items()}
-        if self.chunks_dir.exists():
-            for folder in self.chunks_dir.glob("gen[0-9][0-9][0-9][0-9]"):
-                g = int(folder.name[3:])
-                ledger[g] = max(ledger.get(g, 0), self.count_games(g))
+        for g, n in self._games_on_disk().items():
+            ledger[g] = max(ledger.get(g, 0), n)
         return dict(sorted(ledger.items()))
+
+    def _games_on_disk(self) -> dict[int, int]:
+        generations = [int(folder.name[3:]) for folder in self.chunk_folders()]
+        return {g: self.count_games(g) for g in generations}
+
+    def rebuild_status(self) -> dict:
+        """Write status.json again from what is on disk; returns it. Only where it is missing or unreadable.
+
+        From ``logs/events.jsonl``: the generation (the last promoted or rejected one), the best net
+        (the last promoted, else the created one), the trainer (the last one trained) and the
+        promotion count. From the nets' meta: the global step, and a candidate trained but not yet
+        gated. From the chunks: the games per generation (a generation whose chunks are gone keeps
+        the count self-play logged). The wall time from the self-play log.
+        """
+        if not self.config_path.exists():
+            raise ValueError(f"{self.root} is not an autotrain run directory (no config.json)")
+        try:
+            readable = isinstance(read_json(self.status_path), dict)
+        except ValueError:
+            readable = False
+        if readable:
+            raise ValueError(f"{self.status_path} is readable; there is nothing to rebuild "
+                             f"(move it away first to rebuild it from the files on disk)")
+        status = self._status_from_disk()
+        atomic_write_json(self.status_path, status)
+        return status
+
+    def _status_from_disk(self) -> dict:
+        events = [e for e in read_jsonl(self.events_log) if isinstance(e, dict)]
+        created = next((e["net"] for e in events if e.get("event") == "created"), None)
+        if created is None:
+            raise ValueError(f"cannot rebuild {self.status_path}: {self.events_log} has no 'created' event "
+                             f"naming the run's first net")
+        rounds = [e for e in events if e.get("event") in ("promoted", "rejected")]
+        generation = max((int(e["generation"]) for e in rounds), default=0)
+        promoted = [e["net"] for e in rounds if e.get("event") == "promoted"]
+        best = promoted[-1] if promoted else created
+        trainer = rounds[-1]["net"] if rounds else created
+        for name in {best, trainer}:
+            if not self.net_path(name).is_file():
+                raise ValueError(f"cannot rebuild {self.status_path}: net {self.net_path(name)} named in "
+                                 f"{self.events_log} is missing")
+        status: dict[str, Any] = {"generation": generation, "best": best, "trainer": trainer,
+                                  "promoted": len(promoted), "candidate": None, "candidate_generation": None,
+                                  "global_step": int(read_meta(self.net_path(trainer)).get("step") or 0)}
+        candidate = self._candidate(trainer, generation + 1)
+        if candidate is not None:
+            status.update(candidate=candidate[0], candidate_generation=generation + 1,
+                          global_step=candidate[1])
+        ledger = self._logged_games()
+        ledger.update(self._games_on_disk())
+        status["games_by_generation"] = {str(g): n for g, n in sorted(ledger.items())}
+        status["games"] = sum(ledger.values())
+        walls = [r.get("wall_seconds") for r in read_jsonl(self.selfplay_log) if isinstance(r, dict)]
+        phases = [sum(v for v in e["seconds"].values() if isinstance(v, (int, float)))
+                  for e in rounds if isinstance(e.get("seconds"), dict)]
+        status["wall_seconds"] = max([float(w) for w in walls if isinstance(w, (int, float))] + [sum(phases)])
+        status["rebuilt"] = time.time()
+        status["updated"] = time.time()
+        return status
+
+    def _candidate(self, trainer: str, generation: int) -> tuple[str, int] | None:
+        """(hash, step) of the newest net trained from ``trainer`` for ``generation``, or None."""
+        found = []
+        for path in self.nets_dir.glob("*.pt"):
+            if path.name.startswith(".") or path == self.train_state_path:
+                continue
+            try:
+                meta = read_meta(path)
+            except (ValueError, OSError):
+                continue  # a damaged net is no candidate; it is left where it is
+            if meta.get("generation") == generation and meta.get("parent") == trainer and meta.get("hash"):
+                found.append((float(meta.get("created") or 0), meta["hash"], int(meta.get("step") or 0)))
+        return (max(found)[1], max(found)[2]) if found else None
+
+    def _logged_games(self) -> dict[int, int]:
+        """Games per generation as the self-play log counted them (for generations whose chunks are gone)."""
+        ledger: dict[int, int] = {}
+        for row in read_jsonl(self.selfplay_log):
+            g, n = (row.get("generation"), row.get("games")) if isinstance(row, dict) else (None, None)
+            if isinstance(g, int) and isinstance(n, int):
+                ledger[g] = ledger.get(g, 0) + n
+        return ledger
 
     def sweep_uncommitted_records(self, generation: int) -> int:
         """Delete the SGFs and Leela Zero chunks of ``generation``'s games killed before their shard.

@@ -25,10 +25,8 @@ Vocabulary:
 
 from __future__ import annotations
 
-import argparse
 import os
 import re
-import sys
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
@@ -36,36 +34,13 @@ from typing import Any
 
 import numpy as np
 
-from zero9.games import BLACK, EMPTY, WHITE, Game, IllegalMove, add_game_arguments, game_from_args
+from zero9.games import BLACK, EMPTY, WHITE, Game, IllegalMove
 from zero9.games.sgf import BINARY_DATA, SgfError, collection_problem, parse_sgf, split_collection
 from zero9.nn import features
 from zero9.nn.chunks import ChunkData, write_lz_chunk, write_npz_shard
 
 RESULT = re.compile(r"^\s*([BW])\s*\+", re.IGNORECASE)
 DRAW_RESULTS = {"0", "draw", "jigo", "d"}
-
-
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("sgf", nargs="+", help="SGF files or folders (searched recursively)")
-    parser.add_argument("--out", required=True, help="folder for the chunks (e.g. RUN_DIR/chunks/supervised)")
-    add_game_arguments(parser)
-    parser.add_argument("--games-per-chunk", type=int, default=50)
-    parser.add_argument("--npz", action="store_true", help="Go: npz shards (keep draws), not LZ chunks")
-    parser.add_argument("--skip-bad", action="store_true",
-                        help="exit 0 even when some SGF files were unreadable (they are listed either way)")
-
-
-def run(args: argparse.Namespace) -> int:
-    game = game_from_args(args)
-    report = dump_supervised(args.sgf, args.out, game, games_per_chunk=args.games_per_chunk, npz=args.npz)
-    for path, reason in report["unreadable"]:
-        print(f"unreadable SGF {path}: {reason}", file=sys.stderr)
-    print(format_report(report))
-    if report["unreadable"] and not args.skip_bad:
-        print(f"{unreadable_files(report)} unreadable SGF file(s), listed above: fix or remove them, "
-              f"or pass --skip-bad to accept the games that were read", file=sys.stderr)
-        return 1
-    return 0 if report["games"] else 1
 
 
 def format_report(report: dict[str, Any]) -> str:

@@ -26,7 +26,8 @@ Vocabulary:
 - **symmetry**: each drawn sample gets one of the 8 dihedral transforms at random
   (planes and policy together; ownership too).
 - **loss**: policy cross-entropy + value MSE + ``l2`` * sum of squared weights (+
-  ``ownership_weight`` * ownership MSE when on). **accuracy**: the share of samples
+  ``ownership_weight`` * ownership MSE when on, + ``score_weight`` * score MSE when the net
+  has a score head: see :func:`score_target`). **accuracy**: the share of samples
   whose policy arg-max matches the target's arg-max (top-1).
 - **schedule**: a linear warm-up over the run's first ``warmup`` steps, then in
   each training round a cosine decay from ``lr`` to ``lr * lr_floor``; the next
@@ -60,18 +61,15 @@ import torch
 import torch.nn.functional as F
 from tqdm import tqdm
 
-from zero9.games import add_game_arguments, game_from_args
+from zero9.games import BLACK
 from zero9.learn.rundir import RECORD_NAME, RunDir, sorted_chunk_files
 from zero9.nn import chunks
-from zero9.nn.checkpoint import game_from_meta, load_checkpoint, load_net, save_checkpoint
+from zero9.nn.checkpoint import game_from_meta, load_checkpoint, save_checkpoint
 from zero9.nn.chunks import BAD_CHUNK_ERRORS, ChunkData, warn_bad_chunk
 from zero9.nn.features import transform_planes, transform_policy
-from zero9.nn.net import make_net, resolve_device
-from zero9.nn.weights import save_lz_weights
-from zero9.settings import ADAM_LR, NetConfig, TrainOptions
+from zero9.settings import ADAM_LR, TrainOptions
 from zero9.util.files import append_jsonl, read_jsonl, rewrite_jsonl
-from zero9.util.interrupts import StopRequested, check_stop, stop_requested, stop_signals
-from zero9.util.runlock import RunLock
+from zero9.util.interrupts import check_stop, stop_requested
 
 AUTO_KEEP = 250_000  # positions held in memory at most when --downsample is automatic
 TEST_SHARE = 10  # percent of chunks (by file-name CRC) kept for testing
@@ -289,6 +287,25 @@ def make_batch(samples: ChunkData, idx: np.ndarray, rng: np.random.Generator | N
     return planes, policy, value, own
 
 
+def komi_view(samples: ChunkData, idx: np.ndarray) -> np.ndarray | None:
+    """Komi from the side to move's view for ``idx`` (-komi for Black, +komi for White), or None
+    without ownership targets (no score target then)."""
+    if samples.ownership is None:
+        return None
+    komi = float(samples.game.get("komi", 0.0))
+    return np.where(samples.to_play[idx] == BLACK, -komi, komi).astype(np.float32)
+
+
+def score_target(own: torch.Tensor, komi: torch.Tensor) -> torch.Tensor:
+    """The final score lead from the side to move's view over the board's points: the ownership
+    target summed (own area minus the opponent's, Tromp-Taylor) with komi counted.
+
+    The chunks hold the final ownership, so this needs no new field; ``own`` is [B, N*N]
+    in {-1, 0, 1}, ``komi`` [B] from :func:`komi_view`.
+    """
+    return (own.sum(1) + komi) / own.shape[1]
+
+
 # --------------------------------------------------------------------------------------
 # the optimisation
 
@@ -322,8 +339,13 @@ def effective_batch(opts: TrainOptions, train_positions: int) -> int:
     return int(min(opts.batch_size, max(opts.min_batch, cap)))
 
 
-def compute_losses(net, planes, policy, value, own, opts: TrainOptions) -> dict:
-    """Loss terms (tensors) for one batch: policy, value, ownership, l2, total, accuracy."""
+def compute_losses(net, planes, policy, value, own, opts: TrainOptions, komi=None) -> dict:
+    """Loss terms (tensors) for one batch: policy, value, ownership, score, l2, total, accuracy.
+
+    With a score head (and ``komi``, :func:`komi_view`), also ``score_error`` and
+    ``ownership_sum_error``: the mean absolute error in points of the score head and of the
+    other estimate a net with ownership has, its predicted ownership summed plus komi.
+    """
 
     out = net(planes)
     logits, v = out[0].float(), out[1].float()
@@ -338,6 +360,16 @@ def compute_losses(net, planes, policy, value, own, opts: TrainOptions) -> dict:
         own_loss = F.mse_loss(out[2].float(), own)
         total = total + opts.ownership_weight * own_loss
         terms["ownership_loss"] = own_loss
+    if own is not None and komi is not None and len(out) > 3:
+        target = score_target(own, komi)
+        score = out[3].float()
+        score_loss = F.mse_loss(score, target)
+        total = total + opts.score_weight * score_loss
+        terms["score_loss"] = score_loss
+        with torch.no_grad():
+            points = own.shape[1]
+            terms["score_error"] = (score - target).abs().mean() * points
+            terms["ownership_sum_error"] = (score_target(out[2].float(), komi) - target).abs().mean() * points
     with torch.no_grad():
         terms["accuracy"] = (logits.argmax(1) == policy.argmax(1)).float().mean()
     terms["total"] = total
@@ -358,8 +390,7 @@ def _to_tensors(batch, device):
         t = torch.from_numpy(np.ascontiguousarray(a))
         return t.pin_memory().to(device, non_blocking=True) if cuda else t.to(device)
 
-    planes, policy, value, own = batch
-    return [move(planes), move(policy), move(value), None if own is None else move(own)]
+    return [None if a is None else move(a) for a in batch]
 
 
 class LossSums:
@@ -398,7 +429,9 @@ def evaluate(net, samples: ChunkData, opts: TrainOptions, device) -> dict:
     with torch.no_grad(), _autocast(device):
         for start in range(0, n, opts.batch_size):
             idx = np.arange(start, min(n, start + opts.batch_size))
-            terms = compute_losses(net, *_to_tensors(make_batch(samples, idx, None, net.size), device), opts)
+            batch = (*make_batch(samples, idx, None, net.size), komi_view(samples, idx))
+            planes, policy, value, own, komi = _to_tensors(batch, device)
+            terms = compute_losses(net, planes, policy, value, own, opts, komi)
             sums.add(terms, weight=len(idx))
     net.train()
     return sums.means()
@@ -449,16 +482,18 @@ def train_round(net, train: ChunkData, test: ChunkData | None, opts: TrainOption
     sums = LossSums()
     last_train, last_test = {}, None
     last_save = time.monotonic()
-    bar = _progress(range(start_step, opts.steps), progress, f"train gen {generation}")
+    desc = f"train round {generation} (-> net {generation + 1})"  # round g makes net generation g + 1
+    bar = _progress(range(start_step, opts.steps), progress, desc)
     step = start_step
     for step in bar:
         lr = learning_rate(opts, step, global_step + step)
         for group in optimizer.param_groups:
             group["lr"] = lr
         idx = rng.integers(0, len(train), batch_size)
-        batch = _to_tensors(make_batch(train, idx, rng, net.size), device)
+        planes, policy, value, own, komi = _to_tensors(
+            (*make_batch(train, idx, rng, net.size), komi_view(train, idx)), device)
         with _autocast(device):
-            terms = compute_losses(net, *batch, opts)
+            terms = compute_losses(net, planes, policy, value, own, opts, komi)
         optimizer.zero_grad(set_to_none=True)
         terms["total"].backward()
         optimizer.step()
@@ -602,73 +637,6 @@ def train_options(args: argparse.Namespace, device: str) -> TrainOptions:
                         window=args.window, window_min=args.window_min, window_max=args.window_max,
                         downsample=args.downsample, warmup=args.warmup, seed=args.seed, device=device,
                         max_bad_share=args.max_bad_share)
-
-
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--dir", required=True, help="run directory: data from DIR/chunks, nets to DIR/nets")
-    parser.add_argument("--data", nargs="+", default=None, help="chunk files or folders (default DIR/chunks)")
-    parser.add_argument("--net", default=None,
-                        help="net to start from (default: the run's latest trained net, else a fresh one)")
-    g = parser.add_argument_group("a fresh net")
-    add_game_arguments(g)
-    g.add_argument("--blocks", type=int, default=NetConfig.run_blocks, help="residual blocks")
-    g.add_argument("--filters", type=int, default=NetConfig.run_filters, help="filters per conv")
-    g.add_argument("--ownership", action="store_true", help="Go: add an ownership head")
-    t = parser.add_argument_group("training")
-    add_training_arguments(t, TrainOptions().steps, "steps (leelaz-ninenine: 12000 per round)")
-    t.add_argument("--device", default="auto")
-    t.add_argument("--seed", type=int, default=None)
-    t.add_argument("--no-progress", action="store_true")
-
-
-def run(args: argparse.Namespace) -> int:
-    run_dir = RunDir(args.dir)
-    with RunLock(run_dir.root), stop_signals():
-        try:
-            return train_command(args, run_dir)
-        except StopRequested as e:
-            print(f"{e}: stopped after a whole step; the training state is in {run_dir.train_state_path}: "
-                  f"rerun the same command to continue")
-            return 0
-
-
-def train_command(args: argparse.Namespace, run_dir: RunDir) -> int:
-    """``zero9 train`` once its run directory is locked: one round from the newest window, saved."""
-    device = resolve_device(args.device)
-    opts = train_options(args, str(device))
-    start = args.net or (str(run_dir.net_path(run_dir.status()["trainer"]))
-                         if run_dir.status().get("trainer") else None)
-    optimizer_state, global_step = None, 0
-    if start is not None and start.endswith(".pt"):
-        ckpt = load_checkpoint(start, device)
-        net, meta = ckpt.net, ckpt.meta
-        if ckpt.meta.get("optimizer") == opts.optimizer:
-            optimizer_state = ckpt.optimizer_state
-        global_step = int(meta.get("step") or 0)
-    elif start is not None:
-        net, meta = load_net(start, device)
-    else:
-        game = game_from_args(args)
-        net = make_net(game, args.blocks, args.filters, ownership=args.ownership).to(device)
-        meta = {"game": game.to_dict(), "hash": None}
-    result = train_generation(run_dir, net, meta, opts, generation=int(meta.get("generation") or 0),
-                              optimizer_state=optimizer_state, global_step=global_step,
-                              data_paths=[Path(p) for p in args.data] if args.data else None,
-                              progress=not args.no_progress)
-    new_meta = save_checkpoint(run_dir.nets_dir / ".trained.pt", result.net,
-                               {"game": meta["game"], "parent": meta.get("hash"), "step": result.global_step,
-                                "optimizer": opts.optimizer, "train": result.last_train,
-                                "test": result.last_test},
-                               StateHolder(result.optimizer_state))
-    path = run_dir.net_path(new_meta["hash"])
-    os.replace(run_dir.nets_dir / ".trained.pt", path)
-    print(f"saved {path}")
-    if meta["game"].get("game") == "go":
-        lz = run_dir.lz_weights_path(new_meta["hash"])
-        save_lz_weights(result.net, lz, drop_ownership=True)  # atomic itself
-        print(f"saved {lz} (Leela Zero weights)")
-    clear_train_state(run_dir)
-    return 0
 
 
 class StateHolder:

@@ -37,20 +37,23 @@ import io
 import json
 import os
 import random
+import stat
 import time
 import zipfile
+import zlib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import numpy as np
 import torch
 
 from zero9.games import make_game
 from zero9.nn.net import ZeroNet, resolve_device
+from zero9.nn.net_limits import shape_problem
 from zero9.nn.weights import FORMAT_VERSION as LZ_FORMAT_VERSION
 from zero9.nn.weights import load_lz_weights
-from zero9.util.files import atomic_write_bytes
+from zero9.util.files import GZIP_MAGIC, atomic_write_bytes, file_kind, open_regular_file
 
 FORMAT = "zero9-checkpoint"
 VERSION = 1
@@ -62,6 +65,7 @@ LZ_DEFAULT_KOMI = 7.5
 SHAPE_KEYS = ("blocks", "filters", "in_planes", "size", "num_actions", "ownership")
 CHECKPOINT_KEYS = ("config", "state_dict", "meta")  # the parts every checkpoint needs
 ZIP_MAGIC = b"PK\x03\x04"  # torch.save writes a zip archive
+MAX_CHECKPOINT_BYTES = 4 << 30  # a net at zero9.nn.net_limits' parameter limit, with Adam's two moments
 
 
 @dataclass
@@ -164,10 +168,11 @@ def load_checkpoint(path: str | os.PathLike, device: str | torch.device = "cpu")
     """Read a zero9 checkpoint; ValueError naming the file and what was expected if it is not one."""
     path = Path(path)
     payload = _read_payload(path)
-    net = ZeroNet.from_config(payload["config"]) if _shape_ok(payload["config"]) else None
-    if net is None:
-        raise not_a_net(path, f"its config {payload['config']!r} is not a net shape "
-                              f"({', '.join(SHAPE_KEYS[:-1])})")
+    problem = shape_problem(payload["config"])  # before the net is built: the shape is the file's claim
+    if problem is not None:
+        raise ValueError(f"checkpoint {path}: {problem}; refused before allocating the net "
+                         f"(a damaged or hostile file?)")
+    net = ZeroNet.from_config(payload["config"])
     try:
         net.load_state_dict(payload["state_dict"])
     except (RuntimeError, TypeError, AttributeError) as e:
@@ -186,14 +191,25 @@ def not_a_net(path: Path, reason: str) -> ValueError:
     return ValueError(f"{path} is not a zero9 checkpoint or Leela Zero v1 weights file: {reason}")
 
 
+def read_meta(path: str | os.PathLike) -> dict[str, Any]:
+    """The meta dict of the checkpoint at ``path``, its net not built (checked as :func:`load_checkpoint`)."""
+    return dict(_read_payload(Path(path))["meta"])
+
+
 def _read_payload(path: Path) -> dict:
-    """The checkpoint dict of ``path``, its parts checked; ValueError (:func:`not_a_net`) otherwise."""
-    try:
-        payload = torch.load(path, map_location="cpu", weights_only=True)
-    except (FileNotFoundError, IsADirectoryError, PermissionError):
-        raise
-    except Exception as e:  # zip, pickle and EOF errors all mean a damaged or foreign file
-        raise not_a_net(path, _torch_load_reason(path, e)) from None
+    """The checkpoint dict of ``path``, its parts checked; ValueError (:func:`not_a_net`) otherwise.
+
+    Read from a regular file of at most :data:`MAX_CHECKPOINT_BYTES` whose zip entries declare at
+    most as much (a deflated entry could otherwise unpack to any size), with ``weights_only``.
+    """
+    if not path.exists():
+        raise FileNotFoundError(f"no net file {path}")
+    with open_regular_file(path, MAX_CHECKPOINT_BYTES, "net file") as handle:
+        _check_zip_sizes(handle, path)
+        try:
+            payload = torch.load(handle, map_location="cpu", weights_only=True)
+        except Exception as e:  # zip, pickle and EOF errors all mean a damaged or foreign file
+            raise not_a_net(path, _torch_load_reason(handle, e)) from None
     if not isinstance(payload, dict) or payload.get("format") != FORMAT:
         what = "a dict (a bare state_dict?)" if isinstance(payload, dict) else type(payload).__name__
         raise not_a_net(path, f"a torch file holding {what}, without zero9's format tag {FORMAT!r}")
@@ -207,17 +223,25 @@ def _read_payload(path: Path) -> dict:
     return payload
 
 
-def _shape_ok(config: dict) -> bool:
-    return all(isinstance(config.get(k), int) and config[k] > 0 for k in SHAPE_KEYS[:-1])
+def _check_zip_sizes(handle: BinaryIO, path: Path) -> None:
+    """Refuse a zip whose entries declare more than :data:`MAX_CHECKPOINT_BYTES` unpacked."""
+    try:
+        declared = sum(info.file_size for info in zipfile.ZipFile(handle).infolist())
+    except (zipfile.BadZipFile, OSError, ValueError, EOFError):
+        declared = 0  # not a readable zip: torch.load refuses it, and _torch_load_reason says why
+    finally:
+        handle.seek(0)
+    if declared > MAX_CHECKPOINT_BYTES:
+        raise ValueError(f"checkpoint {path}: its zip entries unpack to {declared:,} bytes, over the "
+                         f"{MAX_CHECKPOINT_BYTES:,} zero9 reads")
 
 
-def _torch_load_reason(path: Path, error: Exception) -> str:
-    """Why torch.load refused ``path``, in a few words (its own message advises unsafe loading)."""
-    with open(path, "rb") as f:
-        zip_header = f.read(4) == ZIP_MAGIC
-    if not zip_header:
+def _torch_load_reason(handle: BinaryIO, error: Exception) -> str:
+    """Why torch.load refused the file, in a few words (its own message advises unsafe loading)."""
+    handle.seek(0)
+    if handle.read(4) != ZIP_MAGIC:
         return "neither a zip archive (a .pt checkpoint) nor Leela Zero text"
-    if not zipfile.is_zipfile(path):
+    if not zipfile.is_zipfile(handle):
         return "a truncated zip archive (its end is missing: an interrupted copy or a full disk?)"
     if "weights_only" in str(error) or "Unsupported global" in str(error):
         return "it holds Python objects besides tensors (a file zero9 did not write)"
@@ -233,14 +257,15 @@ def lz_version(path: str | os.PathLike) -> str | None:
 
     A ``.pt`` is a zip archive; Leela Zero text is ASCII digits first, plain or gzip'd.
     """
-    with open(path, "rb") as f:
-        head = f.read(64)
-    if head[:2] == b"\x1f\x8b":
-        try:
-            with gzip.open(path, "rb") as f:
-                head = f.read(64)
-        except (OSError, EOFError):
-            return "1"  # a damaged gzip: let the weights reader name the damage
+    with open_regular_file(path, MAX_CHECKPOINT_BYTES, "net file") as handle:
+        head = handle.read(64)
+        if head[:2] == GZIP_MAGIC:
+            handle.seek(0)
+            try:
+                with gzip.GzipFile(fileobj=handle, mode="rb") as f:
+                    head = f.read(64)
+            except (OSError, EOFError, zlib.error):
+                return "1"  # a damaged gzip: let the weights reader name the damage
     first = head.split(b"\n", 1)[0].strip()
     return first.decode("ascii") if first.isdigit() else None
 
@@ -255,9 +280,10 @@ def load_net(path: str | os.PathLike, device: str | torch.device = "auto",
     path = Path(path)
     if not path.exists():
         raise FileNotFoundError(f"no net file {path}")
-    if path.is_dir():
-        raise not_a_net(path, "it is a folder")
-    if path.stat().st_size == 0:
+    info = path.stat()
+    if not stat.S_ISREG(info.st_mode):  # a folder, a pipe (which would block), a device like /dev/zero
+        raise not_a_net(path, f"it is a {file_kind(info.st_mode)}, not a regular file")
+    if info.st_size == 0:
         raise not_a_net(path, "it is empty")
     version = lz_version(path)
     if version is not None and version != LZ_FORMAT_VERSION:

@@ -42,16 +42,15 @@ import json
 import logging
 import os
 import warnings
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from zero9.games import BLACK, WHITE, Position
-from zero9.nn.features import GO_HISTORY
-from zero9.util.files import atomic_write_bytes
+from zero9.games import BLACK, WHITE
+from zero9.util.files import atomic_write_bytes, read_text_file
 
 log = logging.getLogger(__name__)
 
@@ -62,6 +61,7 @@ SHARD_FORMAT = "zero9-shard"
 SHARD_VERSION = 1
 CHUNK_SUFFIXES = (".npz", ".gz")
 TMP_PREFIX = ".tmp-"  # zero9.learn.rundir's temporary files: never read
+MAX_CHUNK_BYTES = 512 << 20  # a chunk file, and its text unpacked (a 19x19 game is ~2 MB of text)
 
 _HEX_DIGITS = np.frombuffer(b"0123456789abcdef", dtype=np.uint8)
 _HEX_VALUE = np.full(256, 255, dtype=np.uint8)
@@ -225,27 +225,9 @@ def _check_game(data: ChunkData, game: Any, path: Path) -> None:
 # --- Leela Zero text chunks -------------------------------------------------------------
 
 
-def read_lz_text(path: str | os.PathLike, what: str) -> str:
-    """The ASCII text of a Leela Zero file (a chunk or weights), gunzipped when it starts with gzip's magic.
-
-    ``what`` names the kind of file in errors (``'training chunk'``, ``'weights file'``).
-    """
-    path = Path(path)
-    raw = path.read_bytes()
-    if raw[:2] == b"\x1f\x8b":
-        try:
-            raw = gzip.decompress(raw)
-        except (OSError, EOFError) as e:
-            raise ValueError(f"{what} {path}: corrupt gzip data ({e})") from e
-    try:
-        return raw.decode("ascii")
-    except UnicodeDecodeError as e:
-        raise ValueError(f"{what} {path}: not a text file (byte {e.start} is not ASCII)") from e
-
-
 def read_lz_chunk(path: str | os.PathLike) -> ChunkData:
     """Read a leelaz(-ninenine) v1 text chunk (gzip'd or plain) into 18-plane records."""
-    return parse_lz_chunk(read_lz_text(path, "training chunk"), str(path))
+    return parse_lz_chunk(read_text_file(path, MAX_CHUNK_BYTES, MAX_CHUNK_BYTES, "training chunk"), str(path))
 
 
 def parse_lz_chunk(text: str, name: str = "<text>") -> ChunkData:
@@ -398,41 +380,6 @@ def _parse_lz_chunk_lines(text: str, name: str) -> ChunkData:
     policy = _parse_policies(lines, actions, name)
     value = _parse_column(lines, 18, lambda line, lineno: _parse_outcome(line, name, lineno), np.float32)
     return _lz_chunk_data(planes, to_play, policy, value, name)
-
-
-def _bit_planes(bitboards: list[int], nn: int) -> np.ndarray:
-    """Bitboards (ints, bit p = point p) -> uint8 array [len, nn] of 0/1."""
-    nbytes = (nn + 7) // 8
-    raw = b"".join(b.to_bytes(nbytes, "little") for b in bitboards)
-    bits = np.unpackbits(np.frombuffer(raw, dtype=np.uint8), bitorder="little")
-    return bits.reshape(len(bitboards), nbytes * 8)[:, :nn]
-
-
-def game_stored_planes(positions: Sequence[Position]) -> np.ndarray:
-    """The 16 planes a chunk stores (the stones, now and 7 moves back) for a whole Go game, uint8
-    ``[P, 16, N, N]``: what ``encode_batch(positions)[:, :16]`` gives.
-
-    ``positions`` must be consecutive from the start (``positions[0]`` has no parent, each next
-    one's parent is the one before). Then the history planes of position i are the boards of
-    positions i-1, i-2, ...: each board is unpacked once instead of 8 times, which makes this
-    several times cheaper than ``encode_batch`` for a game's worth (the server checks every
-    uploaded training position against it).
-    """
-    if positions[0].parent is not None or any(positions[i].parent is not positions[i - 1]
-                                               for i in range(1, len(positions))):
-        raise ValueError("game_stored_planes needs the consecutive positions of one game from its start")
-    n, count = positions[0].game.size, len(positions)
-    boards = _bit_planes([b for p in positions for b in (p.black, p.white)], n * n).reshape(count, 2, n * n)
-    before_start = np.zeros((GO_HISTORY - 1, 2, n * n), dtype=np.uint8)
-    boards = np.concatenate([before_start, boards])
-    own = np.array([p.to_play != BLACK for p in positions], dtype=np.intp)  # 0: black's stones are own
-    rows = np.arange(count)
-    planes = np.empty((count, 2 * GO_HISTORY, n * n), dtype=np.uint8)
-    for t in range(GO_HISTORY):
-        earlier = boards[GO_HISTORY - 1 - t: GO_HISTORY - 1 - t + count]  # row i: the board of position i - t
-        planes[:, t] = earlier[rows, own]
-        planes[:, GO_HISTORY + t] = earlier[rows, 1 - own]
-    return planes.reshape(count, 2 * GO_HISTORY, n, n)
 
 
 def _size_from_actions(actions: int, name: str) -> int:

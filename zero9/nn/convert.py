@@ -5,28 +5,17 @@ checkpoint (:mod:`zero9.nn.checkpoint`); ``.txt``, ``.txt.gz`` and ``.gz`` are L
 Zero v1 text weights (:mod:`zero9.nn.weights`), gzip'd when the name ends in ``.gz``.
 The input's kind is read from its content. Conversion is exact, so the net keeps its
 hash. A Leela Zero file does not say its komi: ``--komi`` sets it (default 7.5).
+The command line (``zero9 convert``) is :mod:`zero9.cli.convert`.
 """
 
 from __future__ import annotations
 
-import argparse
 from pathlib import Path
 
 from zero9.nn.checkpoint import load_net, save_checkpoint
 from zero9.nn.weights import save_lz_weights
 
 LZ_SUFFIXES = (".txt", ".txt.gz", ".gz")
-
-
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("input", help="a zero9 checkpoint (.pt) or Leela Zero weights (.txt / .txt.gz)")
-    parser.add_argument("output", help="where to write: .pt, or .txt / .txt.gz for Leela Zero text")
-    parser.add_argument("--size", type=int, default=None,
-                        help="refuse an input net for another board size (e.g. --size 9)")
-    parser.add_argument("--komi", type=float, default=None,
-                        help="komi recorded in a .pt made from a Leela Zero Go file (default 7.5)")
-    parser.add_argument("--drop-ownership", action="store_true",
-                        help="write Leela Zero text from a net with an ownership head (the head is lost)")
 
 
 def output_kind(path: str) -> str:
@@ -63,14 +52,3 @@ def convert(src: str, dst: str, size: int | None = None, komi: float | None = No
     meta.setdefault("converted_from", str(src))
     return save_checkpoint(dst, net, meta)
 
-
-def run(args: argparse.Namespace) -> int:
-    try:
-        meta = convert(args.input, args.output, args.size, args.komi, args.drop_ownership)
-    except (ValueError, FileNotFoundError) as e:
-        print(f"zero9 convert: {e}")
-        return 1
-    game = meta["game"]
-    print(f"wrote {args.output}: {game.get('game')} {game.get('size')}x{game.get('size')}, "
-          f"{meta['blocks']} blocks x {meta['filters']} filters, hash {meta['hash']}")
-    return 0

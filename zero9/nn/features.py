@@ -12,7 +12,8 @@ Vocabulary:
   T = 0, -1, ..., -7 (the current position, then its parents); planes 8-15 the opponent's
   stones at the same times (colours fixed by the *current* side to move); plane 16 is all ones
   if black is to move, plane 17 all ones if white is to move. History before the start of the
-  game is all zeros. The 8 boards as bytes: the **stone history** (:func:`stone_history`).
+  game is all zeros. :func:`encode` builds them with a plain loop over the history; for a
+  batch, :func:`encode_batch` reads the same planes from bits (:mod:`zero9.nn.planes_fast`).
 
   Gomoku, C = 5: 0 own stones, 1 opponent stones, 2 the last move (one-hot; zeros at the
   start), 3 all ones if black is to move, 4 all ones always (zero padding of the convolutions
@@ -27,11 +28,13 @@ Vocabulary:
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 
 import numpy as np
 
 from zero9.games import BLACK, Game, Position
+from zero9.nn import planes_fast
 
 GO_HISTORY = 8
 NUM_SYMMETRIES = 8
@@ -46,7 +49,24 @@ def num_planes(game: Game) -> int:
     raise ValueError(f"no input planes for game {game.name!r}")
 
 
-def _encode_gomoku(position) -> np.ndarray:
+def _encode_go(position: Position) -> np.ndarray:
+    """Go's 18 planes: walk back through the history, one board at a time."""
+    n, me = position.game.size, position.to_play
+    x = np.zeros((2 * GO_HISTORY + 2, n * n), dtype=np.float32)
+    past = position
+    for t in range(GO_HISTORY):
+        if past is None:
+            break  # before the start of the game: zeros
+        board = past.board_array()
+        x[t] = board == me  # the side to move now, whoever moved then
+        x[GO_HISTORY + t] = board == 3 - me
+        past = past.parent
+    x[2 * GO_HISTORY] = me == BLACK
+    x[2 * GO_HISTORY + 1] = me != BLACK
+    return x.reshape(-1, n, n)
+
+
+def _encode_gomoku(position: Position) -> np.ndarray:
     n = position.game.size
     me = position.to_play
     board = position.board_array()
@@ -64,58 +84,33 @@ def encode(position: Position) -> np.ndarray:
     """The input planes of one position, float32 ``[C, N, N]`` (see the module docstring)."""
     name = position.game.name
     if name == "go":
-        return encode_batch([position])[0]
+        return _encode_go(position)
     if name == "gomoku":
         return _encode_gomoku(position)
     raise ValueError(f"no input planes for game {name!r}")
 
 
 def encode_batch(positions: Sequence[Position], syms: np.ndarray | None = None) -> np.ndarray:
-    """The input planes of positions of one game, float32 ``[B, C, N, N]``, each under ``syms[b]``."""
+    """The input planes of positions of one game, float32 ``[B, C, N, N]``, each under ``syms[b]``.
+
+    Go's planes come from :func:`zero9.nn.planes_fast.encode_go_batch` (the same planes as
+    :func:`encode`, from bits: the search asks for hundreds per call).
+    """
     if not positions:
         raise ValueError("encode_batch needs at least one position")
     syms = np.zeros(len(positions), np.intp) if syms is None else syms
     if positions[0].game.name == "go":
-        return _encode_go(positions, syms)
+        return planes_fast.encode_go_batch(positions, syms, _point_maps(positions[0].game.size))
     x = np.stack([encode(p) for p in positions])
     for s in range(1, NUM_SYMMETRIES):
         x[syms == s] = transform_planes(x[syms == s], s)
     return x
 
 
-def stone_history(position: Position) -> bytes:
-    """Go: the 8 boards of planes 0-15, newest first, each the little-endian bitboards of its side to move,
-    then of the other side. A GoPosition keeps it (a slot): a leaf's is its parent's and one more board."""
-    todo, p = [], position  # newest first, back to a position that has it (or 8 back)
-    while p is not None and len(todo) < GO_HISTORY and getattr(p, "stone_history", None) is None:
-        todo.append(p)
-        p = p.parent
-    nbytes = (position.game.size ** 2 + 7) // 8
-    history = p.stone_history if p is not None and len(todo) < GO_HISTORY else bytes(16 * nbytes)
-    for p in reversed(todo):
-        own, other = (p.black, p.white) if p.to_play == BLACK else (p.white, p.black)
-        history = own.to_bytes(nbytes, "little") + other.to_bytes(nbytes, "little") + history[: -2 * nbytes]
-        if hasattr(type(p), "stone_history"):  # a slot (an attribute would follow a copy.copy)
-            p.stone_history = history
-    return history
-
-
-def _encode_go(positions: Sequence[Position], syms: np.ndarray) -> np.ndarray:
-    """Go planes of many positions at once (the search asks for hundreds a call): the stone histories
-    joined and unpacked, planes 0-15 of each symmetry's rows one gather of those bits: plane k is board
-    k % 8, its own stones first on even boards (every move passes the turn), then each point's source."""
-    n, batch = positions[0].game.size, len(positions)
-    boards = np.array([[2 * t + (t % 2 ^ side)] for side in (0, 1) for t in range(GO_HISTORY)])
-    raw = b"".join([stone_history(p) for p in positions])
-    bits = np.unpackbits(np.frombuffer(raw, np.uint8), bitorder="little").reshape(batch, -1)
-    x = np.empty((batch, 2 * GO_HISTORY + 2, n * n), dtype=np.float32)
-    for s in range(NUM_SYMMETRIES):
-        if (rows := syms == s).any():
-            gather = (boards * (bits.shape[1] // 16) + transform_policy(np.arange(n * n), s, n)).ravel()
-            x[rows, : 2 * GO_HISTORY] = np.take(bits[rows], gather, axis=1).reshape(-1, 2 * GO_HISTORY, n * n)
-    black_to_move = np.array([p.to_play == BLACK for p in positions])[:, None]
-    x[:, 2 * GO_HISTORY], x[:, 2 * GO_HISTORY + 1] = black_to_move, ~black_to_move
-    return x.reshape(batch, 2 * GO_HISTORY + 2, n, n)
+@functools.cache
+def _point_maps(size: int) -> tuple[np.ndarray, ...]:
+    """For each symmetry, the point each point of the transformed planes is read from."""
+    return tuple(transform_policy(np.arange(size * size), s, size) for s in range(NUM_SYMMETRIES))
 
 
 def _check_symmetry(sym: int) -> int:

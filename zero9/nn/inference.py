@@ -44,6 +44,7 @@ import multiprocessing as mp
 import queue
 import struct
 import sys
+import threading
 import time
 from dataclasses import dataclass
 from multiprocessing import connection, shared_memory
@@ -199,7 +200,8 @@ class InferenceServer:
     (queues and pipes travel only that way). :meth:`load` switches the net between rounds.
     """
 
-    def __init__(self, net_path: str, device: str, workers: int, max_batch: int):
+    def __init__(self, net_path: str, device: str, workers: int, max_batch: int, load: bool = True,
+                 listen: str | None = None):
         if max_batch > BUCKETS[-1]:
             raise ValueError(f"max_batch {max_batch} is above the largest bucket {BUCKETS[-1]}")
         ctx = mp.get_context("spawn")
@@ -208,23 +210,34 @@ class InferenceServer:
                                      tuple(f"z9-{id(self):x}-{w}-{s}-{k}" for k in ("in", "p", "v")))
                             for s in range(IN_FLIGHT)) for w in range(workers)]
         self.slots = [_Slot(spec, create=True) for specs in self.specs for spec in specs]
-        asks = [ctx.Pipe(duplex=False) for _ in range(workers)]  # (receiving end, sending end) each
-        answers = [ctx.Pipe(duplex=False) for _ in range(workers)]
+        # Pipes made here travel to worker processes as arguments; with ``listen`` (a Unix socket path)
+        # processes this one did not start (Ray's actors on this node) connect there instead: connect()
+        n = 0 if listen else workers
+        asks = [ctx.Pipe(duplex=False) for _ in range(n)]  # (receiving end, sending end) each
+        answers = [ctx.Pipe(duplex=False) for _ in range(n)]
         self.requests, self.replies = [send for _, send in asks], [receive for receive, _ in answers]
         self.control, self.control_reply = ctx.Queue(), ctx.Queue()
+        self.listen = listen
         self.proc = ctx.Process(target=_serve, daemon=True,
                                 args=(self.specs, [r for r, _ in asks], [s for _, s in answers],
-                                      self.control, self.control_reply, device))
+                                      self.control, self.control_reply, device, listen))
         self.proc.start()
-        self.load(net_path)
+        if load:
+            self.load(net_path)
 
     def client(self, worker: int) -> RemoteNet:
+        if self.listen:
+            raise ValueError(f"this server listens on {self.listen}: clients connect() there")
         return RemoteNet(self.specs[worker], self.requests[worker], self.replies[worker])
 
     def load(self, net_path: str, timeout: float = 900.0) -> dict:
         """Serve ``net_path`` from now on (the first load compiles); returns the server's stats so far."""
-        self.control.put(("load", str(net_path)))
+        self.ask_load(net_path)
         return self._answer(timeout)
+
+    def ask_load(self, net_path: str) -> None:
+        """Send the load without waiting (:class:`ServerGroup` asks every server, then waits)."""
+        self.control.put(("load", str(net_path)))
 
     def stats(self) -> dict:
         self.control.put(("stats", None))
@@ -261,6 +274,40 @@ class InferenceServer:
         self.close()
 
 
+def connect(address: str, timeout: float = 60.0) -> RemoteNet:
+    """A client of the server listening on ``address`` (``InferenceServer(listen=...)``): it is given
+    the slots of a free client number and answers on the one socket. For processes the server's
+    owner did not start, e.g. Ray's actors on a node (docs/ray.md)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            conn = connection.Client(address, family="AF_UNIX")
+            break
+        except (FileNotFoundError, ConnectionRefusedError):
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"no inference server listens on {address}") from None
+            time.sleep(0.1)
+    specs = conn.recv()
+    if specs is None:
+        raise RuntimeError(f"the inference server on {address} has no free client slots")
+    return RemoteNet(specs, conn, conn)
+
+
+def _accept(listener, specs, joined: list, lock: threading.Lock) -> None:
+    """The listening server's door: each new client gets the first free client number's slots."""
+    while True:
+        try:
+            conn = listener.accept()
+        except OSError:
+            return  # the listener closed: the server is stopping
+        with lock:
+            taken = {w for w, _ in joined}
+            free = next((w for w in range(len(specs)) if w not in taken), None)
+            conn.send(None if free is None else specs[free])
+            if free is not None:
+                joined.append((free, conn))
+
+
 def _shape_of(net_path: str) -> tuple[tuple[int, int, int], int]:
     """The net's input planes ``(C, N, N)`` and its number of actions."""
     net, _ = load_net(net_path, device="cpu")
@@ -268,10 +315,19 @@ def _shape_of(net_path: str) -> tuple[tuple[int, int, int], int]:
 
 
 def _serve(specs: list[tuple[SlotSpec, ...]], requests, replies, control, control_reply,
-           device_name: str) -> None:
+           device_name: str, listen: str | None = None) -> None:
     """The server's loop (a process of its own; see the module docstring)."""
+    joined: list[tuple[int, connection.Connection]] = list(enumerate(zip(requests, replies, strict=True)))
+    lock = threading.Lock()
+    listener = None
+    if listen:
+        joined = []  # (client number, its socket), as clients connect
+        listener = connection.Listener(listen, family="AF_UNIX")
+        threading.Thread(target=_accept, args=(listener, specs, joined, lock), daemon=True).start()
     torch.set_num_threads(1)
     device = resolve_device(device_name)
+    if device.type == "cuda" and device.index is not None:
+        torch.cuda.set_device(device)  # CUDA graphs and pinned memory on this server's GPU, not GPU 0
     slots = [[_Slot(spec, create=False) for spec in mine] for mine in specs]  # [worker][slot]
     forward, net = None, None
     stats = {"batches": 0, "positions": 0, "busy_s": 0.0}
@@ -303,11 +359,23 @@ def _serve(specs: list[tuple[SlotSpec, ...]], requests, replies, control, contro
                 control_reply.put(("loaded", dict(stats)))
             except Exception as e:  # tell the caller, keep serving
                 control_reply.put(("error", f"{type(e).__name__}: {e}"))
+        with lock:
+            clients = list(joined)
+        asking = {id(c[0] if isinstance(c, tuple) else c): w for w, c in clients}
+        replies = {w: (c[1] if isinstance(c, tuple) else c) for w, c in clients}
         waiting = []  # (worker, slot, n): everything already sent joins this round
-        for pipe in connection.wait(requests, timeout=0.05):
-            w = requests.index(pipe)
-            while pipe.poll():
-                waiting.append((w, *REQUEST.unpack(pipe.recv_bytes())))
+        ready = [c[0] if isinstance(c, tuple) else c for _, c in clients]
+        if not ready:  # a listening server before its first client
+            time.sleep(0.05)
+            continue
+        for pipe in connection.wait(ready, timeout=0.05):
+            w = asking[id(pipe)]
+            try:
+                while pipe.poll():
+                    waiting.append((w, *REQUEST.unpack(pipe.recv_bytes())))
+            except (EOFError, OSError):  # a client left (a listening server frees its number)
+                with lock:
+                    joined[:] = [(k, c) for k, c in joined if k != w]
         if not waiting:
             continue
         start = time.perf_counter()
@@ -324,10 +392,67 @@ def _serve(specs: list[tuple[SlotSpec, ...]], requests, replies, control, contro
             for w, s, at, n in group:
                 slots[w][s].probs[:n] = probs[at:at + n]
                 slots[w][s].value[:n] = value[at:at + n]
-                replies[w].send_bytes(bytes((s,)))
+                try:
+                    replies[w].send_bytes(bytes((s,)))
+                except OSError:  # the client left while its batch was evaluated
+                    pass
             stats["batches"] += 1
             stats["positions"] += total
         stats["busy_s"] += time.perf_counter() - start
+    if listener is not None:
+        listener.close()
     for mine in slots:
         for slot in mine:
             slot.close()
+
+
+class ServerGroup:
+    """One :class:`InferenceServer` per device (one per GPU of a host), as one server to a pool.
+
+    Worker ``w`` of ``workers`` is a client of server ``w * len(devices) // workers``: contiguous
+    blocks, so the first ``workers // len(devices)`` workers all use the first device (the
+    host bench's 1-GPU figure is those workers alone). The servers compile at once, in parallel.
+    """
+
+    def __init__(self, net_path: str, devices: list[str], workers: int, max_batch: int):
+        if not devices:
+            raise ValueError("a server group needs at least one device")
+        if workers < len(devices):
+            raise ValueError(f"{workers} workers cannot feed {len(devices)} inference servers")
+        self.devices, self.workers = list(devices), workers
+        self.owner = [w * len(devices) // workers for w in range(workers)]  # worker -> server
+        self.index = [self.owner[:w].count(self.owner[w]) for w in range(workers)]  # its client number
+        self.servers: list[InferenceServer] = []
+        try:
+            for k, device in enumerate(self.devices):
+                self.servers.append(InferenceServer(net_path, device, self.owner.count(k), max_batch,
+                                                    load=False))
+            self.load(net_path)
+        except BaseException:
+            self.close()
+            raise
+
+    def client(self, worker: int) -> RemoteNet:
+        return self.servers[self.owner[worker]].client(self.index[worker])
+
+    def load(self, net_path: str, timeout: float = 900.0) -> list[dict]:
+        """Every server serves ``net_path`` (nets are named by their hash: the same path, the same net)."""
+        if str(net_path) == getattr(self, "loaded", None):
+            return []
+        self.loaded = str(net_path)
+        for server in self.servers:
+            server.ask_load(net_path)
+        return [server._answer(timeout) for server in self.servers]
+
+    def stats(self) -> list[dict]:
+        return [server.stats() for server in self.servers]
+
+    def close(self) -> None:
+        for server in self.servers:
+            server.close()
+
+    def __enter__(self) -> ServerGroup:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()

@@ -18,6 +18,9 @@ Vocabulary:
   tower with bias, tanh, one number per point in ``[-1, 1]``: +1 = the point ends
   as the side to move's area. A KataGo-style auxiliary target; Leela Zero's
   files cannot hold it.
+- **score head** (optional, with ownership, ``score=True``): FC from the value head's hidden
+  layer to the final **score lead** (area, komi counted, side to move's view) over the board's
+  ``N*N`` points; its target is the ownership target's sum and komi (:func:`zero9.learn.train.score_target`).
 
 Batch norm and Leela Zero's weight files. Leela Zero's files hold, per conv
 block, the conv weights, a "channel bias" ``b``, the BN running mean ``m`` and
@@ -121,8 +124,11 @@ class ZeroNet(nn.Module):
         blocks: int = DEFAULT_BLOCKS,
         filters: int = DEFAULT_FILTERS,
         ownership: bool = False,
+        score: bool = False,
     ):
         super().__init__()
+        if score and not ownership:
+            raise ValueError("a score head needs the ownership head (its target is the ownership sum)")
         _check_shape(in_planes, size, num_actions, blocks, filters)
         self.config: dict[str, Any] = {
             "in_planes": int(in_planes),
@@ -132,6 +138,8 @@ class ZeroNet(nn.Module):
             "filters": int(filters),
             "ownership": bool(ownership),
         }
+        if score:  # only when on: older checkpoints' configs (and hashes) stay as they were
+            self.config["score"] = True
         points = size * size
         self.input_block = ConvBlock(in_planes, filters, 3)
         self.tower = nn.Sequential(*[ResidualBlock(filters) for _ in range(blocks)])
@@ -141,6 +149,7 @@ class ZeroNet(nn.Module):
         self.value_fc1 = nn.Linear(VALUE_FILTERS * points, VALUE_HIDDEN)
         self.value_fc2 = nn.Linear(VALUE_HIDDEN, 1)
         self.ownership_conv = nn.Conv2d(filters, 1, 1) if ownership else None
+        self.score_fc = nn.Linear(VALUE_HIDDEN, 1) if score else None
         self.channels_last = False
         object.__setattr__(self, "_compiled", None)
 
@@ -151,7 +160,8 @@ class ZeroNet(nn.Module):
         missing = [k for k in keys if k not in config]
         if missing:
             raise ValueError(f"net config lacks {', '.join(missing)}: {config!r}")
-        return cls(**{k: config[k] for k in keys}, ownership=bool(config.get("ownership", False)))
+        return cls(**{k: config[k] for k in keys}, ownership=bool(config.get("ownership", False)),
+                   score=bool(config.get("score", False)))
 
     @property
     def size(self) -> int:
@@ -166,7 +176,7 @@ class ZeroNet(nn.Module):
         return next(self.parameters()).device
 
     def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, ...]:
-        """``x`` [B, C, N, N] -> (policy logits [B, A], value [B][, ownership [B, N*N]])."""
+        """``x`` [B, C, N, N] -> (policy logits [B, A], value [B][, ownership [B, N*N][, score [B]]])."""
         trunk = self.tower(self.input_block(x))
         policy = self.policy_fc(torch.flatten(self.policy_conv(trunk), 1))
         hidden = F.relu(self.value_fc1(torch.flatten(self.value_conv(trunk), 1)))
@@ -174,7 +184,9 @@ class ZeroNet(nn.Module):
         if self.ownership_conv is None:
             return policy, value
         ownership = torch.tanh(torch.flatten(self.ownership_conv(trunk), 1))
-        return policy, value, ownership
+        if self.score_fc is None:
+            return policy, value, ownership
+        return policy, value, ownership, self.score_fc(hidden).squeeze(1)
 
     def set_channels_last(self, enabled: bool = True) -> ZeroNet:
         """Store conv weights NHWC (faster on some GPUs; bench_net.py measures it)."""
@@ -244,7 +256,7 @@ def _check_shape(in_planes: int, size: int, num_actions: int, blocks: int, filte
 
 
 def make_net(game: Any, blocks: int = DEFAULT_BLOCKS, filters: int = DEFAULT_FILTERS,
-             ownership: bool = False, in_planes: int | None = None) -> ZeroNet:
+             ownership: bool = False, in_planes: int | None = None, score: bool = False) -> ZeroNet:
     """A fresh net shaped for ``game`` (a :class:`zero9.games.Game`).
 
     ``in_planes`` defaults to :func:`zero9.nn.features.num_planes` (imported only then).
@@ -253,7 +265,7 @@ def make_net(game: Any, blocks: int = DEFAULT_BLOCKS, filters: int = DEFAULT_FIL
         in_planes = num_planes(game)
     if ownership and game.name != "go":
         raise ValueError(f"an ownership head is for Go only, not {game.name}")
-    return ZeroNet(in_planes, game.size, game.num_actions, blocks, filters, ownership)
+    return ZeroNet(in_planes, game.size, game.num_actions, blocks, filters, ownership, score)
 
 
 def flops_per_position(config: dict[str, Any]) -> int:
@@ -269,6 +281,8 @@ def flops_per_position(config: dict[str, Any]) -> int:
     macs += n2 * f * VALUE_FILTERS + VALUE_FILTERS * n2 * VALUE_HIDDEN + VALUE_HIDDEN
     if config.get("ownership"):
         macs += n2 * f
+    if config.get("score"):
+        macs += VALUE_HIDDEN
     return 2 * macs
 
 

@@ -29,6 +29,15 @@ Vocabulary:
 A file is parsed completely and checked line by line before any net exists, so a
 truncated or garbled file raises ValueError naming the file and the line and
 never leaves a half-loaded net.
+
+- **bounded reading**: the file is streamed a line at a time (gunzipped as it is
+  read), from a regular file only. Each cap is what the largest net of
+  :mod:`zero9.nn.net_limits` needs: a line holds at most :data:`MAX_LINE_BYTES`
+  (:data:`CHARS_PER_VALUE` characters for each value of the longest line), a file at
+  most :data:`MAX_LINES` lines and :data:`MAX_PARAMETERS` values, and the shape the
+  lines describe is checked against the limits before the net is built. A tiny gzip
+  holding one endless line costs one capped line of memory, then a ValueError naming
+  the file, the line and the cap.
 """
 
 from __future__ import annotations
@@ -36,19 +45,35 @@ from __future__ import annotations
 import gzip
 import math
 import os
-from dataclasses import dataclass
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass
 
 import numpy as np
 import torch
 
-from zero9.nn.chunks import read_lz_text
 from zero9.nn.net import BN_EPSILON, POLICY_FILTERS, VALUE_FILTERS, VALUE_HIDDEN, ZeroNet
-from zero9.util.files import atomic_write_bytes
+from zero9.nn.net_limits import (
+    MAX_BLOCKS,
+    MAX_FILTERS,
+    MAX_IN_PLANES,
+    MAX_PARAMETERS,
+    MAX_SIZE,
+    shape_problem,
+)
+from zero9.util.files import atomic_write_bytes, read_text_lines
 
 FORMAT_VERSION = "1"
 INPUT_LINES = 4
 BLOCK_LINES = 8
 HEAD_LINES = 6 + 8  # policy + value
+CHARS_PER_VALUE = 32  # "-1.2345678901234567e-05 " is 24; Leela Zero's own files use about 12
+MAX_LINE_VALUES = max(9 * MAX_FILTERS * MAX_FILTERS, 9 * MAX_FILTERS * MAX_IN_PLANES,
+                      (MAX_SIZE ** 2 + 1) * POLICY_FILTERS * MAX_SIZE ** 2, VALUE_HIDDEN * MAX_SIZE ** 2)
+MAX_LINE_BYTES = CHARS_PER_VALUE * MAX_LINE_VALUES  # 75 MB: a 3x3 conv of 512 filters
+MAX_LINES = 1 + INPUT_LINES + BLOCK_LINES * MAX_BLOCKS + HEAD_LINES + 16  # 16 blank lines may end it
+MAX_WEIGHTS_FILE_BYTES = 2 << 30  # the file as stored (gzip'd or not)
+MAX_WEIGHTS_TEXT_BYTES = 4 << 30  # its text; MAX_PARAMETERS values bound the parsing work first
+PARSE_PIECE = 1 << 20  # a long line is split into tokens a MB at a time (tokens cost ~60 bytes each)
 
 
 @dataclass(frozen=True)
@@ -69,36 +94,31 @@ class LZShape:
 def load_lz_weights(path: str | os.PathLike, expected_size: int | None = None) -> ZeroNet:
     """Read a Leela Zero v1 weights file (``.txt`` or gzip'd) into a new :class:`ZeroNet` on the CPU.
 
-    ``expected_size``: refuse a net for another board size, naming both sizes.
+    ``expected_size``: refuse a net for another board size, naming both sizes. The file is
+    streamed with caps (module docstring, *bounded reading*).
     """
-    return parse_lz_weights(read_lz_text(path, "weights file"), str(path), expected_size)
+    lines = read_text_lines(path, MAX_WEIGHTS_FILE_BYTES, MAX_WEIGHTS_TEXT_BYTES, MAX_LINE_BYTES,
+                            "weights file")
+    return _weights_from_lines(lines, str(path), expected_size)
 
 
 def parse_lz_weights(text: str, name: str = "<text>", expected_size: int | None = None) -> ZeroNet:
     """Parse LZ v1 weights from ``text``; ``name`` is used in error messages."""
-    lines = text.splitlines()
-    while lines and not lines[-1].strip():
-        lines.pop()
-    if not lines:
-        raise ValueError(f"weights file {name} is empty")
-    version = lines[0].strip()
-    if version != FORMAT_VERSION:
-        raise ValueError(
-            f"weights file {name}, line 1: format version {version[:20]!r}; "
-            "only Leela Zero v1 ('1') is supported"
-        )
-    body = lines[1:]
-    blocks = _count_blocks(len(body), name)
-    filters = len(body[1].split())
-    if filters == 0:
-        raise ValueError(f"weights file {name}, line 3: no channel biases, so no filter count")
-    tensors = [_parse_line(line, name, i + 2) for i, line in enumerate(body)]
-    shape = _detect_shape(tensors, blocks, filters, name)
+    return _weights_from_lines(text.splitlines(), name, expected_size)
+
+
+def _weights_from_lines(lines: Iterable[str], name: str, expected_size: int | None) -> ZeroNet:
+    tensors = _read_tensors(lines, name)
+    blocks = _count_blocks(len(tensors), name)
+    shape = _detect_shape(tensors, blocks, tensors[1].size, name)
     if expected_size is not None and shape.size != expected_size:
         raise ValueError(
             f"weights file {name} holds a {shape.size}x{shape.size} net, "
             f"but a {expected_size}x{expected_size} net is needed"
         )
+    problem = shape_problem(asdict(shape))
+    if problem is not None:
+        raise ValueError(f"weights file {name}: {problem}; refused before allocating the net")
     _check_counts(tensors, shape, name)
     net = ZeroNet(shape.in_planes, shape.size, shape.num_actions, shape.blocks, shape.filters)
     net.load_state_dict(_state_dict(tensors, net), strict=True)
@@ -137,6 +157,45 @@ def lz_text(net: ZeroNet, drop_ownership: bool = False) -> str:
 # --- reading -------------------------------------------------------------------------
 
 
+def _read_tensors(lines: Iterable[str], name: str) -> list[np.ndarray]:
+    """The values of every line after the version line, each checked as it is read.
+
+    A line that may be a channel-bias line (no more values than filters) stays float64, for the
+    exact bias -> beta conversion; longer lines become float32 at once (they are stored so anyway).
+    """
+    tensors: list[np.ndarray] = []
+    blank_at = None
+    total = 0
+    seen = False
+    for lineno, line in enumerate(lines, 1):
+        if lineno > MAX_LINES:
+            raise ValueError(f"weights file {name}: more than {MAX_LINES:,} lines, more than a net of "
+                             f"zero9's limit of {MAX_BLOCKS} blocks holds")
+        if not line.strip():
+            blank_at = blank_at or lineno
+            continue
+        if blank_at is not None:
+            raise ValueError(f"weights file {name}, line {blank_at}: empty line")
+        seen = True
+        if lineno == 1:
+            if line.strip() != FORMAT_VERSION:
+                raise ValueError(f"weights file {name}, line 1: format version {line.strip()[:20]!r}; "
+                                 "only Leela Zero v1 ('1') is supported")
+            continue
+        values = _parse_line(line, name, lineno)
+        total += values.size
+        if total > MAX_PARAMETERS:
+            raise ValueError(f"weights file {name}, line {lineno}: more than {MAX_PARAMETERS:,} values, "
+                             f"zero9's limit for a net")
+        if lineno == 3 and values.size > MAX_FILTERS:
+            raise ValueError(f"weights file {name}, line 3: {values.size:,} filters, over zero9's limit "
+                             f"of {MAX_FILTERS}")
+        tensors.append(values if values.size <= MAX_FILTERS else values.astype(np.float32))
+    if not seen:
+        raise ValueError(f"weights file {name} is empty")
+    return tensors
+
+
 def _count_blocks(body_lines: int, name: str) -> int:
     extra = body_lines - INPUT_LINES - HEAD_LINES
     if extra < 0 or extra % BLOCK_LINES:
@@ -148,14 +207,22 @@ def _count_blocks(body_lines: int, name: str) -> int:
 
 
 def _parse_line(line: str, name: str, lineno: int) -> np.ndarray:
-    tokens = line.split()
-    if not tokens:
+    """A line's values (float64), a piece of :data:`PARSE_PIECE` characters at a time."""
+    pieces = []
+    start = 0
+    while start < len(line):
+        end = line.find(" ", start + PARSE_PIECE)
+        end = len(line) if end < 0 else end
+        tokens = line[start:end].split()
+        try:
+            pieces.append(np.array(tokens, dtype=np.float64))
+        except ValueError as e:
+            bad = next((t for t in tokens if not _is_float(t)), "?")
+            raise ValueError(f"weights file {name}, line {lineno}: {bad[:30]!r} is not a number") from e
+        start = end
+    values = np.concatenate(pieces) if len(pieces) != 1 else pieces[0]
+    if not values.size:
         raise ValueError(f"weights file {name}, line {lineno}: empty line")
-    try:
-        values = np.array(tokens, dtype=np.float64)
-    except ValueError as e:
-        bad = next((t for t in tokens if not _is_float(t)), "?")
-        raise ValueError(f"weights file {name}, line {lineno}: {bad[:30]!r} is not a number") from e
     if not np.all(np.isfinite(values)):
         raise ValueError(f"weights file {name}, line {lineno}: holds a NaN or infinity")
     return values

@@ -6,7 +6,9 @@ Vocabulary (Leela Zero 0.17's, read from its GTP.cpp and UCTSearch.cpp):
   order: a colour (``b``, ``w``, ``black``, ``white``), an **interval** in centiseconds
   (a bare number, or ``interval N``; 0 = print nothing while searching), ``minmoves N``
   (report at least N moves, unvisited ones included), and move restrictions
-  ``avoid COLOUR MOVES UNTIL`` / ``allow COLOUR MOVES UNTIL``. MOVES is a comma list of
+  ``avoid COLOUR MOVES UNTIL`` / ``allow COLOUR MOVES UNTIL``; KataGo's ``maxmoves N`` (report
+  at most N moves), ``ownership true|false`` and ``pvVisits true|false`` (kata-analyze's extra
+  output, :mod:`zero9.protocols.gtp_kata`). MOVES is a comma list of
   vertices, ``pass``, ``resign`` or rectangles ``A1:C3``; UNTIL (>= 1) counts that
   colour's moves from now. ``allow`` may only be mixed with ``avoid`` of ``pass`` /
   ``resign``. Anything else makes the whole command fail (``cannot parse analyze tags``).
@@ -48,6 +50,9 @@ class AnalyzeTags:
     colour: int
     interval_cs: int = DEFAULT_INTERVAL_CS
     min_moves: int = 0
+    max_moves: int = 0  # 0: no limit
+    ownership: bool = False
+    pv_visits: bool = False
     avoid: list[Restriction] = field(default_factory=list)
     allow: list[Restriction] = field(default_factory=list)
 
@@ -91,12 +96,20 @@ def parse_analyze_tags(args: list[str], position: Position) -> AnalyzeTags:
             tags.interval_cs, i = number(i, "interval"), i + 1
         elif tag in TAG_COLOURS:
             tags.colour, i = TAG_COLOURS[tag], i + 1
-        elif tag in ("interval", "minmoves"):
+        elif tag in ("interval", "minmoves", "maxmoves"):
             value = number(i + 1, tag)
             if tag == "interval":
                 tags.interval_cs = value
-            else:
+            elif tag == "minmoves":
                 tags.min_moves = value
+            else:
+                tags.max_moves = value
+            i += 2
+        elif tag in ("ownership", "pvvisits"):
+            word = args[i + 1].lower() if i + 1 < len(args) else ""
+            if word not in ("true", "false"):
+                raise fail(f"{args[i]} needs true or false")
+            setattr(tags, "ownership" if tag == "ownership" else "pv_visits", word == "true")
             i += 2
         elif tag in ("avoid", "allow"):
             if i + 3 >= len(args):

@@ -23,6 +23,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from zero9.games import parse_colour
+
 MAX_VISITS = 10_000_000
 MAX_SECONDS = 30 * 24 * 3600  # a month: anything longer is a typo
 MAX_STONES = 10_000
@@ -132,3 +134,18 @@ def parse_setoption(args: list[str]) -> tuple[str, str]:
     if not value:
         raise GTPFailure(f"{name}: missing value")
     return name, value
+
+
+def colour_arg(text: str) -> int:
+    """A GTP colour (``b``, ``w``, ``black``, ``white``, any case) or GTPFailure."""
+    try:
+        return parse_colour(text)
+    except ValueError as e:
+        raise GTPFailure(str(e)) from None
+
+
+def nargs(args: list[str], lo: int, hi: int | None = None, usage: str = "") -> None:
+    """GTPFailure with the usage unless there are ``lo..hi`` arguments (``hi`` None: exactly ``lo``)."""
+    hi = lo if hi is None else hi
+    if not lo <= len(args) <= hi:
+        raise GTPFailure(f"wrong number of arguments: usage {usage}".strip())

@@ -29,31 +29,37 @@ Vocabulary:
   line, or a whole ``BOARD`` ... ``DONE`` block. A malformed unit gets exactly one
   ``ERROR`` (a bad BOARD line is remembered and reported at ``DONE``), so the brain
   stays in step, and the position is unchanged. A known command inside a BOARD block
-  (the manager gave up on it) drops the block and runs.
+  (the manager gave up on it) drops the block and runs. A ``SWAP2BOARD`` block is a unit too.
+- **swap2** (the Gomocup extension, sent between START and BOARD): ``SWAP2BOARD``, 0, 3 or
+  5 ``x,y`` lines (stones alternating from black), ``DONE``. With 0 stones we answer three
+  (``x,y x,y x,y``): the most balanced of a few random central openings by our search's
+  winrate. With 3 or 5 stones white is to move and we choose a colour: ``SWAP`` (we take
+  black) when our search gives white less than half, else white's move ``x,y`` (we stay
+  white). The third option of 3 stones (placing two more) is never chosen. After SWAP2BOARD
+  the manager sends ``BOARD`` with the agreed position, as it does for any opening.
+
+The command line (``zero9 pbrain``) is :mod:`zero9.cli.pbrain`.
 """
 
 from __future__ import annotations
 
-import argparse
-import io
-import sys
+import random
 import time
 from typing import TextIO
-
-import torch
 
 from zero9 import __version__
 from zero9.games import Game, IllegalMove, Position, make_game
 from zero9.games.game import actions_played
 from zero9.games.gomoku import point_from_xy, xy_from_point
-from zero9.nn.checkpoint import default_net_path
-from zero9.search.player import NetSource, add_threat_arguments
 from zero9.settings import PlayConfig
 
 MIN_SIZE, MAX_SIZE = 5, 25  # zero9.games.gomoku's range; a net serves one size only
 SAFETY_S = 0.25  # reply this much before the manager's deadline: pipes, process wake-up
-ABOUT = f'name="zero9", version="{__version__}", author="zero9 contributors", country="-", ' \
-        f'www="https://github.com/", email=""'
+# Only what is known: the project has no web page or e-mail address of its own, so those keys are left out.
+ABOUT = f'name="zero9", version="{__version__}", author="zero9 contributors"'
+SWAP2_STONES = (0, 3, 5)  # the stone counts a SWAP2BOARD block may hold
+SWAP2_CANDIDATES = 6  # random central 3-stone openings judged when we open (0 stones)
+SWAP2_RADIUS = 3  # how near the centre those openings lie (Chebyshev distance)
 
 
 class PbrainError(Exception):
@@ -94,6 +100,8 @@ class PbrainEngine:
         self.quit = False
         self._board: list[tuple[int, int]] | None = None  # collecting BOARD lines
         self._board_error: str | None = None  # the first bad line of this BOARD, reported at DONE
+        self._swap2: list[int] | None = None  # collecting SWAP2BOARD lines (points, in playing order)
+        self.rng = random.Random(seed)
 
     # -- state -----------------------------------------------------------------------------------------
 
@@ -152,15 +160,15 @@ class PbrainEngine:
         text = line.strip()
         if not text:
             return []
-        if self._board is not None:
-            if text.upper() == "DONE" or not hasattr(self, "cmd_" + text.split()[0].lower()):
-                return self._board_line(text)
-            self._board = None  # a known command inside BOARD: the manager gave up on the block
-        word, _, rest = text.partition(" ")
-        handler = getattr(self, "cmd_" + word.lower(), None)
-        if handler is None:
-            return [f"UNKNOWN command {word}"]
+        in_block = self._board is not None or self._swap2 is not None
         try:
+            if in_block and (text.upper() == "DONE" or not hasattr(self, "cmd_" + text.split()[0].lower())):
+                return self._board_line(text) if self._board is not None else self._swap2_line(text)
+            self._board = self._swap2 = None  # a known command inside a block: the manager gave up on it
+            word, _, rest = text.partition(" ")
+            handler = getattr(self, "cmd_" + word.lower(), None)
+            if handler is None:
+                return [f"UNKNOWN command {word}"]
             return handler(rest.strip())
         except PbrainError as e:
             return [f"ERROR {e}"]
@@ -261,6 +269,64 @@ class PbrainEngine:
                         raise PbrainError(f"impossible BOARD: {e}") from None
         return position
 
+    # -- swap2 (see **swap2** in the module docstring) ---------------------------------------------------
+
+    def cmd_swap2board(self, rest: str) -> list[str]:
+        self._need_game()
+        self._swap2, self._board_error = [], None
+        return []
+
+    def _swap2_line(self, text: str) -> list[str]:
+        """One line of a SWAP2BOARD block: nothing until DONE, then one reply."""
+        if text.upper() != "DONE":
+            if self._board_error is None:
+                try:
+                    self._swap2.extend(_parse_xy(text, self.game.size))
+                except PbrainError as e:
+                    self._board_error = str(e)
+            return []
+        stones, self._swap2 = self._swap2, None
+        if self._board_error is not None:
+            return [f"ERROR {self._board_error}; the position is unchanged"]
+        if len(stones) not in SWAP2_STONES:
+            count = f"{len(stones)} stone" + ("" if len(stones) == 1 else "s")
+            return [f"ERROR SWAP2BOARD with {count}: expected 0, 3 or 5"]
+        try:
+            position = self.game.play_moves(stones)
+        except IllegalMove as e:
+            return [f"ERROR impossible SWAP2BOARD: {e}"]
+        if not stones:
+            return [self._swap2_opening()]
+        return [self._swap2_choice(position)]
+
+    def _swap2_opening(self) -> str:
+        """Three stones (black, white, black) whose position our search finds the most balanced."""
+        game, size, centre = self.game, self.game.size, self.game.size // 2
+        near = [(centre + dy) * size + centre + dx for dy in range(-SWAP2_RADIUS, SWAP2_RADIUS + 1)
+                for dx in range(-SWAP2_RADIUS, SWAP2_RADIUS + 1)
+                if 0 <= centre + dy < size and 0 <= centre + dx < size]
+        share = self.budget() / SWAP2_CANDIDATES
+        judged = []  # (distance of white's winrate from 1/2, stones)
+        for _ in range(SWAP2_CANDIDATES):
+            stones = self.rng.sample(near, 3)
+            position = game.play_moves(stones)
+            self.player.reset()
+            decision = self.player.choose(position, time_s=share)
+            judged.append((abs(decision.winrate - 0.5), stones))
+        stones = min(judged)[1]
+        self.position = game.play_moves(stones)
+        return " ".join(xy_from_point(p, size) for p in stones)
+
+    def _swap2_choice(self, position: Position) -> str:
+        """White is to move: ``SWAP`` (we take black) if white is worse by our search, else white's move."""
+        self.player.reset()
+        decision = self.player.choose(position, time_s=self.budget())
+        if decision.winrate < 0.5:
+            self.position = position
+            return "SWAP"
+        self.position = position.play(decision.action)
+        return xy_from_point(decision.action, self.game.size)
+
     def cmd_info(self, rest: str) -> list[str]:
         key, _, value = rest.partition(" ")
         key, value = key.lower(), value.strip()
@@ -320,33 +386,4 @@ def serve(engine: PbrainEngine, inp: TextIO, out: TextIO) -> int:
             out.write(reply + "\n")
         out.flush()
     return 0
-
-
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("-w", "--weights", help="Gomoku net file (default: the shipped net for the size, "
-                        "else uniform priors; 'uniform': no net)")
-    parser.add_argument("-v", "--visits", type=int, default=PlayConfig.visits,
-                        help="visits per move (the time limit may stop the search sooner)")
-    parser.add_argument("-s", "--seed", type=int, help="random seed")
-    parser.add_argument("-t", "--threads", type=int, default=1, help="torch threads")
-    parser.add_argument("--device", default="auto", help="auto, cpu or cuda")
-    parser.add_argument("--size", type=int, default=15, help="board size whose shipped net is the default")
-    add_threat_arguments(parser)
-
-
-def run(args: argparse.Namespace) -> int:
-
-    if args.threads > 0:
-        torch.set_num_threads(args.threads)
-    uniform = (args.weights or "").lower() == "uniform"
-    path = None if uniform else args.weights or default_net_path("gomoku", args.size)
-    try:
-        source = NetSource(path, device=args.device, warn=None if uniform else sys.stderr)
-    except (FileNotFoundError, ValueError) as e:
-        print(f"zero9 pbrain: {e}", file=sys.stderr)
-        return 2
-    engine = PbrainEngine(source, visits=args.visits, seed=args.seed, threats=args.threats,
-                          threat_reading=args.threat_reading)
-    inp = io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="replace")
-    return serve(engine, inp, sys.stdout)
 

@@ -50,6 +50,7 @@ from zero9.nn import features
 from zero9.nn.checkpoint import load_net
 from zero9.search.batched import search_trees
 from zero9.search.evaluator import NetEvaluator, UniformEvaluator, history_key
+from zero9.search.mcts import draw_by_visits
 from zero9.search.puct import Node, Tree
 from zero9.search.threats import READINGS, ThreatEvaluator, threat_move
 from zero9.settings import PlayConfig, SearchConfig
@@ -257,7 +258,7 @@ class SearchPlayer:
             root = self.trees[0].root
             return int(root.actions[root.P.argmax()]) if root.expanded else position.legal_moves()[0]
         if position.move_number < self.randomcnt:
-            return int(actions[self.rng.choice(len(n), p=n / n.sum())])
+            return draw_by_visits(actions, n, self.rng)
         if self.root_parallel == 1:
             tree = self.trees[0]
             best = lcb_choice(tree.root) if self.lcb else None
@@ -430,15 +431,24 @@ class NetSource:
             print("zero9: no net file found; playing with uniform priors (weak). Use -w FILE.", file=warn)
 
     def check(self, game: Game) -> None:
-        """Raise :class:`NetMismatch`, naming the file, when the net cannot serve ``game``."""
+        """Raise :class:`NetMismatch`, naming the file, unless the net was made for ``game``'s name and size.
+
+        The one check that a net serves a game (gtp's ``boardsize``, the window, match, pbrain).
+        """
         if self.net is None:
             return
-        net_game = self.meta.get("game", {})
-        if self.net.size != game.size:
-            n = self.net.size
-            raise NetMismatch(f"unacceptable size: the net {self.path.name} is for {n}x{n}")
-        if net_game.get("game", game.name) != game.name:
-            raise NetMismatch(f"the net {self.path.name} plays {net_game.get('game')}, not {game.name}")
+        made_for = self.meta.get("game") or {}
+        name, size = made_for.get("game", made_for.get("name", game.name)), self.net.size
+        if name != game.name:
+            raise NetMismatch(f"the net {self.path.name} is for {name} {size}x{size}, "
+                              f"not {game.name} {game.size}x{game.size}")
+        if size != game.size:
+            raise NetMismatch(f"unacceptable size: the net {self.path.name} is for a {size}x{size} board, "
+                              f"not {game.size}x{game.size}")
+        actions = getattr(self.net, "num_actions", game.num_actions)
+        if actions != game.num_actions:
+            raise NetMismatch(f"the net {self.path.name} has {actions} moves per position; {game.name} "
+                              f"{game.size}x{game.size} has {game.num_actions}")
 
     def evaluator(self, game: Game, rng: np.random.Generator | None = None):
         """The evaluator for ``game`` (``rng`` draws the net's random symmetries)."""

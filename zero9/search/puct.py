@@ -1,4 +1,8 @@
-"""PUCT Monte Carlo tree search, as in AlphaGo Zero and Leela Zero, readable top to bottom.
+"""PUCT Monte Carlo tree search, as in AlphaGo Zero and Leela Zero: the fast twin of :mod:`zero9.search.mcts`.
+
+The search of :mod:`zero9.search.mcts` (read that one first) over arrays instead of one object
+per child: the same selections, visits and moves (``tests/test_mcts_twins.py``), several
+times faster (``scripts/bench_search.py``). Self-play, play and analysis run this one.
 
 Vocabulary:
 
@@ -71,6 +75,7 @@ import numpy as np
 
 from zero9.games import Position
 from zero9.search.gcpause import gc_paused
+from zero9.search.mcts import draw_by_visits
 from zero9.settings import SearchConfig
 
 
@@ -340,6 +345,21 @@ class Tree:
         root.tried_prior = float(root.P[N > 0].sum())
         self._refresh_fpu(root)
 
+    def set_noise(self, on: bool) -> None:
+        """Root noise on or off for the next search (self-play: on full moves), the root's priors to match."""
+        root, was = self.root, self.config.noise
+        self.config.noise = on
+        if on == was or not root.expanded:
+            return  # as it should be: advance() noised a reused root if noise was on; a new root waits
+        if on:
+            self.add_noise()
+        elif root.raw_prior is not None:
+            root.P = root.raw_prior
+            N = root.N
+            root.U0[:] = root.P / (1.0 + N)
+            root.tried_prior = float(root.P[N > 0].sum())
+            self._refresh_fpu(root)
+
     def advance(self, action: int) -> None:
         """Play ``action`` at the root: its subtree (if searched) becomes the new root."""
         root = self.root
@@ -399,7 +419,7 @@ class Tree:
             raise ValueError("choose_action: the root has not been searched")
         N = root.N
         if proportional:
-            return int(root.actions[self.rng.choice(len(N), p=N / N.sum())])
+            return draw_by_visits(root.actions, N, self.rng)
         # Most visits; ties broken by Q then prior (lexsort's last key is the primary one).
         return int(root.actions[np.lexsort((root.P, root.Q, N))[-1]])
 

@@ -17,6 +17,12 @@ Vocabulary:
 - **JSON log** (``.jsonl``): one JSON object a line, appended; a line torn by a
   crash mid-append is dropped on reading, and an append that fails (disk full) is
   cut back off so the next one starts on a clean line.
+- **bounded read**: every reader opens with ``O_NONBLOCK`` and checks ``fstat`` on the
+  open descriptor, so it reads only a regular file (a named pipe never blocks, a device
+  like ``/dev/zero`` is never read), and reads at most a cap: the file's size, and for a
+  gzip'd file what comes out of it, counted while unpacking, so a small file cannot
+  become gigabytes in memory. Line readers cap each line too. A refusal is a ValueError
+  (:class:`TooLargeError` for a cap) naming the file and the limit.
 
 Every layer writes through these functions, so they sit at the bottom of the package.
 """
@@ -24,6 +30,7 @@ Every layer writes through these functions, so they sit at the bottom of the pac
 from __future__ import annotations
 
 import errno
+import gzip
 import json
 import os
 import stat
@@ -33,11 +40,14 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 TMP_PREFIX = ".tmp-"
 FILE_MODE = 0o666  # what open() asks for; the kernel takes the umask off
 DISK_FULL_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EIO}
+GZIP_MAGIC = b"\x1f\x8b"
+MAX_JSON_BYTES = 64 << 20  # status.json, config.json, ratings.json: a few KB in a long run
+MAX_JSONL_BYTES = 1 << 30  # a log of a million rows is ~300 MB
 
 
 class DiskFullError(OSError):
@@ -71,7 +81,7 @@ def check_replaceable(path: str | os.PathLike) -> None:
     except FileNotFoundError:
         return
     if not stat.S_ISREG(mode):
-        raise NotRegularFileError(Path(path), _file_kind(mode))
+        raise NotRegularFileError(Path(path), file_kind(mode))
 
 
 @contextmanager
@@ -230,14 +240,19 @@ def fsync_folder(folder: str | os.PathLike) -> None:
         os.close(fd)
 
 
-def read_json(path: str | os.PathLike, default: Any = None) -> Any:
-    """Parse a JSON file; ``default`` if it does not exist; ValueError naming a corrupt one."""
+def read_json(path: str | os.PathLike, default: Any = None, max_bytes: int | None = None) -> Any:
+    """Parse a JSON file; ``default`` if it does not exist; ValueError naming a corrupt one.
+
+    Read with :func:`read_regular_file` (no pipes or devices, at most ``max_bytes``, by default
+    :data:`MAX_JSON_BYTES`).
+    """
     path = Path(path)
-    if not path.exists():
+    if not os.path.lexists(path):
         return default
+    data = read_regular_file(path, MAX_JSON_BYTES if max_bytes is None else max_bytes, "JSON file")
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as e:
+        return json.loads(data.decode("utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
         raise ValueError(f"corrupt JSON file {path}: {e}") from e
 
 
@@ -264,10 +279,11 @@ def append_jsonl(path: str | os.PathLike, obj: dict) -> None:
 def read_jsonl(path: str | os.PathLike) -> list[dict]:
     """All complete JSON lines of a log; a torn last line (crash mid-append) is dropped."""
     path = Path(path)
-    if not path.exists():
+    if not os.path.lexists(path):
         return []
     rows = []
-    for line in path.read_text(encoding="utf-8").splitlines():
+    text = read_regular_file(path, MAX_JSONL_BYTES, "JSON log").decode("utf-8", "replace")
+    for line in text.splitlines():
         line = line.strip()
         if not line:
             continue
@@ -289,7 +305,7 @@ def unlink_quietly(path: str | os.PathLike) -> None:
         pass
 
 
-def _file_kind(mode: int) -> str:
+def file_kind(mode: int) -> str:
     kinds = [(stat.S_ISLNK, "symbolic link"), (stat.S_ISDIR, "folder"), (stat.S_ISCHR, "character device"),
              (stat.S_ISBLK, "block device"), (stat.S_ISFIFO, "named pipe"), (stat.S_ISSOCK, "socket")]
     return next((name for test, name in kinds if test(mode)), "special file")
@@ -307,25 +323,53 @@ def read_regular_file(path: str | os.PathLike, max_bytes: int, what: str = "file
     like /dev/zero costs nothing. Raises ValueError naming the file: NotRegularFileError's kind, or
     TooLargeError with the limit.
     """
+    with open_regular_file(path, max_bytes, what) as handle:
+        data = read_at_most(handle, max_bytes + 1)
+    if len(data) > max_bytes:  # it grew since fstat
+        raise TooLargeError(f"{what} {Path(path)} is larger than the {max_bytes:,} bytes zero9 reads")
+    return data
+
+
+@contextmanager
+def open_regular_file(path: str | os.PathLike, max_bytes: int, what: str = "file") -> Iterator[BinaryIO]:
+    """``path`` opened for reading (binary), refused unless it is a regular file of at most ``max_bytes``.
+
+    The checks of :func:`read_regular_file`, for readers that stream (``torch.load``, a line reader):
+    O_NONBLOCK at open (a pipe cannot block), fstat on the descriptor, the size from fstat.
+    """
     path = Path(path).expanduser()
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
     except OSError as e:
         raise ValueError(f"cannot read {what} {path}: {e.strerror or e}") from None
-    mode = os.fstat(fd).st_mode
-    if not stat.S_ISREG(mode):
+    info = os.fstat(fd)
+    if not stat.S_ISREG(info.st_mode):
         os.close(fd)
-        raise ValueError(f"{what} {path} is a {_file_kind(mode)}, not a regular file")
-    with os.fdopen(fd, "rb") as handle:
-        data = handle.read(max_bytes + 1)
-    if len(data) > max_bytes:
+        raise ValueError(f"{what} {path} is a {file_kind(info.st_mode)}, not a regular file")
+    if info.st_size > max_bytes:
+        os.close(fd)
         raise TooLargeError(f"{what} {path} is larger than the {max_bytes:,} bytes zero9 reads")
-    return data
+    with os.fdopen(fd, "rb") as handle:
+        yield handle
+
+
+def read_at_most(stream: BinaryIO, limit: int, piece: int = 1 << 20) -> bytes:
+    """Up to ``limit`` bytes of ``stream``, read a MB at a time (``read(limit)`` would allocate the
+    whole limit at once, however short the stream)."""
+    parts: list[bytes] = []
+    total = 0
+    while total < limit:
+        part = stream.read(min(piece, limit - total))
+        if not part:
+            break
+        parts.append(part)
+        total += len(part)
+    return b"".join(parts)
 
 
 def gunzip_limited(data: bytes, max_bytes: int, what: str = "gzip data") -> bytes:
     """``data`` decompressed if it is gzip (else as it is), refusing more than ``max_bytes`` out."""
-    if data[:2] != b"\x1f\x8b":
+    if data[:2] != GZIP_MAGIC:
         if len(data) > max_bytes:
             raise TooLargeError(f"{what} is larger than the {max_bytes:,} bytes zero9 reads")
         return data
@@ -337,3 +381,76 @@ def gunzip_limited(data: bytes, max_bytes: int, what: str = "gzip data") -> byte
     if len(out) > max_bytes:
         raise TooLargeError(f"{what} unpacks to more than the {max_bytes:,} bytes zero9 reads")
     return out
+
+
+# --- text files that may be gzip'd (Leela Zero weights and chunks) ---------------------------
+
+
+def read_text_file(path: str | os.PathLike, max_file_bytes: int, max_text_bytes: int, what: str) -> str:
+    """The ASCII text of ``path``, gunzipped when it starts with gzip's magic, read whole.
+
+    The file itself (a regular file, at most ``max_file_bytes``) and its text (at most
+    ``max_text_bytes``, counted while unpacking, so a gzip bomb costs only the cap) are bounded;
+    every refusal is a ValueError naming the file (``what`` says what kind: ``'training chunk'``).
+    """
+    path = Path(path)
+    with _opened_text(path, max_file_bytes, what) as stream, _gzip_errors(path, what):
+        raw = read_at_most(stream, max_text_bytes + 1)
+    if len(raw) > max_text_bytes:
+        raise TooLargeError(f"{what} {path} holds more than the {max_text_bytes:,} bytes of text zero9 reads")
+    return _ascii(raw, path, what, 0)
+
+
+def read_text_lines(path: str | os.PathLike, max_file_bytes: int, max_text_bytes: int,
+                    max_line_bytes: int, what: str) -> Iterator[str]:
+    """The ASCII lines of ``path`` (gunzipped when gzip'd), streamed, without their line ends.
+
+    Bounded like :func:`read_text_file`, and besides no line may exceed ``max_line_bytes``: a line
+    is read with that cap, so one endless line costs ``max_line_bytes`` of memory, not the file.
+    """
+    path = Path(path)
+    with _opened_text(path, max_file_bytes, what) as stream:
+        total = 0
+        lineno = 0
+        while True:
+            with _gzip_errors(path, what):
+                line = stream.readline(max_line_bytes + 1)
+            if not line:
+                return
+            lineno += 1
+            total += len(line)
+            if total > max_text_bytes:
+                raise TooLargeError(f"{what} {path} holds more than the {max_text_bytes:,} bytes of text "
+                                    f"zero9 reads")
+            body = line[:-1] if line.endswith(b"\n") else line
+            if len(body) > max_line_bytes:
+                raise TooLargeError(f"{what} {path}, line {lineno}: longer than the {max_line_bytes:,} "
+                                    f"bytes a line may hold")
+            yield _ascii(body, path, what, total - len(line))
+
+
+@contextmanager
+def _opened_text(path: Path, max_file_bytes: int, what: str) -> Iterator[BinaryIO]:
+    with open_regular_file(path, max_file_bytes, what) as handle:
+        gzipped = handle.read(2) == GZIP_MAGIC
+        handle.seek(0)
+        if not gzipped:
+            yield handle
+            return
+        with gzip.GzipFile(fileobj=handle, mode="rb") as stream:
+            yield stream
+
+
+@contextmanager
+def _gzip_errors(path: Path, what: str) -> Iterator[None]:
+    try:
+        yield
+    except (OSError, EOFError, zlib.error) as e:  # BadGzipFile is an OSError
+        raise ValueError(f"{what} {path}: corrupt gzip data ({e})") from None
+
+
+def _ascii(raw: bytes, path: Path, what: str, offset: int) -> str:
+    try:
+        return raw.decode("ascii")
+    except UnicodeDecodeError as e:
+        raise ValueError(f"{what} {path}: not a text file (byte {offset + e.start} is not ASCII)") from None

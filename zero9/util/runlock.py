@@ -11,6 +11,9 @@ Vocabulary:
   JSON line with ``pid``, ``host``, ``command`` and ``since`` (Unix time). A second
   process that finds the lock taken reads it to name who holds it, and exits at
   once (:class:`RunDirBusy`).
+- **lock file**: opened without following a symlink and without blocking on a named
+  pipe; anything but a regular file at ``.zero9-lock`` is refused with
+  :class:`LockFileError` naming it, so the holder line is never written elsewhere.
 
 Use::
 
@@ -23,13 +26,17 @@ one process takes a run's lock once.
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import json
 import os
 import socket
+import stat
 import sys
 import time
 from pathlib import Path
+
+from zero9.util.files import file_kind
 
 LOCK_NAME = ".zero9-lock"
 PROBE_RETRIES, PROBE_WAIT_S = 5, 0.02  # lock_holder() holds a shared lock for microseconds
@@ -66,7 +73,7 @@ class RunLock:
         if self._fd is not None:
             return self
         self.root.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o666)
+        fd = _open_lock_file(self.path, os.O_RDWR | os.O_CREAT)
         try:
             taken = _try_lock(fd)
         except BaseException:
@@ -111,9 +118,9 @@ def lock_holder(root: str | os.PathLike) -> dict | None:
     """Who holds ``root``'s lock now (its holder dict), or None when it is free."""
     path = Path(root) / LOCK_NAME
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
-    except FileNotFoundError:
-        return None
+        fd = _open_lock_file(path, os.O_RDONLY)
+    except (FileNotFoundError, LockFileError):
+        return None  # no holder to name: acquire() says what is wrong with the file
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
@@ -122,6 +129,44 @@ def lock_holder(root: str | os.PathLike) -> dict | None:
         return None
     finally:
         os.close(fd)
+
+
+class LockFileError(OSError):
+    """The lock file is a symlink, pipe, device or folder: zero9 locks only a regular file of its own."""
+
+    def __init__(self, path: Path, kind: str):
+        super().__init__(errno.EEXIST, f"lock file {path} is a {kind}, not a regular file; zero9 neither "
+                                       f"follows nor waits on it (remove it and rerun)")
+        self.path = path
+
+    def __str__(self) -> str:
+        return self.strerror
+
+
+def _open_lock_file(path: Path, flags: int) -> int:
+    """Open the lock file without following a symlink (O_NOFOLLOW) or blocking on a pipe (O_NONBLOCK).
+
+    A symlink at the name would have the holder line written into its target; a named pipe would
+    block the open forever. fstat on the descriptor then refuses anything but a regular file.
+    """
+    try:
+        fd = os.open(path, flags | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, 0o666)
+    except OSError as e:
+        if e.errno in (errno.ELOOP, errno.EISDIR, errno.ENXIO):  # a symlink; a folder; a pipe no one reads
+            raise LockFileError(path, _kind(path)) from None
+        raise
+    mode = os.fstat(fd).st_mode
+    if not stat.S_ISREG(mode):
+        os.close(fd)
+        raise LockFileError(path, _kind(path))
+    return fd
+
+
+def _kind(path: Path) -> str:
+    try:
+        return file_kind(os.lstat(path).st_mode)
+    except OSError:
+        return "special file"
 
 
 def _command_line() -> str:

@@ -1,0 +1,420 @@
+"""The worker process's side of self-play: its job loop, its games, its session across rounds.
+
+A **worker** (one process of a :class:`zero9.learn.selfplay.WorkerPool`, or a thread of this
+process when the pool has none) runs jobs from its queue (:func:`serve_jobs`): a **quota**
+(``"selfplay"``: play N games, :func:`run_worker`), a **call** (``"call"``: rating matches),
+or a **round** of its **session** (:class:`_Session`: one endless game loop whose games go on
+from one round into the next; see :mod:`zero9.learn.selfplay`'s docstring). It writes each
+finished game's record itself (:mod:`zero9.learn.records`) and reports to the main process:
+``("tick", worker, counters)``, ``("game", worker, summary, counters)``, ``("paused", worker,
+round, counters)``, ``("done", worker, counters)``, ``("result", worker, value)`` or
+``("error", worker, text, disk)`` (:func:`error_message`). It dies with its parent
+(:func:`die_with_parent`), ``kill -9`` included.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import queue
+import signal
+import sys
+import time
+import traceback
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from zero9.learn.records import game_summary, new_stem, write_record
+from zero9.learn.selfplay_game import GameRecord, SelfPlay, play_games
+from zero9.nn.checkpoint import game_from_meta, load_net
+from zero9.nn.inference import RemoteNet
+from zero9.search.evaluator import NetEvaluator
+from zero9.settings import SelfPlayConfig
+from zero9.util.files import DiskFullError
+
+TICK_SECONDS = 1.0  # how often workers report their counters
+PR_SET_PDEATHSIG = 1  # prctl option: the signal a process gets when its parent dies (Linux)
+
+
+class StopSelfPlay(Exception):
+    """Raised inside a worker's evaluator when the main process asks it to stop."""
+
+
+
+@dataclass
+class WorkerJob:
+    """Everything a worker needs for a quota, or for a round of its session; picklable for spawn."""
+
+    worker: int
+    net_path: str
+    device: str
+    games: int  # a quota: the worker's games; a round: the round's (the pool's shared count decides)
+    config: SelfPlayConfig
+    chunk_dir: str
+    sgf_dir: str | None
+    lz_dir: str | None
+    threads: int
+    options: dict = field(default_factory=dict)
+    round: int = 0  # a round's number: the worker's "paused" message names it
+
+
+class _CountingEvaluator:
+    """The NetEvaluator plus periodic counter reports, a stop check (see StopSelfPlay) and, in a
+    session, the pause between rounds (``pause``: see :class:`_Session`)."""
+
+    def __init__(self, inner, report, stop, pause=None):
+        self.inner, self.report, self.stop, self.pause = inner, report, stop, pause
+        self.last = time.monotonic()
+        self.parent = os.getppid()
+        self.base = dict.fromkeys(("evals", "calls", "requests", "net_seconds"), 0)  # at the round's start
+        self.in_flight: set = set()  # batches submitted and not yet collected
+        self.stale: set = set()  # batches submitted before the net changed (see new_net)
+
+    def evaluate(self, positions):
+        self.check()
+        self.wait()
+        out = self.inner.evaluate(positions)
+        self.tick()
+        return out
+
+    def check(self) -> None:
+        if self.stop is not None and self.stop.is_set():
+            raise self.stopping()
+
+    def stopping(self) -> StopSelfPlay:
+        """The exception that ends the games; they collect their batches in flight without pausing."""
+        self.pause = None
+        return StopSelfPlay()
+
+    def wait(self) -> None:
+        """A session's pause point: between a batch's answer and the trees taking it in, so that every
+        game that ended before it has come out of the games' generator already (and names the net it
+        ended with), and no batch of the worker's is left uncollected if the games end here."""
+        if self.pause is not None:
+            self.pause()
+
+    def tick(self) -> None:
+        now = time.monotonic()
+        if now - self.last >= TICK_SECONDS:
+            self.last = now
+            if os.getppid() != self.parent:
+                raise self.stopping()  # the main process died (kill -9): an orphan must not play on
+            self.report()
+
+    @property
+    def answers_later(self) -> bool:
+        return self.inner.answers_later
+
+    def submit(self, positions):
+        self.check()
+        asked = self.inner.submit(positions)
+        self.in_flight.add(asked)
+        return asked
+
+    def collect(self, asked):
+        out = self.inner.collect(asked)
+        self.in_flight.discard(asked)
+        if asked in self.stale:
+            # The old net's answer: the trees that asked take it, as they took its earlier answers,
+            # but the cache must not hand it to a later request.
+            self.stale.discard(asked)
+            self.inner.clear_cache()
+        self.wait()
+        self.tick()
+        return out
+
+    def new_net(self, net=None) -> None:
+        """The net changed (``net``: the worker's own; None: the inference server's): empty the cache,
+        whose entries are the old net's answers, and again after each batch it still answers."""
+        if net is not None:
+            self.inner.net = net
+        self.stale = set(self.in_flight)
+        self.inner.clear_cache()
+
+    def totals(self) -> dict[str, float]:
+        e = self.inner
+        return {"evals": e.positions - e.cache_hits, "calls": e.calls, "requests": e.positions,
+                "net_seconds": e.net_seconds}
+
+    def counters(self) -> dict[str, float]:
+        """The counters since the round began (a quota: since the start)."""
+        return {k: v - self.base[k] for k, v in self.totals().items()}
+
+    def restart_counters(self) -> None:
+        self.base = self.totals()
+
+
+def run_worker(job: WorkerJob, out_queue, stop=None, remote: RemoteNet | None = None) -> None:
+    """Play ``job.games`` games, writing each record at once and reporting to ``out_queue``.
+
+    Messages: ``("tick", worker, counters)``, ``("game", worker, summary, counters)``,
+    ``("done", worker, counters)`` or ``("error", worker, text, disk)`` (:func:`error_message`).
+    With ``remote`` (a :class:`zero9.nn.inference.RemoteNet`), the pool's inference server evaluates the
+    positions and this process only reads the net's game from its file.
+    """
+    try:
+        if job.threads > 0:
+            torch.set_num_threads(job.threads)
+        net, meta = load_net(job.net_path, device="cpu" if remote is not None else job.device)
+        if remote is not None:
+            net = remote
+        game = game_from_meta(meta)
+        inner = NetEvaluator(net, cache_size=job.config.eval_cache,
+                             rng=np.random.default_rng(job.config.seed))
+
+        def report() -> None:
+            out_queue.put(("tick", job.worker, evaluator.counters()))
+
+        evaluator = _CountingEvaluator(inner, report, stop)
+        chunk_dir, sgf_dir = Path(job.chunk_dir), Path(job.sgf_dir) if job.sgf_dir else None
+        lz_dir = Path(job.lz_dir) if job.lz_dir else None
+        try:
+            for seq, record in enumerate(play_games(game, evaluator, job.games, job.config)):
+                stem = new_stem(job.worker, seq)
+                path = write_record(record, stem, chunk_dir, sgf_dir, meta["hash"], job.options, lz_dir)
+                out_queue.put(("game", job.worker, game_summary(record, path), evaluator.counters()))
+        except StopSelfPlay:
+            pass
+        out_queue.put(("done", job.worker, evaluator.counters()))
+    except BaseException as e:  # the main process must hear about it, not wait forever
+        out_queue.put(error_message(job.worker, e))
+
+
+def error_message(worker: int, error: BaseException) -> tuple:
+    """A worker's failure as a message: ``("error", worker, text, disk)``; ``disk`` is ``(path, errno)``
+    for a full disk, so that the main process ends with docs/durability.md's one line."""
+    disk = (str(error.path), error.errno) if isinstance(error, DiskFullError) else None
+    return ("error", worker, f"{type(error).__name__}: {error}\n{traceback.format_exc()}", disk)
+
+
+def raise_worker_error(msg: tuple) -> None:
+    """Raise the failure a worker reported (:func:`error_message`): a full disk as
+    :class:`zero9.util.files.DiskFullError` (one line, exit 2), anything else as a RuntimeError."""
+    disk = msg[3] if len(msg) > 3 else None
+    if disk is not None:
+        raise DiskFullError(disk[0], OSError(disk[1], os.strerror(disk[1])))
+    raise RuntimeError(f"self-play worker {msg[1]} failed: {msg[2]}")
+
+
+
+# --------------------------------------------------------------------------------------
+# sessions: games that straddle rounds
+
+
+def claim(left) -> bool:
+    """Take one of the games the round still lacks from the pool's shared count; False when none is left."""
+    with left.get_lock():
+        if left.value <= 0:
+            return False
+        left.value -= 1
+        return True
+
+
+class _Session:
+    """One worker's games across autotrain's rounds: one :class:`SelfPlay`, paused between rounds.
+
+    A round's job brings the net, the folders and the seed-bearing config (the first round's
+    starts the session; later rounds' configs are not used). Each game that ends takes a
+    place in the round (:func:`claim`) and is written into the round's folders; when none
+    is left the record is **held** and written first in the next round. The pause is inside
+    the evaluator (:meth:`_CountingEvaluator.wait`): once the round has all its games, the
+    worker reports ``("paused", worker, round, counters)`` and runs other jobs (rating
+    matches) until the next round's job; then it serves that round's net (the cache
+    emptied when it is another one) and its games search on from where they were.
+    """
+
+    def __init__(self, job: WorkerJob, jobs: JobQueue, out_queue, stop, remote: RemoteNet | None, left):
+        if job.threads > 0:
+            torch.set_num_threads(job.threads)
+        self.jobs, self.out_queue, self.remote, self.left = jobs, out_queue, remote, left
+        self.worker, self.options = job.worker, job.options
+        net, self.meta = self.load(job)
+        inner = NetEvaluator(remote if remote is not None else net, cache_size=job.config.eval_cache,
+                             rng=np.random.default_rng(job.config.seed))
+        self.evaluator = _CountingEvaluator(inner, self.report, stop, pause=self.wait_while_full)
+        # No quota: a session plays until the pool closes (or stops it).
+        self.selfplay = SelfPlay(game_from_meta(self.meta), self.evaluator, sys.maxsize, job.config)
+        self.rounds: list[tuple[int, str]] = []  # per round: (games begun before it, its net's hash)
+        self.held: list[tuple[GameRecord, list[str]]] = []  # (record, its nets) ended after the round's last
+        self.seq = 0  # records written
+        self.begin(job)
+
+    def load(self, job: WorkerJob):
+        return load_net(job.net_path, device="cpu" if self.remote is not None else job.device)
+
+    def report(self) -> None:
+        self.out_queue.put(("tick", self.worker, self.evaluator.counters()))
+
+    def begin(self, job: WorkerJob) -> None:
+        """Take round ``job``: its net, its folders, then the records held from the round before."""
+        if self.rounds:
+            net, meta = self.load(job)
+            if meta["hash"] != self.meta["hash"]:
+                self.evaluator.new_net(None if self.remote is not None else net)
+                self.meta = meta
+        self.job = job
+        self.rounds.append((self.selfplay.started, self.meta["hash"]))
+        self.evaluator.restart_counters()
+        held, self.held = self.held, []
+        for record, nets in held:
+            self.commit(record, nets, carried=True)
+
+    def play(self) -> None:
+        for record in self.selfplay.games():
+            first = max(k for k, (begun, _) in enumerate(self.rounds) if begun <= record.index)
+            hashes = [h for _, h in self.rounds[first:]]
+            nets = [h for k, h in enumerate(hashes) if k == 0 or h != hashes[k - 1]]  # a kept net plays on
+            self.commit(record, nets, carried=first < len(self.rounds) - 1)
+
+    def commit(self, record: GameRecord, nets: list[str], carried: bool) -> None:
+        """Write the record into the round's folders if the round still lacks a game, else hold it."""
+        if not claim(self.left):
+            self.held.append((record, nets))
+            return
+        job = self.job
+        stem = new_stem(self.worker, self.seq)
+        self.seq += 1
+        path = write_record(record, stem, Path(job.chunk_dir), Path(job.sgf_dir) if job.sgf_dir else None,
+                            nets[-1], self.options, Path(job.lz_dir) if job.lz_dir else None, nets)
+        self.out_queue.put(("game", self.worker, game_summary(record, path, carried),
+                            self.evaluator.counters()))
+
+    def wait_while_full(self) -> None:
+        """The pause: while the round has all its games, say so and wait for the next round's job."""
+        while self.left.value <= 0:
+            self.out_queue.put(("paused", self.worker, self.job.round, self.evaluator.counters()))
+            while True:
+                item = self.jobs.next()
+                if item is None or item[0] == "selfplay":  # the pool closes, or a quota takes this worker
+                    self.jobs.back = item
+                    raise self.evaluator.stopping()  # these games are dropped
+                if item[0] == "round":
+                    self.begin(item[1])
+                    break
+                run_job(self.worker, item, self.out_queue, self.jobs.stop, self.remote)
+
+
+def run_session(job: WorkerJob, jobs: JobQueue, out_queue, stop, remote: RemoteNet | None, left) -> None:
+    """Play rounds of a session from ``job`` on, until the pool closes or stops its games."""
+    try:
+        session = _Session(job, jobs, out_queue, stop, remote, left)
+        try:
+            session.play()
+        except StopSelfPlay:
+            pass  # the games in flight (and the held records) are dropped, as a quota's are
+    except BaseException as e:  # the main process must hear about it, not wait forever
+        out_queue.put(error_message(job.worker, e))
+
+
+# --------------------------------------------------------------------------------------
+# the worker pool: processes started once per command and reused for every round
+
+
+class JobQueue:
+    """A worker's end of its job queue. :meth:`next` gives the next job (one put ``back`` first), or
+    None for good once the pool closes or the main process dies."""
+
+    def __init__(self, jobs, stop, parent: int | None):
+        self.jobs, self.stop, self.parent = jobs, stop, parent
+        self.back = None
+        self.closed = False
+
+    def next(self):
+        if self.back is not None:
+            item, self.back = self.back, None
+            return item
+        while not self.closed:
+            try:
+                item = self.jobs.get(timeout=1.0)
+            except queue.Empty:
+                if self.parent is not None and os.getppid() != self.parent:
+                    self.closed = True  # orphaned by a kill -9 of the main process
+                continue
+            if item is None:
+                self.closed = True
+            else:
+                return item
+        return None
+
+
+def run_job(worker: int, item: tuple, out_queue, stop, remote: RemoteNet | None) -> None:
+    """A quota (``"selfplay"``) or a function call (``"call"``: rating matches) on this worker."""
+    kind, payload = item
+    if kind == "selfplay":
+        run_worker(payload, out_queue, stop, remote)
+    elif kind == "call":
+        fn, kwargs = payload
+        try:
+            out_queue.put(("result", worker, fn(**kwargs)))
+        except BaseException as e:
+            out_queue.put(error_message(worker, e))
+
+
+def serve_jobs(worker: int, jobs: JobQueue, out_queue, remote: RemoteNet | None, left) -> None:
+    """A worker's loop: quotas, calls, and rounds of its session (which runs the next rounds' jobs
+    itself), until the pool closes."""
+    while (item := jobs.next()) is not None:
+        if item[0] == "round":
+            run_session(item[1], jobs, out_queue, jobs.stop, remote, left)
+        else:
+            run_job(worker, item, out_queue, jobs.stop, remote)
+
+
+def die_with_parent(parent: int) -> None:
+    """Make this process die (SIGKILL) the moment ``parent`` does, ``kill -9`` included.
+
+    Linux's parent-death signal covers every way the parent can end; where there is none
+    (another OS), the job loop's ``getppid`` poll still ends an orphan within a second.
+    Checked again after setting it: the parent may have died before.
+    """
+    if sys.platform.startswith("linux"):
+        try:
+            ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        except (OSError, AttributeError):
+            pass
+    if os.getppid() != parent:
+        os._exit(1)
+
+
+def pool_main(worker: int, jobs, out_queue, stop, threads: int, parent: int, remote: RemoteNet | None,
+               left, cpus: frozenset[int] | None = None) -> None:
+    """A pool process: run jobs from ``jobs`` until ``None`` arrives or the parent dies; on ``cpus``
+    only when given (its GPU's share of the host's cores, :func:`core_blocks`)."""
+
+    die_with_parent(parent)
+    if cpus:
+        os.sched_setaffinity(0, cpus)
+    # Ctrl-C reaches the whole process group; the parent decides when its workers stop (via ``stop``).
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if threads > 0:
+        torch.set_num_threads(threads)
+    serve_jobs(worker, JobQueue(jobs, stop, parent), out_queue, remote, left)
+
+
+
+
+def core_blocks(parts: int) -> list[frozenset[int]]:
+    """This process's CPUs cut into ``parts`` blocks of whole physical cores (a core's hyperthreads
+    stay together), as equal as they come: one block a GPU, so a GPU's workers keep to their share
+    of the host and one GPU's figure is a quarter host's on four. Linux; elsewhere every block is
+    all CPUs."""
+    allowed = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else []
+    if not allowed:
+        return [frozenset()] * parts
+    cores: dict[str, set[int]] = {}
+    for cpu in allowed:
+        try:
+            topology = Path(f"/sys/devices/system/cpu/cpu{cpu}/topology")
+            key = (topology / "thread_siblings_list").read_text().strip()
+        except OSError:
+            key = str(cpu)
+        cores.setdefault(key, set()).add(cpu)
+    groups = sorted((sorted(c) for c in cores.values()), key=lambda c: c[0])
+    if len(groups) < parts:
+        return [frozenset(allowed)] * parts
+    bounds = [len(groups) * k // parts for k in range(parts + 1)]
+    return [frozenset(cpu for group in groups[bounds[k]:bounds[k + 1]] for cpu in group)
+            for k in range(parts)]

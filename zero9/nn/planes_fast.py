@@ -1,0 +1,100 @@
+"""Go input planes, fast: the twin of :func:`zero9.nn.features.encode` for hundreds of positions a call.
+
+:mod:`zero9.nn.features` defines the planes with a plain loop over a position's history (read
+that first). The search asks for them hundreds of times per net call, so here the same planes
+come from bits: ``tests/test_features.py`` holds both equal over random games, under every
+symmetry, on both Go boards.
+
+Vocabulary:
+
+- **stone history** (:func:`stone_history`): the 8 boards of planes 0-15 as bytes, newest
+  first, each the little-endian bitboard of its side to move's stones, then the other side's.
+  A fast board's position keeps it (a slot, ``GoPosition.stone_history``): a leaf's history is
+  its parent's with one board more, so a search never packs a board twice.
+- **gather** (:func:`encode_go_batch`): the histories of a batch joined and unpacked to bits
+  once, and planes 0-15 of every position one ``np.take`` of those bits: plane ``k`` is board
+  ``k % 8`` (own stones first on even boards, since every move passes the turn), each point
+  read from its source point under the symmetry.
+- **a whole game** (:func:`game_stone_planes`): planes 0-15 of every position of one game from
+  its start, each board unpacked once instead of 8 times (the server checks every uploaded
+  training position against them).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from zero9.games import BLACK, Position
+
+HISTORY = 8  # boards of stones per side in the planes (zero9.nn.features.GO_HISTORY)
+
+
+def stone_history(position: Position) -> bytes:
+    """The 8 boards of planes 0-15 as bytes (see the module docstring), kept on positions with the slot."""
+    todo, p = [], position  # newest first, back to a position that has it (or 8 back)
+    while p is not None and len(todo) < HISTORY and getattr(p, "stone_history", None) is None:
+        todo.append(p)
+        p = p.parent
+    nbytes = (position.game.size ** 2 + 7) // 8
+    base = None if p is None else getattr(p, "stone_history", None)
+    # the walk ended at the game's start or at a kept history: every history built on it is whole;
+    # cut off 8 back instead, the older positions' would lack the boards before the cut: keep none
+    whole = p is None or base is not None
+    history = base if base is not None else bytes(16 * nbytes)
+    for p in reversed(todo):
+        own, other = (p.black, p.white) if p.to_play == BLACK else (p.white, p.black)
+        history = own.to_bytes(nbytes, "little") + other.to_bytes(nbytes, "little") + history[: -2 * nbytes]
+        if hasattr(type(p), "stone_history") and (whole or p is position):  # a slot, not an attribute
+            p.stone_history = history
+    return history
+
+
+def encode_go_batch(positions: Sequence[Position], syms: np.ndarray, point_maps: Sequence[np.ndarray]
+                    ) -> np.ndarray:
+    """The 18 Go planes of ``positions``, float32 ``[B, 18, N, N]``, position ``b`` under ``syms[b]``;
+    ``point_maps[s]``: for each point, the point it is read from under symmetry ``s``."""
+    n, batch = positions[0].game.size, len(positions)
+    boards = np.array([[2 * t + (t % 2 ^ side)] for side in (0, 1) for t in range(HISTORY)])
+    raw = b"".join([stone_history(p) for p in positions])
+    bits = np.unpackbits(np.frombuffer(raw, np.uint8), bitorder="little").reshape(batch, -1)
+    x = np.empty((batch, 2 * HISTORY + 2, n * n), dtype=np.float32)
+    for s, point_map in enumerate(point_maps):
+        if (rows := syms == s).any():
+            gather = (boards * (bits.shape[1] // 16) + point_map).ravel()
+            x[rows, : 2 * HISTORY] = np.take(bits[rows], gather, axis=1).reshape(-1, 2 * HISTORY, n * n)
+    black_to_move = np.array([p.to_play == BLACK for p in positions])[:, None]
+    x[:, 2 * HISTORY], x[:, 2 * HISTORY + 1] = black_to_move, ~black_to_move
+    return x.reshape(batch, 2 * HISTORY + 2, n, n)
+
+
+def _bit_planes(bitboards: list[int], nn: int) -> np.ndarray:
+    """Bitboards (ints, bit p = point p) -> uint8 array [len, nn] of 0/1."""
+    nbytes = (nn + 7) // 8
+    raw = b"".join(b.to_bytes(nbytes, "little") for b in bitboards)
+    bits = np.unpackbits(np.frombuffer(raw, dtype=np.uint8), bitorder="little")
+    return bits.reshape(len(bitboards), nbytes * 8)[:, :nn]
+
+
+def game_stone_planes(positions: Sequence[Position]) -> np.ndarray:
+    """Planes 0-15 (the stones, now and 7 moves back) of every position of one Go game, uint8
+    ``[P, 16, N, N]``: ``encode_batch(positions)[:, :16]``, each board unpacked once.
+
+    ``positions`` must be consecutive from the start (``positions[0]`` has no parent, each next
+    one's parent is the one before): then the history of position i is positions i-1, i-2, ...
+    """
+    if positions[0].parent is not None or any(positions[i].parent is not positions[i - 1]
+                                               for i in range(1, len(positions))):
+        raise ValueError("game_stone_planes needs the consecutive positions of one game from its start")
+    n, count = positions[0].game.size, len(positions)
+    boards = _bit_planes([b for p in positions for b in (p.black, p.white)], n * n).reshape(count, 2, n * n)
+    boards = np.concatenate([np.zeros((HISTORY - 1, 2, n * n), dtype=np.uint8), boards])  # before the start
+    own = np.array([p.to_play != BLACK for p in positions], dtype=np.intp)  # 0: black's stones are own
+    rows = np.arange(count)
+    planes = np.empty((count, 2 * HISTORY, n * n), dtype=np.uint8)
+    for t in range(HISTORY):
+        earlier = boards[HISTORY - 1 - t: HISTORY - 1 - t + count]  # row i: the board of position i - t
+        planes[:, t] = earlier[rows, own]
+        planes[:, HISTORY + t] = earlier[rows, 1 - own]
+    return planes.reshape(count, 2 * HISTORY, n, n)

@@ -1,0 +1,345 @@
+"""``zero9 analysis``: KataGo's JSON analysis engine on stdin/stdout (what KaTrain runs).
+
+KataGo's docs/Analysis_Engine.md is the protocol: one JSON query a line in, one JSON
+response a line out per analysed turn, asynchronous (responses may come in any order).
+Queries are checked by :mod:`zero9.protocols.analysis_query`; the numbers come from
+:func:`zero9.search.analysis.analyse_many`; :mod:`zero9.protocols.kata_format` names them.
+
+Vocabulary:
+
+- **queue**: checked turns wait in a priority queue (higher ``priority`` first, then
+  arrival). The **worker** takes every waiting plain turn of the highest priority (up to
+  ``-analysis-threads``, default :data:`DEFAULT_BATCH`) and analyses them **together**: one
+  tree each, their leaves in shared net calls, as KataGo batches positions across its
+  analysis threads.
+- **reporting turn** (``reportDuringSearchEvery``, which KaTrain sends with every query):
+  searched in **rounds** of doubling visits (16, 32, ...) on one evaluator, whose cache
+  makes a round cost about its new visits; a round is one batch with the other waiting
+  turns. After a round, a response with ``"isDuringSearch": true`` goes out once the
+  interval has passed, and the last round's with ``false``. Between rounds the turn goes
+  back to the queue, so pondering (KaTrain's ``maxVisits`` 10,000,000) never starves
+  other queries.
+- **actions**: ``query_version``, ``clear_cache`` and ``terminate`` (answered by echoing
+  the query); a terminated turn that has not started answers ``"noResults": true``, one
+  that is searching stops after its current net call and reports what it has.
+- **errors**: a line that is not JSON, a query without ``id``, or a field zero9 refuses
+  gets KataGo's error object (``{"error": ..., "field": ..., "id": ...}``) and nothing else
+  changes; the engine keeps serving. Lines longer than :data:`MAX_QUERY_CHARS` are refused
+  the same way, reading at most that much of them.
+- **time limit**: ``overrideSettings.maxTime`` (KaTrain sends 8 s) counts the seconds of
+  the batches a turn was searched in, not its time waiting in the queue; when it runs out
+  the turn answers with the visits it has.
+- **perspective**: ``reportAnalysisWinratesAs`` from the config (default ``BLACK``, as
+  KataGo's analysis engine), overridden per query by ``overrideSettings``.
+- **end of input**: the queue is finished, then the engine exits (KataGo's rule), unless
+  ``-quit-without-waiting``.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+import json
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any, TextIO
+
+from zero9 import __version__
+from zero9.games import BLACK
+from zero9.protocols.analysis_query import Query, QueryError, Turn, parse_query
+from zero9.protocols.gtp_loop import read_line
+from zero9.protocols.kata_format import (
+    board_order,
+    flip_sign,
+    json_numbers,
+    move_fields,
+    policy_order,
+    root_fields,
+)
+from zero9.search.analysis import PositionAnalysis, analyse_many, make_evaluator
+
+DEFAULT_BATCH = 16  # positions analysed together (KataGo's numAnalysisThreads)
+MAX_QUERY_CHARS = 1 << 20
+FIRST_ROUND_VISITS = 16
+KATAGO_VERSION = "1.16.0"  # the KataGo protocol version zero9 follows (query_version)
+
+
+@dataclass(order=True)
+class _Item:
+    sort_key: tuple
+    turn: Turn = field(compare=False)
+    query: Query = field(compare=False)
+    visits_done: int = field(default=0, compare=False)  # reporting turns: the last round's visits
+    searched: float = field(default=0.0, compare=False)  # seconds of batches it was searched in
+    last_report: float = field(default=-1e9, compare=False)
+    analysis: PositionAnalysis | None = field(default=None, compare=False)
+
+
+class AnalysisEngine:
+    """The queue, the worker and the responses (see the module docstring)."""
+
+    def __init__(self, nets, out: TextIO, default_visits: int = 500, perspective: str = "BLACK",
+                 seed: int | None = None, batch: int = DEFAULT_BATCH):
+        self.nets = nets  # size -> net (NetFinder)
+        self.out = out
+        self.default_visits = default_visits
+        self.perspective = perspective
+        self.seed = seed
+        self.batch = max(1, batch)
+        self._queue: list[_Item] = []
+        self._order = itertools.count()
+        self._lock = threading.Condition()
+        self._write_lock = threading.Lock()
+        self._closing = False
+        self._quit_now = False
+        self._terminated: set[tuple[str, int | None]] = set()
+        self._evaluators: dict[int, Any] = {}
+        self.positions_analysed = 0
+
+    # -- input ----------------------------------------------------------------------------------------
+
+    def serve(self, inp: TextIO, wait: bool = True) -> int:
+        """Read queries until end of input, then finish the queue (``wait``) and return 0."""
+        worker = threading.Thread(target=self._work, daemon=True)
+        worker.start()
+        while True:
+            line = read_line(inp, MAX_QUERY_CHARS)
+            if line.eof:
+                break
+            if line.overlong:
+                self.write({"error": f"query line too long: more than {MAX_QUERY_CHARS:,} characters"})
+                continue
+            if line.text.strip():
+                self.handle_line(line.text)
+        with self._lock:
+            self._closing = True
+            self._quit_now = not wait
+            self._lock.notify_all()
+        worker.join()
+        return 0
+
+    def handle_line(self, text: str) -> None:
+        """One input line: a query is checked and queued, an action answered, an error reported."""
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as e:
+            self.write({"error": f"Could not parse json: {e.msg} (column {e.colno})"})
+            return
+        if not isinstance(data, dict):
+            self.write({"error": "a query must be a JSON object"})
+            return
+        if "id" not in data or not isinstance(data["id"], str):
+            self.write({"error": "query needs a string field id", "field": "id"})
+            return
+        if "action" in data:
+            self._action(data)
+            return
+        try:
+            query = parse_query(data, self.default_visits, self.perspective, self.nets.check_size)
+        except QueryError as e:
+            self.write({"error": str(e), "field": e.field, "id": data["id"]})
+            return
+        for name, message in query.warnings:
+            self.write({"warning": message, "field": name, "id": query.id})
+        with self._lock:
+            for turn in query.turns:
+                self._terminated.discard((query.id, turn.number))
+                self._terminated.discard((query.id, None))
+                self._push(_Item((), turn, query))
+            self._lock.notify_all()
+
+    def _action(self, data: dict) -> None:
+        action = data["action"]
+        if action == "query_version":
+            self.write({**data, "version": KATAGO_VERSION, "git_hash": f"zero9-{__version__}"})
+        elif action == "clear_cache":
+            with self._lock:
+                self._evaluators.clear()
+            self.write(data)
+        elif action == "terminate":
+            target = data.get("terminateId")
+            numbers = data.get("turnNumbers")
+            if not isinstance(target, str) or (numbers is not None and not isinstance(numbers, list)):
+                self.write({"error": "terminate needs terminateId (and optional turnNumbers list)",
+                            "field": "terminateId", "id": data["id"]})
+                return
+            self.write(data)
+            self._terminate(target, numbers)
+        else:
+            self.write({"error": f"unknown action {action!r}", "field": "action", "id": data["id"]})
+
+    def _terminate(self, target: str, numbers: list | None) -> None:
+        with self._lock:
+            keys = [(target, None)] if numbers is None else [(target, n) for n in numbers]
+            self._terminated.update(keys)
+            waiting = [item for item in self._queue if self._is_terminated(item.turn)]
+            self._queue = [item for item in self._queue if not self._is_terminated(item.turn)]
+            heapq.heapify(self._queue)
+        for item in waiting:
+            if item.visits_done == 0:
+                self.write({"id": item.turn.query_id, "isDuringSearch": False, "noResults": True,
+                            "turnNumber": item.turn.number})
+            else:
+                self._finish_rounds(item)
+
+    def _is_terminated(self, turn: Turn) -> bool:
+        return (turn.query_id, None) in self._terminated or (turn.query_id, turn.number) in self._terminated
+
+    def _push(self, item: _Item) -> None:
+        item.sort_key = (-item.turn.priority, next(self._order))
+        heapq.heappush(self._queue, item)
+
+    # -- the worker -----------------------------------------------------------------------------------
+
+    def _work(self) -> None:
+        while True:
+            with self._lock:
+                while not self._queue and not self._closing:
+                    self._lock.wait()
+                if not self._queue or self._quit_now:
+                    return
+                batch = self._take_batch()
+            try:
+                self._analyse_batch(batch)
+            except Exception as e:  # a bug must not stop the engine: report it for these turns
+                for item in batch:
+                    self.write({"error": f"internal error: {type(e).__name__}: {e}",
+                                "id": item.turn.query_id})
+
+    def _take_batch(self) -> list[_Item]:
+        """Every waiting turn of the top priority and the first one's board size, up to the batch size."""
+        first = heapq.heappop(self._queue)
+        batch, keep = [first], []
+        size = first.turn.position.game.size
+        while self._queue and len(batch) < self.batch:
+            item = heapq.heappop(self._queue)
+            same = item.turn.priority == first.turn.priority and item.turn.position.game.size == size
+            (batch if same else keep).append(item)
+        for item in keep:
+            heapq.heappush(self._queue, item)
+        return batch
+
+    def _evaluator(self, size: int):
+        with self._lock:
+            if size not in self._evaluators:
+                self._evaluators[size] = make_evaluator(self.nets.net(size), self.seed)
+            return self._evaluators[size]
+
+    def _stopper(self, items: list[_Item], fired: list[bool]):
+        """on_step for a batch: stop at the earliest deadline, on quit, or when every turn is terminated."""
+        start = time.monotonic()
+        deadline = min((start + i.turn.max_time - i.searched for i in items if i.turn.max_time is not None),
+                       default=None)
+
+        def stop() -> bool:
+            if deadline is not None and time.monotonic() > deadline:
+                fired[0] = True
+            else:
+                with self._lock:
+                    fired[0] = self._quit_now or all(self._is_terminated(i.turn) for i in items)
+            return fired[0]
+        return stop
+
+    def _analyse_batch(self, batch: list[_Item]) -> None:
+        """One search of every turn of ``batch`` together: a plain turn's whole search, a reporting
+        turn's next round; finished turns answer, the others report and go back to the queue."""
+        start = time.monotonic()
+        visits = []
+        for item in batch:
+            turn = item.turn
+            round_visits = max(FIRST_ROUND_VISITS, 2 * item.visits_done)
+            visits.append(turn.visits if turn.report_every is None else min(turn.visits, round_visits))
+        turns = [item.turn for item in batch]
+        cut = [False]
+        analyses = analyse_many([t.position for t in turns], self._evaluator(turns[0].position.game.size),
+                                visits, self.seed, allow=[t.allow for t in turns],
+                                on_step=self._stopper(batch, cut))
+        now = time.monotonic()
+        again = []
+        for item in batch:
+            item.searched += now - start
+        for item, wanted, analysis in zip(batch, visits, analyses, strict=True):
+            turn = item.turn
+            item.visits_done = max(item.visits_done, analysis.visits if cut[0] else wanted)
+            item.analysis = analysis
+            with self._lock:
+                stopped = self._is_terminated(turn) or self._quit_now
+            out_of_time = turn.max_time is not None and item.searched >= turn.max_time
+            complete = wanted >= turn.visits and not cut[0]  # (a search never cut reached its visits)
+            if complete or analysis.visits >= turn.visits or stopped or out_of_time or analysis.terminal:
+                self.positions_analysed += 1
+                self.write(self.response(item.query, turn, analysis, during=False))
+                continue
+            if turn.report_every is not None and now - item.last_report >= turn.report_every:
+                item.last_report = now
+                self.write(self.response(item.query, turn, analysis, during=True))
+            again.append(item)  # a round, or a search another turn's deadline cut short
+        with self._lock:
+            for item in again:
+                self._push(item)
+            self._lock.notify_all()
+
+    def _finish_rounds(self, item: _Item) -> None:
+        """A terminated reporting turn that had results: its last analysis, as final."""
+        self.write(self.response(item.query, item.turn, item.analysis, during=False))
+
+    # -- output ---------------------------------------------------------------------------------------
+
+    def response(self, query: Query, turn: Turn, analysis: PositionAnalysis, during: bool) -> dict:
+        """KataGo's response object for one analysed turn."""
+        game = turn.position.game
+        sign = flip_sign(analysis.to_move, query.perspective, BLACK)
+        vertex = game.action_to_vertex
+        out: dict[str, Any] = {
+            "id": query.id, "isDuringSearch": during, "turnNumber": turn.number,
+            "moveInfos": [_rounded(move_fields(m, vertex, sign, query.include_pv_visits))
+                          for m in analysis.moves],
+            "rootInfo": _rounded(root_fields(analysis, sign)),
+        }
+        out["rootInfo"]["currentPlayer"] = "B" if analysis.to_move == BLACK else "W"
+        if query.include_ownership and analysis.ownership is not None:
+            out["ownership"] = json_numbers(board_order(sign * analysis.ownership, game.size))
+        if query.include_policy:
+            out["policy"] = json_numbers(policy_order(analysis.policy, game.size))
+        return out
+
+    def write(self, obj: dict) -> None:
+        line = json.dumps(obj, separators=(",", ":")) + "\n"
+        with self._write_lock:
+            try:
+                self.out.write(line)
+                self.out.flush()
+            except (BrokenPipeError, ValueError):
+                pass  # the client went away
+
+
+def _rounded(fields: dict) -> dict:
+    return {k: round(v, 6) if isinstance(v, float) else v for k, v in fields.items()}
+
+
+class NetFinder:
+    """The net for each board size: the one given (its size only), or the shipped net of each size."""
+
+    def __init__(self, net=None, net_name: str = "", loader=None):
+        self._net = net
+        self._name = net_name
+        self._loader = loader  # size -> net or None (the shipped nets)
+        self._nets: dict[int, Any] = {}
+
+    def check_size(self, size: int) -> None:
+        """ValueError naming the net when no net serves ``size``."""
+        self.net(size)
+
+    def net(self, size: int):
+        if self._net is not None:
+            if self._net.size != size:
+                raise ValueError(f"the net {self._name} plays {self._net.size}x{self._net.size}, "
+                                 f"not {size}x{size}")
+            return self._net
+        if size not in self._nets:
+            net = self._loader(size) if self._loader else None
+            if net is None:
+                raise ValueError(f"zero9 has no Go net for {size}x{size} (give one with -model)")
+            self._nets[size] = net
+        return self._nets[size]
