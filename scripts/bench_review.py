@@ -1,7 +1,8 @@
 """Review speed: a whole 9x9 game at 200 visits, its positions batched, against one position at a time.
 
     flock /work/bench.lock python scripts/bench_review.py            # the figure and its reference
-    python scripts/bench_review.py --noise --games 6                 # the review's search noise
+    python scripts/bench_review.py --noise --games 4                 # the review's search noise
+    python scripts/bench_review.py --noise --games 4 --game gomoku
 
 1. ``review: N positions at V visits in X s``: :func:`zero9.arena.review.review_game` on
    docs/runs/review-gnugo/game-0000.sgf (77 moves) with the shipped 9x9 net, every position's
@@ -58,22 +59,23 @@ def speed(args) -> None:
 
 
 def noise(args) -> None:
-    net, _ = load_net(args.net, device="cpu")
-    every = sorted((ROOT / "docs" / "runs" / "levels").rglob("*.sgf"))  # Go 9x9 games of the levels
+    go = args.game == "go"
+    net, _ = load_net(args.net if go else ROOT / "example-data" / "gomoku_9x9_best.pt", device="cpu")
+    folder = ROOT / "docs" / "runs" / ("levels" if go else "gomoku9-h100")  # 9x9 games
+    every = sorted(folder.rglob("*.sgf"))
     games = every[:: max(1, len(every) // args.games)]
-    diffs: dict[str, list[float]] = {"points": [], "winrate": []}
+    diffs: dict[str, list[float]] = {"points": [], "winrate": []} if go else {"winrate": []}
     best_changed = judged = 0
     for sgf in games[: args.games]:
         record = read_sgf(sgf)
-        if record.game.name != "go":
-            continue
         one, two = (review_game(record, net, args.visits, seed=s).moves for s in (1, 2))
         for a, b in zip(one, two, strict=True):
             if a["class"] == "forced":
                 continue
             judged += 1
             best_changed += a["best_move"] != b["best_move"]
-            diffs["points"].append(abs(a["points_lost"] - b["points_lost"]))
+            if go:
+                diffs["points"].append(abs(a["points_lost"] - b["points_lost"]))
             diffs["winrate"].append(abs(a["winrate_loss"] - b["winrate_loss"]))
         print(f"{sgf.relative_to(ROOT)}: {len(one)} moves", file=sys.stderr)
     for unit, values in diffs.items():
@@ -93,6 +95,8 @@ def main() -> int:
     parser.add_argument("--skip-reference", action="store_true")
     parser.add_argument("--noise", action="store_true", help="measure the review's noise instead")
     parser.add_argument("--games", type=int, default=6, help="--noise: games reviewed twice")
+    parser.add_argument("--game", choices=("go", "gomoku"), default="go",
+                        help="--noise: 9x9 Go (docs/runs/levels) or Gomoku (docs/runs/gomoku9-h100)")
     args = parser.parse_args()
     noise(args) if args.noise else speed(args)
     return 0

@@ -1,7 +1,10 @@
 """How often does zero9's review flag the moves a strong engine says lose points, and only those?
 
-    python scripts/review_vs_katago.py --katago /opt/kg/katago --model /opt/kg/b10c384.bin.gz \\
-        --games 20 --katago-visits 400 --visits 200 --device cuda --out /tmp/vs-katago.json
+    nice python scripts/review_vs_katago.py zero9 --games 20                    # zero9's reviews (CPU)
+    python scripts/review_vs_katago.py queries --games 20                        # katago-queries.jsonl
+    katago analysis -model b10c384h6nbttflrs.bin.gz -config analysis.cfg \\
+        < katago-queries.jsonl > katago-replies.jsonl                            # on the device's GPU
+    python scripts/review_vs_katago.py compare --games 20 --out vs-katago.json  # the figures
 
 The strong engine: KataGo 1.18.1 and its b10c384 net as KaTrain's PyPI wheel ships them (an
 OpenCL build: it runs on the device's GPUs, not on pocl; ../shared/notes/katago-on-the-device.md).
@@ -45,22 +48,23 @@ nnMaxBatchSize = 64
 """
 
 
-def katago_losses(katago: str, model: str, games: list, visits: int) -> list[list[float]]:
+def katago_queries(games: list, visits: int) -> str:
+    """One analysis query per game, every turn analysed (KataGo's JSON lines)."""
+    lines = []
+    for g, (_, record) in enumerate(games):
+        moves = [["B" if c == 1 else "W", record.game.action_to_vertex(a)] for c, a in record.moves]
+        lines.append(json.dumps({"id": str(g), "moves": moves, "rules": "chinese", "komi": record.game.komi,
+                                 "boardXSize": 9, "boardYSize": 9, "maxVisits": visits,
+                                 "analyzeTurns": list(range(len(moves) + 1))}))
+    return "".join(line + "\n" for line in lines)
+
+
+def katago_losses(games: list, replies: str) -> list[list[float]]:
     """KataGo's points lost by every move of every game (mover's view), KaTrain's way."""
-    with tempfile.TemporaryDirectory() as tmp:
-        config = Path(tmp) / "analysis.cfg"
-        config.write_text(KATAGO_CONFIG.format(log=Path(tmp) / "logs"))
-        queries = []
-        for g, (_, record) in enumerate(games):
-            moves = [["B" if c == 1 else "W", record.game.action_to_vertex(a)] for c, a in record.moves]
-            queries.append({"id": str(g), "moves": moves, "rules": "chinese", "komi": record.game.komi,
-                            "boardXSize": 9, "boardYSize": 9, "maxVisits": visits,
-                            "analyzeTurns": list(range(len(moves) + 1))})
-        text = "".join(json.dumps(q) + "\n" for q in queries)
-        done = subprocess.run([katago, "analysis", "-model", model, "-config", str(config)], input=text,
-                              capture_output=True, text=True, timeout=3000)
     leads: dict[tuple[int, int], float] = {}
-    for line in done.stdout.splitlines():
+    for line in replies.splitlines():
+        if not line.strip().startswith("{"):
+            continue
         reply = json.loads(line)
         if "error" in reply:
             raise RuntimeError(f"KataGo: {reply}")
@@ -75,53 +79,118 @@ def katago_losses(katago: str, model: str, games: list, visits: int) -> list[lis
     return out
 
 
-def main() -> int:
+def run_katago(katago: str, model: str, queries: str) -> str:
+    """``katago analysis`` on the queries: its reply lines."""
+    with tempfile.TemporaryDirectory() as tmp:
+        config = Path(tmp) / "analysis.cfg"
+        config.write_text(KATAGO_CONFIG.format(log=Path(tmp) / "logs"))
+        done = subprocess.run([katago, "analysis", "-model", model, "-config", str(config)], input=queries,
+                              capture_output=True, text=True, timeout=3000)
+    return done.stdout
+
+
+def pick_games(count: int) -> list:
+    """Finished 9x9 games between real players (nets, GNU Go, Pachi: not the weak levels)."""
     from score_calibration import finished_games
 
-    from zero9.arena.review import Thresholds, review_game
+    games = finished_games([ROOT / "docs" / "runs"], 10_000)
+    return [g for g in games if "/levels/" not in str(g[0])][:count]
+
+
+def _review_one(job: tuple[int, str, int, str]) -> list[dict]:
+    g, sgf, visits, device = job
+    from zero9.arena.review import review_game
+    from zero9.games.sgf import read_sgf
     from zero9.nn.checkpoint import load_net
 
+    net, _ = load_net(ROOT / "example-data" / "go_9x9_best.pt", device=device)
+    moves = review_game(read_sgf(sgf), net, visits, seed=g).moves
+    print(f"zero9: game {g} reviewed", file=sys.stderr)
+    return moves
+
+
+def zero9_losses(games: list, visits: int, device: str, jobs: int = 1) -> list[list[dict]]:
+    """zero9's review of each game (seed = the game's index); ``jobs`` processes, GPUs taken in turn."""
+    import multiprocessing
+
+    gpus = 0
+    if device == "cuda":
+        import torch
+
+        gpus = torch.cuda.device_count()
+    work = [(g, str(sgf), visits, f"cuda:{g % gpus}" if gpus else device) for g, (sgf, _) in enumerate(games)]
+    if jobs <= 1:
+        return [_review_one(job) for job in work]
+    with multiprocessing.get_context("spawn").Pool(jobs) as pool:
+        return pool.map(_review_one, work)
+
+
+def compare(games: list, zero9: list[list[dict]], kata: list[list[float]], katago_threshold: float,
+            flagged_from: str) -> dict:
+    from zero9.arena.review import Thresholds
+
+    names = Thresholds.for_game("go").names
+    worse = set(names[: names.index(flagged_from) + 1])
+    rows = []
+    for (sgf, _), moves, losses in zip(games, zero9, kata, strict=True):
+        for m, k in zip(moves, losses, strict=True):
+            if m["class"] != "forced":
+                rows.append({"game": str(Path(sgf).relative_to(ROOT)), "move": m["move_number"],
+                             "zero9": m["points_lost"], "zero9_class": m["class"], "katago": round(k, 2)})
+    flagged = np.array([r["zero9_class"] in worse for r in rows])
+    losing = np.array([r["katago"] >= katago_threshold for r in rows])
+    tp = int((flagged & losing).sum())
+    z = np.array([r["zero9"] for r in rows])
+    k = np.array([r["katago"] for r in rows])
+    rank = float(np.corrcoef(np.argsort(np.argsort(z)), np.argsort(np.argsort(k)))[0, 1])
+    return {"moves": len(rows), "games": len(games), "katago_losing": int(losing.sum()),
+            "zero9_flagged": int(flagged.sum()), "both": tp,
+            "precision": tp / max(int(flagged.sum()), 1), "recall": tp / max(int(losing.sum()), 1),
+            "rank_correlation": rank, "rows": rows}
+
+
+def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--katago", required=True)
-    parser.add_argument("--model", required=True)
+    parser.add_argument("step", choices=("zero9", "queries", "katago", "compare"),
+                        help="zero9: review the games; queries: KataGo's queries (JSON lines, for a machine "
+                             "without Python); katago: run it here; compare: the figures")
+    parser.add_argument("--katago", help="the katago binary (step katago)")
+    parser.add_argument("--model", help="KataGo's model (step katago)")
     parser.add_argument("--games", type=int, default=20)
     parser.add_argument("--katago-visits", type=int, default=400)
     parser.add_argument("--katago-threshold", type=float, default=3.0)
     parser.add_argument("--visits", type=int, default=200)
     parser.add_argument("--flagged", default="inaccuracy", help="the mildest class that counts as flagged")
     parser.add_argument("--device", default="cpu")
-    parser.add_argument("--out", default=None)
+    parser.add_argument("--jobs", type=int, default=1, help="zero9: games reviewed at once (processes)")
+    parser.add_argument("--zero9-json", default="zero9-losses.json")
+    parser.add_argument("--queries", default="katago-queries.jsonl")
+    parser.add_argument("--replies", default="katago-replies.jsonl", help="KataGo's analysis output")
+    parser.add_argument("--out", default=None, help="compare: every move's numbers here")
     args = parser.parse_args()
-    games = finished_games([ROOT / "docs" / "runs"], args.games)
-    kata = katago_losses(args.katago, args.model, games, args.katago_visits)
-    net, _ = load_net(ROOT / "example-data" / "go_9x9_best.pt", device=args.device)
-    thresholds = Thresholds.for_game("go")
-    worse = set(thresholds.names[: thresholds.names.index(args.flagged) + 1])
-    rows = []
-    for g, (sgf, record) in enumerate(games):
-        review = review_game(record, net, args.visits, seed=g)
-        for m, k in zip(review.moves, kata[g], strict=True):
-            if m["class"] == "forced":
-                continue
-            rows.append({"game": str(sgf), "move": m["move_number"], "zero9": m["points_lost"],
-                         "zero9_class": m["class"], "katago": k})
-        print(f"{g + 1}/{len(games)} games", file=sys.stderr)
-    flagged = np.array([r["zero9_class"] in worse for r in rows])
-    losing = np.array([r["katago"] >= args.katago_threshold for r in rows])
-    tp = int((flagged & losing).sum())
-    precision = tp / max(int(flagged.sum()), 1)
-    recall = tp / max(int(losing.sum()), 1)
-    z = np.array([r["zero9"] for r in rows])
-    k = np.array([r["katago"] for r in rows])
-    rank = np.corrcoef(np.argsort(np.argsort(z)), np.argsort(np.argsort(k)))[0, 1]
-    print(f"{len(rows)} moves of {len(games)} games; KataGo ({args.katago_visits} visits) says "
-          f"{int(losing.sum())} lose >= {args.katago_threshold:g} points; zero9 ({args.visits} visits) "
-          f"flags {int(flagged.sum())} ({args.flagged} or worse): precision {precision:.2f}, "
-          f"recall {recall:.2f}; rank correlation of the losses {rank:.2f}")
+    games = pick_games(args.games)
+    if args.step == "zero9":
+        losses = zero9_losses(games, args.visits, args.device, args.jobs)
+        Path(args.zero9_json).write_text(json.dumps(losses) + "\n")
+        return 0
+    if args.step == "queries":
+        Path(args.queries).write_text(katago_queries(games, args.katago_visits))
+        return 0
+    if args.step == "katago":
+        queries = katago_queries(games, args.katago_visits)
+        Path(args.replies).write_text(run_katago(args.katago, args.model, queries))
+        return 0
+    kata = katago_losses(games, Path(args.replies).read_text())
+    result = compare(games, json.loads(Path(args.zero9_json).read_text()), kata, args.katago_threshold,
+                     args.flagged)
+    print(f"{result['moves']} moves of {result['games']} games; KataGo ({args.katago_visits} visits) says "
+          f"{result['katago_losing']} lose >= {args.katago_threshold:g} points; zero9 ({args.visits} visits) "
+          f"flags {result['zero9_flagged']} ({args.flagged} or worse), {result['both']} of them among "
+          f"KataGo's: precision {result['precision']:.2f}, recall {result['recall']:.2f}; rank "
+          f"correlation of the two losses {result['rank_correlation']:.2f}")
     if args.out:
-        Path(args.out).write_text(json.dumps({"rows": rows, "precision": precision, "recall": recall,
-                                              "rank_correlation": rank}) + "\n")
+        Path(args.out).write_text(json.dumps(result) + "\n")
     return 0
 
 

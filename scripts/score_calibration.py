@@ -46,7 +46,9 @@ PHASES = ((1, 20, "moves 1-19"), (20, 40, "moves 20-39"), (40, 60, "moves 40-59"
 def finished_games(folders: list[Path], limit: int) -> list[tuple[Path, object]]:
     """Finished 9x9 Go games (two passes at the end, counted result, komi 7.5), folders interleaved."""
     per_folder: dict[Path, list] = {}
-    for sgf in sorted(p for folder in folders for p in folder.rglob("*.sgf")):
+    # (NAME-review.sgf: zero9 review's copy of a game, not another game)
+    found = (p for folder in folders for p in folder.rglob("*.sgf") if not p.stem.endswith("-review"))
+    for sgf in sorted(found):
         try:
             record = read_sgf(sgf)
         except ValueError:

@@ -152,3 +152,21 @@ def test_gomoku_has_winrates_and_no_scores():
     assert result.score_lead is None and result.ownership is None
     assert result.moves and all(m.score_lead is None for m in result.moves)
     assert 0 <= result.winrate <= 1
+
+
+def test_a_score_head_gives_the_score_where_the_net_has_one(go9):
+    """A net with a score head (zero9.nn.net, score=True): its lead, not the ownership sum, is the score."""
+    import torch
+
+    from zero9.nn.net import make_net
+
+    torch.manual_seed(0)
+    net = make_net(go9, blocks=1, filters=8, ownership=True, score=True).eval()
+    position = go9.play_moves(["E5", "C4", "G4"])  # White to move
+    _, _, own, head = net.predict(features.encode(position)[None], ownership=True)
+    evaluator = NetEvaluator(net, random_symmetry=False, with_ownership=True)
+    result = analyse(position, evaluator, 0)
+    assert result.raw_score_lead == pytest.approx(float(head[0]) * 81, abs=1e-3)
+    assert result.raw_score_lead != pytest.approx(float(own[0].sum()) + 7.5, abs=1e-3)
+    searched = analyse(position, NetEvaluator(net, random_symmetry=False, with_ownership=True), 20)
+    assert all(m.score_lead is not None for m in searched.moves) and searched.score_lead is not None

@@ -63,9 +63,10 @@ class ReviewConfig:
     winrate: tuple[float, ...] = (0.20, 0.10, 0.05)
     # Losses below these are search noise, never flagged: the 95th percentile of the difference
     # between two reviews of the same moves with different seeds at 200 visits
-    # (scripts/bench_review.py --noise); scaled by sqrt(200 / visits) at other visits.
-    noise_points: float = 1.5
-    noise_winrate: float = 0.05
+    # (scripts/bench_review.py --noise: 1.20 points over 398 moves of 4 Go games; --game gomoku:
+    # 0.070 winrate over 62 moves of 4 Gomoku games); scaled by sqrt(200 / visits) at other visits.
+    noise_points: float = 1.2
+    noise_winrate: float = 0.07
     noise_visits: int = 200  # the visits those were measured at
     # A played move the search gave fewer visits than this is searched on its own (its position after)
     min_played_visits: int = 10

@@ -281,14 +281,3 @@ def opening_length(record: SgfRecord) -> int:
 
 
 
-
-def review_positions(player, line: Sequence[Position], thresholds: Thresholds | None = None,
-                     progress: Callable[[int], None] | None = None) -> list[dict[str, Any]]:
-    """The window's former call, kept until gui/ calls :func:`review_game` itself: the moves of
-    ``review_game`` on the player's net (or evaluator) at its visits."""
-    game = line[0].game
-    if thresholds is not None and thresholds.unit != ("points" if game.name == "go" else "winrate"):
-        thresholds = None
-    judge = getattr(player.evaluator, "net", player.evaluator)
-    report = None if progress is None else (lambda done, total: progress(done))
-    return review_game(line, judge, player.visits or ReviewConfig.visits, None, thresholds, report).moves

@@ -219,7 +219,8 @@ class ZeroNet(nn.Module):
     def predict(self, planes: np.ndarray, ownership: bool = False) -> tuple[np.ndarray, ...]:
         """Numpy planes [B, C, N, N] -> (probs [B, A] float32, value [B] float32), in eval mode.
 
-        ``ownership`` (a net with the head): a third array, ownership [B, N*N] float32.
+        ``ownership`` (a net with the head): a third array, ownership [B, N*N] float32, and with
+        a score head a fourth, the score head's output [B] (the lead over N*N, see ``score``).
         """
         planes = np.asarray(planes)
         expect = (self.config["in_planes"], self.size, self.size)
@@ -242,7 +243,8 @@ class ZeroNet(nn.Module):
         if ownership:
             if len(out) < 3:
                 raise ValueError("this net has no ownership head")
-            return probs.cpu().numpy(), value.cpu().numpy(), out[2].float().cpu().numpy()
+            heads = tuple(o.float().cpu().numpy() for o in out[2:])
+            return (probs.cpu().numpy(), value.cpu().numpy(), *heads)
         return probs.cpu().numpy(), value.cpu().numpy()
 
 

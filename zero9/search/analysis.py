@@ -9,11 +9,13 @@ Vocabulary:
 - **views**: every number is from the **side to move's** view (winrate 0..1, score lead in
   points, ownership +1 = the side to move ends owning the point). Callers that want Black's
   view (KataGo's analysis engine by default) flip it themselves.
-- **score of one evaluation** (Go): the net has an ownership head but no score head, so a
-  position's area score is the **ownership sum** (``Σ ownership``, the side to move's area
-  minus the opponent's) minus komi for Black (plus komi for White); a finished position
-  (two passes) gets the rules' area count. ``scripts/score_calibration.py`` measured this
-  against the real final counts of finished games (docs/score-calibration.md).
+- **score of one evaluation** (Go): a net with a **score head** gives it directly (its output
+  times N*N, komi counted: :func:`zero9.learn.train.score_target`); the shipped net has an
+  ownership head but no score head, so there a position's area score is the **ownership
+  sum** (``Σ ownership``, the side to move's area minus the opponent's) minus komi for Black
+  (plus komi for White); a finished position (two passes) gets the rules' area count.
+  ``scripts/score_calibration.py`` measured the ownership sum against the real final counts
+  of finished games (docs/score-calibration.md).
 - **score of a move** (a root child): the visit-weighted mean of the scores of every
   evaluation in the child's subtree, i.e. what backing the score up through the tree would
   give (KataGo's scoreLead). The search itself (:mod:`zero9.search.puct`) never sees the
@@ -212,51 +214,61 @@ class _Sums:
 
     count: float  # evaluations (= visits into the node)
     ownership: np.ndarray  # Σ ownership vectors
+    score: float  # Σ score leads
     score_sq: float  # Σ score² (view-free)
 
 
 def _subtree_sums(root: Node, evaluator) -> dict[int, _Sums]:
     """``id(node) -> _Sums`` for every evaluated node under ``root`` (Go with ownership only)."""
-    order: list[tuple[Node, Node | None, float]] = []  # (node, parent, visits into it), parents first
-    stack: list[tuple[Node, Node | None, float]] = [(root, None, 0.0)]
+    order: list[tuple[Node, float]] = []  # (node, visits into it), parents first
+    stack: list[tuple[Node, float]] = [(root, 0.0)]
     while stack:
-        node, parent, into = stack.pop()
-        order.append((node, parent, into))
+        node, into = stack.pop()
+        order.append((node, into))
         if node.terminal or node.actions is None:
             continue
         for i, child in node.children.items():
             n = node.n[i]
             if n > 0 and (child.terminal or child.evaluated):
-                stack.append((child, node, n))
-    inner = [node for node, _, _ in order if not node.terminal]
-    owned = evaluator.ownership([node.position for node in inner])
-    own_of = {id(node): owned[j] for j, node in enumerate(inner)}
+                stack.append((child, n))
+    inner = [node for node, _ in order if not node.terminal]
+    owned, leads = evaluator.ownership_and_scores([node.position for node in inner])
+    row_of = {id(node): j for j, node in enumerate(inner)}
     sums: dict[int, _Sums] = {}
-    for node, _, into in reversed(order):  # children before parents
+    for node, into in reversed(order):  # children before parents
         if node.terminal:
             own = _terminal_ownership(node.position)
             score = float(own.sum()) - _komi_term(node.position)
-            sums[id(node)] = _Sums(into, own * into, score * score * into)
+            sums[id(node)] = _Sums(into, own * into, score * into, score * score * into)
             continue
-        own = own_of[id(node)].astype(np.float64)
-        score = float(own.sum()) - _komi_term(node.position)
-        total = _Sums(1.0, own.copy(), score * score)
+        j = row_of[id(node)]
+        own = owned[j].astype(np.float64)
+        # the score head where the net has one, else the ownership sum (docs/score-calibration.md)
+        score = float(leads[j]) if leads is not None else float(own.sum()) - _komi_term(node.position)
+        total = _Sums(1.0, own.copy(), score, score * score)
         if node.actions is not None:
             for child in node.children.values():
                 below = sums.get(id(child))
                 if below is not None:
                     total.count += below.count
                     total.ownership -= below.ownership  # the child's view is the other player's
+                    total.score -= below.score
                     total.score_sq += below.score_sq
         sums[id(node)] = total
     return sums
 
 
-def _score(sums: _Sums, position: Position) -> tuple[float, float]:
-    """(mean score lead, its stdev) of a subtree, from ``position``'s side to move's view."""
-    mean = float(sums.ownership.sum()) / sums.count - _komi_term(position)
+def _score(sums: _Sums) -> tuple[float, float]:
+    """(mean score lead, its stdev) of a subtree, from its root's side to move's view."""
+    mean = sums.score / sums.count
     var = max(sums.score_sq / sums.count - mean * mean, 0.0)
     return mean, math.sqrt(var)
+
+
+def _raw_score(evaluator, position: Position) -> float:
+    """The net's own score of ``position`` (score head, else ownership sum), side to move's view."""
+    owned, leads = evaluator.ownership_and_scores([position])
+    return float(leads[0]) if leads is not None else float(owned[0].sum()) - _komi_term(position)
 
 
 # ----------------------------------------------------------------------------- reading the tree
@@ -282,7 +294,7 @@ def _read_tree(tree: Tree, evaluator, policy: np.ndarray) -> PositionAnalysis:
     sums = _subtree_sums(root, evaluator) if go else {}
     N, W = root.N, root.W
     visits = int(round(N.sum()))
-    value = (root.value + float(W.sum())) / (1.0 + N.sum())
+    value = (root.value + float(W.sum())) / (1.0 + float(N.sum()))
     lcb = lower_confidence_bounds(root)
     moves = []
     for rank, i in enumerate(i for i in np.lexsort((root.P, root.Q, N))[::-1] if N[i] > 0):
@@ -290,7 +302,7 @@ def _read_tree(tree: Tree, evaluator, policy: np.ndarray) -> PositionAnalysis:
         pv, pv_visits = _principal_variation(root, int(i))
         lead = stdev = None
         if go and id(child) in sums:
-            lead, stdev = _score(sums[id(child)], child.position)
+            lead, stdev = _score(sums[id(child)])
             lead = -lead
         q = float(W[i] / N[i])
         a = int(root.actions[i])
@@ -299,10 +311,9 @@ def _read_tree(tree: Tree, evaluator, policy: np.ndarray) -> PositionAnalysis:
     lead = stdev = own = raw_lead = None
     if go:
         root_sums = sums[id(root)]
-        lead, stdev = _score(root_sums, position)
+        lead, stdev = _score(root_sums)
         own = (root_sums.ownership / root_sums.count).astype(np.float32)
-        raw_own = evaluator.ownership([position])[0]
-        raw_lead = float(raw_own.sum()) - _komi_term(position)
+        raw_lead = _raw_score(evaluator, position)
     return PositionAnalysis(position.to_play, visits, (value + 1) / 2, lead, stdev, own, policy, moves,
                             (root.value + 1) / 2, raw_lead)
 

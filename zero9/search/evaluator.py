@@ -122,7 +122,8 @@ class NetEvaluator:
         self.has_ownership = bool(with_ownership and net_has_ownership(net))
         if self.has_ownership and cache_size == 0:
             raise ValueError("with_ownership needs a cache (cache_size > 0)")
-        self._owned: dict[bytes, tuple[np.ndarray, int]] | None = {} if self.has_ownership else None
+        # key -> (ownership batch, row, score-head leads of the batch or None)
+        self._owned: dict[bytes, tuple] | None = {} if self.has_ownership else None
         self.cache_size = cache_size
         self.random_symmetry = random_symmetry
         self.rng = rng or np.random.default_rng()
@@ -223,12 +224,15 @@ class NetEvaluator:
             return priors, values
 
     def _keep_ownership(self, asked: Asked, size: int) -> None:
-        """The net's ownership of a collected batch, each row back from its symmetry, kept by key."""
+        """The net's ownership (and score head's lead) of a collected batch, each row back from its
+        symmetry, kept by key."""
         own = np.asarray(asked.answer[2], np.float32)
         for s in range(1, features.NUM_SYMMETRIES):
             if (rows := asked.syms == s).any():
                 own[rows] = own[rows][:, _policy_gather(features.inverse_symmetry(s), size, own.shape[1])]
-        self._owned.update((key, (own, i)) for i, key in enumerate(asked.misses))
+        # The score head answers the lead over the board's points (zero9.learn.train.score_target).
+        scores = np.asarray(asked.answer[3], np.float64) * own.shape[1] if len(asked.answer) > 3 else None
+        self._owned.update((key, (own, i, scores)) for i, key in enumerate(asked.misses))
 
     def ownership(self, positions: Sequence[Position]) -> np.ndarray | None:
         """The net's ownership ``[B, N*N]`` float32 (side to move's view); None without the head.
@@ -236,6 +240,13 @@ class NetEvaluator:
         A position the search evaluated is a look-up (the numbers its value came from);
         any other is evaluated first (one call for all of them).
         """
+        found = self.ownership_and_scores(positions)
+        return None if found is None else found[0]
+
+    def ownership_and_scores(self, positions: Sequence[Position]
+                             ) -> tuple[np.ndarray, np.ndarray | None] | None:
+        """:meth:`ownership` and the score head's lead in points ``[B]`` (side to move's view; None
+        without a score head); None without an ownership head."""
         if self._owned is None:
             return None
         keys = [history_key(p) for p in positions]
@@ -244,11 +255,13 @@ class NetEvaluator:
         if missing:
             self.evaluate(missing)
         out = np.empty((len(positions), positions[0].game.size ** 2 if positions else 0), np.float32)
+        scores = np.empty(len(positions))
         with self._lock:
             for j, key in enumerate(keys):
-                batch, row = self._owned[key]
+                batch, row, lead = self._owned[key]
                 out[j] = batch[row]
-        return out
+                scores[j] = np.nan if lead is None else lead[row]
+        return out, (None if np.isnan(scores).any() else scores)
 
     def clear_cache(self) -> None:
         with self._lock:
