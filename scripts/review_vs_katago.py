@@ -24,6 +24,7 @@ Games: finished 9x9 games of docs/runs (as scripts/score_calibration.py picks th
 from __future__ import annotations
 
 import argparse
+import gzip
 import json
 import subprocess
 import sys
@@ -181,7 +182,8 @@ def main() -> int:
         queries = katago_queries(games, args.katago_visits)
         Path(args.replies).write_text(run_katago(args.katago, args.model, queries))
         return 0
-    kata = katago_losses(games, Path(args.replies).read_text())
+    raw = Path(args.replies).read_bytes()
+    kata = katago_losses(games, (gzip.decompress(raw) if raw[:2] == b"\x1f\x8b" else raw).decode())
     result = compare(games, json.loads(Path(args.zero9_json).read_text()), kata, args.katago_threshold,
                      args.flagged)
     print(f"{result['moves']} moves of {result['games']} games; KataGo ({args.katago_visits} visits) says "
