@@ -77,8 +77,12 @@ def _thresholds(parser, value: str, rest: str) -> str | None:
     from zero9.arena.review import Thresholds
 
     said = [float(x) for x in re.findall(r"\d+(?:\.\d+)?", f"{value} {rest}")]
-    held = [100 * Thresholds().inaccuracy, 100 * Thresholds().mistake, 100 * Thresholds().blunder]
-    return None if said == held else f"says {said}, Thresholds() holds {held}"
+    go = [float(b) for b in Thresholds.for_game("go").bounds]
+    gomoku = [round(100 * b, 6) for b in Thresholds.for_game("gomoku").bounds]  # printed in % winrate
+    runs = [said[i:i + n] for n in (len(go), len(gomoku)) for i in range(len(said) - n + 1)]
+    found = [held for held in (go, gomoku) if held in runs]
+    return None if found == [go] or found == [gomoku] or len(found) == 2 else (
+        f"says {said}, Thresholds holds {go} (Go) and {gomoku} (Gomoku)")
 
 
 def _equal(expected):

@@ -38,7 +38,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help=f"visits per position (default {ReviewConfig.visits})")
     parser.add_argument("--thresholds", type=float, nargs="+", default=None, metavar="LOSS",
                         help="losses that start each class, worst first: Go in points, 5 numbers for "
-                             "blunder mistake inaccuracy slight tiny (default KaTrain's 12 6 3 1.5 0.5); "
+                             "blunder mistake inaccuracy slight tiny (default 12 6 3 1.5 0.5, KaTrain's); "
                              "Gomoku in %% winrate, 3 numbers: blunder mistake inaccuracy (default 20 10 5)")
     parser.add_argument("--forced", type=int, default=None, metavar="N",
                         help="the first N moves were imposed (an opening), not judged (default: the SGF's "
