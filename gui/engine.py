@@ -37,7 +37,7 @@ from zero9.arena.levels import LEVELS as AI_LEVELS
 from zero9.games import Game
 from zero9.nn.checkpoint import default_net_path
 from zero9.search.analysis import make_evaluator
-from zero9.search.player import NetMismatch, NetSource
+from zero9.search.player import NetSource
 
 # The named levels of zero9.arena.levels (their measured strength: docs/levels.md), by visits.
 LEVELS: dict[str, int] = {name: level.visits for name, level in AI_LEVELS.items()}
@@ -63,25 +63,6 @@ def resolve_net_path(game: Game, net: str | None) -> Path | None:
     return default_net_path(game.name, game.size)
 
 
-def check_fit(meta: dict, net: Any, game: Game, path: Path) -> None:
-    """Raise NetMismatch naming the file unless the net was made for ``game``'s name and size."""
-    made_for = meta.get("game") or {}
-    name = made_for.get("game", made_for.get("name"))
-    size = made_for.get("size", getattr(net, "size", None))
-    if name is not None and name != game.name:
-        raise NetMismatch(
-            f"net {path.name} is for {name} {size}x{size}, not {game.name} {game.size}x{game.size}"
-        )
-    if size is not None and int(size) != game.size:
-        raise NetMismatch(f"net {path.name} is for a {size}x{size} board, not {game.size}x{game.size}")
-    actions = getattr(net, "num_actions", None)
-    if actions is not None and int(actions) != game.num_actions:
-        raise NetMismatch(
-            f"net {path.name} has {actions} moves per position; {game.name} {game.size}x{game.size}"
-            f" has {game.num_actions}"
-        )
-
-
 def build_engine(game: Game, net: str | None, visits: int) -> Engine:
     """Load the net (or fall back to a uniform prior) and wrap it in a SearchPlayer.
 
@@ -99,7 +80,7 @@ def build_engine(game: Game, net: str | None, visits: int) -> Engine:
         source = NetSource(path, device="cpu")
     except Exception as e:  # a corrupt or foreign file: say which one, whatever the loader raised
         raise ValueError(f"cannot load net {path}: {e}") from e
-    check_fit(source.meta, source.net, game, path)  # the window's own wording of a mismatch
+    source.check(game)  # NetMismatch naming the file, before anything is built on the net
     config = getattr(source.net, "config", {})
     shape = f" ({config['blocks']}x{config['filters']})" if "blocks" in config and "filters" in config else ""
     analyser = make_evaluator(source.net) if game.name == "go" else source.evaluator(game)

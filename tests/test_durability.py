@@ -597,8 +597,6 @@ def test_a_truncated_best_net_is_one_line_from_every_loader(tmp_path):
         assert "\n" not in text
 
 
-@pytest.mark.xfail(strict=True, reason="zero9/learn/selfplay.py (host's) wraps the worker's one-line "
-                                       "ValueError in a RuntimeError with the worker's traceback")
 def test_a_truncated_best_net_stops_autotrain_with_one_line(tmp_path):
     rd = one_generation_run(tmp_path)
     best = rd.net_path(rd.status()["best"])

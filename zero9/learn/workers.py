@@ -192,10 +192,15 @@ def error_message(worker: int, error: BaseException) -> tuple:
 
 def raise_worker_error(msg: tuple) -> None:
     """Raise the failure a worker reported (:func:`error_message`): a full disk as
-    :class:`zero9.util.files.DiskFullError` (one line, exit 2), anything else as a RuntimeError."""
+    :class:`zero9.util.files.DiskFullError` and bad input (a ValueError: a damaged net file, say) as a
+    ValueError naming it, each one line and exit 2 in the CLI; anything else as a RuntimeError with
+    the worker's traceback (a bug)."""
     disk = msg[3] if len(msg) > 3 else None
     if disk is not None:
         raise DiskFullError(disk[0], OSError(disk[1], os.strerror(disk[1])))
+    first_line = msg[2].split("\n", 1)[0]
+    if first_line.startswith("ValueError: "):
+        raise ValueError(f"self-play worker {msg[1]}: {first_line.removeprefix('ValueError: ')}")
     raise RuntimeError(f"self-play worker {msg[1]} failed: {msg[2]}")
 
 

@@ -29,6 +29,7 @@ from zero9.games import BLACK, Position
 from zero9.protocols.gtp_analysis import AnalyzeTags, RestrictedRoot, verbose_table
 from zero9.protocols.gtp_options import GTPFailure, colour_arg, nargs
 from zero9.protocols.gtp_state import at_move_cap
+from zero9.search.mcts import draw_by_visits
 
 
 class MoveCommands:
@@ -107,9 +108,7 @@ class MoveCommands:
         pool = [s for s in stats if s.visits > o.randomvisits]
         if not pool:
             return best
-        top = max(s.visits for s in pool)
-        weights = [(s.visits / top) ** (1.0 / o.randomtemp) for s in pool]
-        return self.rng.choices(pool, weights)[0].action
+        return draw_by_visits([s.action for s in pool], [s.visits for s in pool], self.rng, o.randomtemp)
 
     def _smarter_pass(self, position: Position, action: int, stats) -> int:
         """Leela Zero without ``-d`` (UCTSearch::get_best_move): never pass into a loss, pass out a win.

@@ -72,7 +72,7 @@ class EngineState:
         self.log = log
         self.quit = False
         self.clock = Clock(lag=self.options.lagbuffer / 100.0)
-        self.rng = random.Random(self.options.seed)
+        self.rng = np.random.default_rng(self.options.seed)  # randomcnt: draw_by_visits
         if self.options.seed is not None:
             random.seed(self.options.seed)
             np.random.seed(self.options.seed % 2**32)
