@@ -36,7 +36,8 @@ from zero9.distributed.client import (  # noqa: E402
 from zero9.distributed.local import LocalServer  # noqa: E402
 from zero9.games import BLACK, WHITE, make_game  # noqa: E402
 from zero9.games.sgf import write_sgf  # noqa: E402
-from zero9.nn.chunks import lz_chunk_text, parse_lz_chunk  # noqa: E402
+from zero9.nn.chunks import ChunkData, lz_chunk_text, parse_lz_chunk  # noqa: E402
+from zero9.nn.features import encode  # noqa: E402
 
 pytestmark = pytest.mark.timeout(600)
 ROOT = Path(__file__).resolve().parents[1]
@@ -397,3 +398,86 @@ def test_gating_cannot_be_forged_hoarded_or_kept_after_revocation(server, real_g
     assert status_code(lambda: get_task(ann)) == 403
     page = http(f"{server.url}/").decode()
     assert "mallory" in page and "revoked" in page
+
+
+# --- resignations ---------------------------------------------------------------------------------
+
+
+EDGE = [c for c in range(9)] + [9 * r for r in range(1, 9)]  # the first line: stones that die there
+CENTRE = [9 * r + c for r in (3, 4, 5) for c in range(1, 8)]  # the middle of the board
+GO9 = make_game("go", 9, komi=7.5)
+
+
+def black_resigns(black: list[int], white: list[int]) -> list[tuple[int, int]]:
+    """24 moves, Black's from ``black`` and White's from ``white`` in turn; Black is to move (and resigns)."""
+    return [(colour, action) for pair in zip(black[:12], white[:12], strict=True)
+            for colour, action in zip((BLACK, WHITE), pair, strict=True)]
+
+
+def resigned_sgf(black: list[int], white: list[int]) -> tuple[bytes, int]:
+    """The SGF of :func:`black_resigns` ending ``W+R``, and its moves."""
+    moves = black_resigns(black, white)
+    return write_sgf(GO9, moves, "W+R").encode(), len(moves)
+
+
+def test_resignations_only_where_the_resigners_net_could_resign(tmp_path):
+    """A W+R where Black's own net (the shipped one, raw winrate ~0.95 for Black) is winning is refused
+    with the reason, in a match game and in self-play, and stores nothing; Black resigning a position
+    it has lost (all its stones on the first line, White's in the middle: ~0.01) is accepted."""
+    args = ("--net", str(SHIPPED), "--visits", "2", "--rate-limit", "0", "--elo1", "400")
+    with LocalServer(tmp_path / "run", *args) as server:
+        best = server.status()["best_network"]
+        key = (server.run_dir / "api_key").read_text().strip()
+        candidate = (ROOT / "example-data" / "initial_9x9.txt.gz").read_bytes()
+        post(server.url, Upload("submit-network", {}, {"weights": candidate}), {"X-Api-Key": key})
+        time.sleep(1.1)  # the cached view of open matches
+        tasks = []  # (client URL, a match task in which the best (shipped) net plays Black)
+        for name in ("carol", "dave", "erin"):
+            url = server.client_url(name)
+            tasks += [(url, t) for t in (get_task(url), get_task(url))
+                      if t["cmd"] == "match" and t["black_hash"] == best]
+        assert len(tasks) >= 2, tasks
+
+        def match_result(task: dict, sgf: bytes, moves: int) -> Upload:
+            fields = {"winnerhash": task["white_hash"], "loserhash": task["black_hash"],
+                      "winnercolor": "white", "movescount": str(moves + 1), "score": "",
+                      "options_hash": task["options_hash"], "random_seed": task["random_seed"],
+                      "clientversion": "18"}
+            return Upload("submit-match", fields, {"sgf": gzip.compress(sgf)})
+
+        (url, task), (url2, task2) = tasks[:2]
+        forged = match_result(task, *resigned_sgf(CENTRE, EDGE))
+        refusal = reason(lambda: post(url, forged))
+        assert "HTTP 400" in refusal and "black resigned at move 24" in refusal, refusal
+        assert "gives it a winrate of 0.9" in refusal and "0.25 or less" in refusal, refusal
+        assert server.status()["match_games"] == 0
+        assert post(url2, match_result(task2, *resigned_sgf(EDGE, CENTRE)))["accepted"]
+        assert server.status()["match_games"] == 1
+
+        def selfplay(url: str, black: list[int], white: list[int]) -> Upload:
+            moves = black_resigns(black, white)
+            positions, p = [], GO9.new_position()
+            for _, action in moves:
+                positions.append(p)
+                p = p.play(action)
+            policy = np.zeros((len(moves), GO9.num_actions), np.float32)
+            policy[np.arange(len(moves)), [a for _, a in moves]] = 1.0
+            to_play = np.array([q.to_play for q in positions], np.int8)
+            chunk = ChunkData(np.stack([encode(q) for q in positions]).astype(np.uint8), to_play, policy,
+                              np.where(to_play == WHITE, 1.0, -1.0).astype(np.float32))
+            task = next(t for t in (get_task(url) for _ in range(3)) if t["cmd"] == "selfplay")
+            assert task["hash"] == best, task  # (a client holds two match tasks at most)
+            fields = {"networkhash": task["hash"], "clientversion": "18", "movescount": str(len(moves) + 1),
+                      "options_hash": task["options_hash"], "winnercolor": "white",
+                      "random_seed": task["random_seed"]}
+            return Upload("submit", fields, {"sgf": gzip.compress(write_sgf(GO9, moves, "W+R").encode()),
+                                             "trainingdata": gzip.compress(lz_chunk_text(chunk).encode())})
+
+        frank = server.client_url("frank")
+        games = server.status()["games"]
+        refusal = reason(lambda: post(frank, selfplay(frank, CENTRE, EDGE)))
+        assert "black resigned at move 24" in refusal, refusal
+        assert server.status()["games"] == games
+        assert post(frank, selfplay(frank, EDGE, CENTRE))["accepted"]
+        assert server.status()["games"] == games + 1
+        assert "Traceback" not in log_of(server)

@@ -26,8 +26,9 @@ A client (``zero9 client``, or Leela Zero's own ``autogtp``) loops:
    ``score``, ``options_hash``, ``random_seed``, ``clientversion``, ``sgf``). The upload is
    checked (:mod:`zero9.distributed.validation`): its task must be one this server handed out
    (same seed, nets and options) and not already answered, the gzip must inflate within a limit,
-   the SGF must replay legally and agree with the fields and the training data. A refused
-   upload gets a 4xx with the reason and leaves nothing behind.
+   the SGF must replay legally and agree with the fields and the training data, and a
+   resignation must be one the resigner's own net calls lost (:mod:`zero9.distributed.resign`).
+   A refused upload gets a 4xx with the reason and leaves nothing behind.
 
 The trainer (``zero9 trainer``) posts candidates to ``POST /submit-network`` with the run's
 API key (the file ``api_key`` in the run directory).
@@ -95,6 +96,7 @@ from zero9.distributed.config import (
 )
 from zero9.distributed.gating import Gate
 from zero9.distributed.groupcommit import GroupCommit
+from zero9.distributed.resign import ResignCheck
 from zero9.distributed.roster import Roster
 from zero9.distributed.validation import (
     COLOUR_NAMES,
@@ -106,7 +108,7 @@ from zero9.distributed.validation import (
     replay_sgf,
     winner_colour,
 )
-from zero9.games import Game, make_game
+from zero9.games import BLACK, Game, make_game
 from zero9.nn.checkpoint import load_net
 from zero9.nn.net import make_net
 from zero9.nn.weights import lz_text, parse_lz_weights
@@ -149,6 +151,7 @@ class Server:
         self.api_key = api_key or self._load_api_key()
         self.roster = Roster(self.engine)
         self.gate = Gate(self.engine, self.gating, self.roster, self._forget_state)
+        self.resign_check = ResignCheck(game, self.network_file, options.resign_pct)
         self._ratings_cache: tuple[tuple, dict] = ((), {})
         self._quota_counts: dict[str, tuple[float, int]] = {}  # client -> (read at, games this hour)
         self._gzip_hash_cache: dict[str, str] = {}  # a net's files never change
@@ -401,6 +404,8 @@ class Server:
             chunk = check_chunk(chunk_text.decode("ascii"), replayed)
         except UnicodeDecodeError:
             raise Rejected("the trainingdata file is not ASCII text") from None
+        if replayed.resigned_at is not None:  # last: one forward pass, for an upload otherwise good
+            self.resign_check.check(replayed.resigned_at, task.net)
         stamp = time.time_ns()
         sgf_file = f"sgf/{stamp:019d}-{sha256(sgf_gz)[:16]}.sgf.gz"
         chunk_file = f"chunks/{stamp:019d}-{sha256(chunk_gz)[:16]}-{len(chunk)}p.gz"
@@ -449,7 +454,10 @@ class Server:
         winner_net, loser_net = (task.net, task.other_net) if winner == 1 else (task.other_net, task.net)
         if (form.get("winnerhash"), form.get("loserhash")) != (winner_net, loser_net):
             raise Rejected("winnerhash / loserhash do not match the task's nets and winnercolor")
-        self._replay(form, sgf_gz, winner)
+        replayed = self._replay(form, sgf_gz, winner)
+        if replayed.resigned_at is not None:  # by the resigner's own net (Black's is the task's net)
+            resigner = task.net if replayed.resigned_at.to_play == BLACK else task.other_net
+            self.resign_check.check(replayed.resigned_at, resigner)
         sgf_file = f"matches/{time.time_ns():019d}-{sha256(sgf_gz)[:16]}.sgf.gz"
         row = dict(match_id=task.match_id, seed=task.seed, winner_net=winner_net, loser_net=loser_net,
                    winner_colour=COLOUR_NAMES[winner], moves=_count(form, "movescount"),

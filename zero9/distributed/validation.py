@@ -59,6 +59,7 @@ class ReplayedGame:
     final: Position
     winner: int
     resigned: bool
+    resigned_at: Position | None = None  # where the side to move resigned (None: no resignation)
 
 
 def gunzip_limited(data: bytes, limit: int, what: str) -> bytes:
@@ -145,7 +146,7 @@ def replay_sgf(game: Game, sgf_bytes: bytes, movescount: int, winner: int) -> Re
         allowed |= {played + 1, played + 2}  # the engine's passes after the cap end autogtp's game
     if movescount not in allowed:
         raise Rejected(f"movescount {movescount} but the SGF has {played} moves")
-    return ReplayedGame(positions, actions, final, actual, resigned)
+    return ReplayedGame(positions, actions, final, actual, resigned, position if resigned else None)
 
 
 def check_chunk(chunk_text: str, replayed: ReplayedGame) -> ChunkData:
