@@ -373,6 +373,7 @@ class PlayModel:
         index = max(0, min(len(self.history) - 1, index))
         if index != self.cursor:
             self.tree.goto(index)
+            self.auto = False  # browsing never makes the AI move; a move of yours (or AI move) does
             self._hint_request = None
             self._say_where()
             self.jobs.schedule()
@@ -385,6 +386,7 @@ class PlayModel:
         if not self.tree.switch(step):
             self.say("no other variation here", "error")
             return
+        self.auto = False
         which, count = self.tree.siblings()
         self.say(f"variation {which} of {count} at move {self.cursor}")
         self.jobs.schedule()
