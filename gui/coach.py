@@ -81,26 +81,6 @@ def review_summary(moves: list[dict]) -> str:
             f"{inaccuracies}; click the graph to jump to a move")
 
 
-def fresh_line(line: list[Position]) -> list[Position]:
-    """The same line replayed on new Position objects, from the empty board (setup steps included).
-
-    Why: a SearchPlayer that searched these positions before leaves caches on them, and
-    review_game then gives other numbers than ``zero9 review`` gives for the file (found by
-    tests/test_gui_window.py); a fresh replay judges exactly what the command line judges.
-    """
-    before, p = [], line[0]
-    while p.parent is not None:  # the setup stones' own steps (zero9.games.sgf.start_position)
-        before.append(p.last_move)
-        p = p.parent
-    pos = line[0].game.new_position()
-    for action in reversed(before):
-        pos = pos.play(action)
-    new = [pos]
-    for old in line[1:]:
-        new.append(new[-1].play(old.last_move))
-    return new
-
-
 def judge_job(net: Any, line: list[Position], visits: int, forced: int = 0) -> tuple:
     """(job, cancel) judging ``line`` at ``visits`` per position with the one review function.
 
@@ -116,7 +96,7 @@ def judge_job(net: Any, line: list[Position], visits: int, forced: int = 0) -> t
                 raise Cancelled("review stopped")
             progress(done)
 
-        return review_game(fresh_line(line), net, visits, REVIEW_SEED, progress=step, forced=forced).moves
+        return review_game(line, net, visits, REVIEW_SEED, progress=step, forced=forced).moves
 
     return judge, stop.set
 
