@@ -34,6 +34,10 @@ Vocabulary (on top of :mod:`zero9.games.game`, which defines colours, points and
 - **position**: immutable; ``play`` returns a new :class:`GoPosition` that shares the
   unchanged group tuples with its parent (copy-on-write). Its legal points are computed
   on the first ``legal_moves()`` call and kept as a bitboard.
+- **recent boards**: the stones of the last :data:`RECENT_BOARDS` positions (this one first) as
+  bytes, each board the little-endian bitboard of its side to move's stones then the other
+  side's (a net's input planes read them). A position keeps its own: a child's are its
+  parent's with one board more, so a search never packs a board twice.
 - **end of game**: two passes in a row, a resignation, or the move cap (``2 * size**2``
   moves, passes included, by default as leelaz-ninenine; 0 turns the cap off).
 - **score** (Tromp-Taylor area scoring): black stones plus empty regions that reach only
@@ -252,13 +256,16 @@ class Go:
         return play_moves(self, moves)
 
 
+RECENT_BOARDS = 8  # boards recent_boards() keeps: a position and the 7 before it (the net's history)
+
+
 class GoPosition:
     """A Go position: stones, side to move, history (via ``parent``). Immutable."""
 
     __slots__ = ("game", "_geo", "_mine", "_theirs", "_gid_at", "_groups", "to_play", "move_number",
                  "last_move", "parent", "passes", "board_hash", "hash", "_caps", "_nstones",
                  "_seg_hashes", "_seen", "_through", "_legal", "_resigned", "_lost", "_weak", "_done",
-                 "stone_history")
+                 "_recent")
 
     @classmethod
     def _initial(cls, game: Go) -> GoPosition:
@@ -282,7 +289,7 @@ class GoPosition:
         pos._done = False  # terminal: two passes, resignation or the move cap
         pos._lost = (0, 0)  # bitboards of points where black / white stones have been captured
         pos._weak = (0, 0)  # stones in groups in atari: the side to move's, the other side's
-        pos.stone_history = None  # zero9.nn.planes_fast.stone_history keeps the input planes' bytes here
+        pos._recent = None  # recent_boards(), once asked for
         return pos
 
     def __reduce__(self):
@@ -305,6 +312,26 @@ class GoPosition:
 
     def is_terminal(self) -> bool:
         return self._done
+
+    def recent_boards(self) -> bytes:
+        """This position's and its ancestors' stones, newest first (see "recent boards" above);
+        boards before the game's start are empty."""
+        todo, p = [], self  # back to a position that has them kept (or RECENT_BOARDS back)
+        while p is not None and len(todo) < RECENT_BOARDS and p._recent is None:
+            todo.append(p)
+            p = p.parent
+        nbytes = (self._geo.nn + 7) // 8
+        base = None if p is None else p._recent
+        # The walk ended at the game's start or at kept boards: every result built on it is whole.
+        # Cut off RECENT_BOARDS back instead, the older positions' would lack earlier boards: keep none.
+        whole = p is None or base is not None
+        boards = base if base is not None else bytes(2 * RECENT_BOARDS * nbytes)
+        for p in reversed(todo):
+            own, other = p._mine.to_bytes(nbytes, "little"), p._theirs.to_bytes(nbytes, "little")
+            boards = own + other + boards[: -2 * nbytes]
+            if whole or p is self:
+                p._recent = boards
+        return boards
 
     @property
     def black(self) -> int:
@@ -445,7 +472,7 @@ class GoPosition:
         pos._caps, pos._lost = self._caps, self._lost
         pos._nstones = self._nstones
         pos._seg_hashes, pos._seen, pos._through = self._seg_hashes, self._seen, self._through
-        pos._legal = pos.stone_history = None
+        pos._legal = pos._recent = None
         pos._resigned = EMPTY
         cap = self.game.move_cap
         pos._done = pos.passes >= 2 or (cap > 0 and pos.move_number >= cap)
@@ -579,7 +606,7 @@ class GoPosition:
         pos.board_hash = board_hash
         pos._gid_at, pos._groups = gid_at, groups
         pos._nstones = nstones
-        pos._legal = pos.stone_history = None
+        pos._legal = pos._recent = None
         pos._resigned = EMPTY
         pos._done = move_number >= self.game._end_move
         return pos

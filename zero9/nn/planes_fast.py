@@ -8,9 +8,9 @@ symmetry, on both Go boards.
 Vocabulary:
 
 - **stone history** (:func:`stone_history`): the 8 boards of planes 0-15 as bytes, newest
-  first, each the little-endian bitboard of its side to move's stones, then the other side's.
-  A fast board's position keeps it (a slot, ``GoPosition.stone_history``): a leaf's history is
-  its parent's with one board more, so a search never packs a board twice.
+  first, each the little-endian bitboard of its side to move's stones, then the other side's:
+  the fast board's "recent boards" (:meth:`zero9.games.go.GoPosition.recent_boards`, which each
+  position keeps, so a search never packs a board twice); other boards' are packed here.
 - **gather** (:func:`encode_go_batch`): the histories of a batch joined and unpacked to bits
   once, and planes 0-15 of every position one ``np.take`` of those bits: plane ``k`` is board
   ``k % 8`` (own stones first on even boards, since every move passes the turn), each point
@@ -27,28 +27,26 @@ from collections.abc import Sequence
 import numpy as np
 
 from zero9.games import BLACK, Position
+from zero9.games.go import RECENT_BOARDS
 
-HISTORY = 8  # boards of stones per side in the planes (zero9.nn.features.GO_HISTORY)
+HISTORY = RECENT_BOARDS  # boards of stones per side in the planes (zero9.nn.features.GO_HISTORY)
 
 
 def stone_history(position: Position) -> bytes:
-    """The 8 boards of planes 0-15 as bytes (see the module docstring), kept on positions with the slot."""
-    todo, p = [], position  # newest first, back to a position that has it (or 8 back)
-    while p is not None and len(todo) < HISTORY and getattr(p, "stone_history", None) is None:
-        todo.append(p)
-        p = p.parent
+    """The 8 boards of planes 0-15 as bytes (see the module docstring)."""
+    recent = getattr(position, "recent_boards", None)
+    if recent is not None:
+        return recent()
     nbytes = (position.game.size ** 2 + 7) // 8
-    base = None if p is None else getattr(p, "stone_history", None)
-    # the walk ended at the game's start or at a kept history: every history built on it is whole;
-    # cut off 8 back instead, the older positions' would lack the boards before the cut: keep none
-    whole = p is None or base is not None
-    history = base if base is not None else bytes(16 * nbytes)
-    for p in reversed(todo):
+    boards, p = [], position
+    for _ in range(HISTORY):  # the readable board: walk back, past the start the boards are empty
+        if p is None:
+            boards.append(bytes(2 * nbytes))
+            continue
         own, other = (p.black, p.white) if p.to_play == BLACK else (p.white, p.black)
-        history = own.to_bytes(nbytes, "little") + other.to_bytes(nbytes, "little") + history[: -2 * nbytes]
-        if hasattr(type(p), "stone_history") and (whole or p is position):  # a slot, not an attribute
-            p.stone_history = history
-    return history
+        boards.append(own.to_bytes(nbytes, "little") + other.to_bytes(nbytes, "little"))
+        p = p.parent
+    return b"".join(boards)
 
 
 def encode_go_batch(positions: Sequence[Position], syms: np.ndarray, point_maps: Sequence[np.ndarray]
