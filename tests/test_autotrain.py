@@ -31,7 +31,8 @@ def records(run_dir: Path) -> set[str]:
 def held_out_policy_loss(rd: RunDir, net_hash: str) -> float:
     import torch
 
-    from zero9.learn.train import evaluate, held_out_chunks, read_chunk
+    from zero9.learn.losses import evaluate
+    from zero9.learn.window import held_out_chunks, read_chunk
     from zero9.nn.checkpoint import game_from_meta, load_net
     from zero9.nn.chunks import ChunkData
     from zero9.settings import TrainOptions

@@ -8,7 +8,7 @@ import torch
 
 from zero9.games import BLACK, WHITE, make_game
 from zero9.learn.selfplay import play_selfplay
-from zero9.learn.train import RECORD_NAME
+from zero9.learn.rundir import RECORD_NAME
 from zero9.nn.checkpoint import save_checkpoint
 from zero9.nn.chunks import read_chunk
 from zero9.nn.net import make_net
