@@ -9,8 +9,8 @@ import pytest
 import torch
 
 from zero9.games import BLACK, WHITE, make_game
-from zero9.learn.rundir import RunDir
 from zero9.learn.losses import make_batch
+from zero9.learn.rundir import RunDir
 from zero9.learn.train import learning_rate, train_generation, train_round
 from zero9.learn.window import ChunkCache, held_out_chunks, is_test_chunk, load_window, select_window
 from zero9.nn.checkpoint import load_checkpoint, save_checkpoint

@@ -1,10 +1,10 @@
 """``zero9 train``: one training round of a net on the newest window of a run's data.
 
 The library is :mod:`zero9.learn.train` (the round, its saved state), :mod:`zero9.learn.window`
-(the data) and :mod:`zero9.learn.losses`; this is the command: where the net starts (``--net``,
-the run's latest trained net, or a fresh one), then one round (``train round g (-> net g+1)``), saved as ``nets/<hash>.pt``
-(with its optimizer state, and its generation: the start's plus one) and, for Go, Leela Zero
-weights beside it.
+(the data) and :mod:`zero9.learn.losses`; this is the command: where the net starts
+(``--net``, the run's latest trained net, or a fresh one), then one round
+(``train round g (-> net g+1)``), saved as ``nets/<hash>.pt`` (with its optimizer state, and
+its generation: the start's plus one) and, for Go, Leela Zero weights beside it.
 """
 
 from __future__ import annotations
