@@ -38,21 +38,22 @@ import queue
 import signal
 import time
 import traceback
+from pathlib import Path
 from typing import Any
 
 import torch
 
-from zero9.games import make_game
+from zero9.games import Game, make_game
 from zero9.learn.autotrain import PLOT_EVERY_S, AutoTrain
 from zero9.learn.rating import RunMatches, rate
-from zero9.learn.run_nets import train_candidate
+from zero9.learn.run_nets import NetShape, train_candidate
 from zero9.learn.rundir import RunDir
 from zero9.learn.selfplay import WorkerPool
 from zero9.learn.train import clear_train_state
 from zero9.learn.window import ChunkCache
 from zero9.learn.workers import die_with_parent
 from zero9.nn.checkpoint import game_from_meta, load_net
-from zero9.settings import AutotrainConfig
+from zero9.settings import AutotrainConfig, SelfPlayConfig, TrainOptions
 from zero9.util.files import DiskFullError, append_jsonl
 from zero9.util.interrupts import StopRequested, check_stop, request_stop, stop_requested, stop_signals
 
@@ -177,7 +178,8 @@ def rate_job(job: dict, state: dict) -> dict:
 class ConcurrentAutoTrain(AutoTrain):
     """The loop with the trainer beside self-play (see the module docstring)."""
 
-    def __init__(self, *args, config: AutotrainConfig, **kwargs):
+    def __init__(self, run_dir: str | Path, game: Game, net: NetShape, config: AutotrainConfig,
+                 selfplay: SelfPlayConfig, train: TrainOptions, command: dict[str, Any] | None = None):
         """The alternating loop's arguments (:class:`zero9.learn.autotrain.AutoTrain`)."""
         if config.gate:
             raise ValueError("--gate needs the alternating loop (--no-concurrent): here every trained net "
@@ -186,7 +188,8 @@ class ConcurrentAutoTrain(AutoTrain):
             raise ValueError("--concurrent runs on one host's GPUs and cores; "
                              "--ray is the alternating loop's")
         # games straddle rounds here: no round waits for its longest games
-        super().__init__(*args, config=dataclasses.replace(config, straddle=True), **kwargs)
+        super().__init__(run_dir, game, net, dataclasses.replace(config, straddle=True), selfplay, train,
+                         command)
         devices = self.gpus()
         self.train_device = config.train_device or devices[-1]
         self.trainer: Background | None = None
