@@ -253,3 +253,25 @@ def test_rate_every_k_rates_every_kth_candidate_against_the_last_rated_one(tmp_p
     rd.net_path(second.split("-", 1)[1]).unlink()
     loop.rate(8, "0123456789ab")
     assert asked == [[f"net:{second.split('-', 1)[1]}", "random"], ["random"]]
+
+
+def test_the_command_line_fills_the_loops_settings_with_their_own_defaults(tmp_path):
+    from zero9.cli.autotrain import add_arguments, loop_settings
+    from zero9.learn.run_nets import NetShape
+    from zero9.settings import AutotrainConfig, SelfPlayConfig, TrainOptions
+
+    parser = argparse.ArgumentParser()
+    add_arguments(parser)
+    settings = loop_settings(parser.parse_args(["--dir", str(tmp_path / "run")]))
+    assert settings["config"] == AutotrainConfig()  # every default in one place: zero9/settings.py
+    assert settings["net"] == NetShape()
+    assert settings["train"] == TrainOptions(steps=AutotrainConfig.steps)
+    assert settings["selfplay"].visits == SelfPlayConfig.visits and settings["game"].name == "go"
+    settings = loop_settings(parser.parse_args(
+        ["--dir", "x", "--anchors", "random, mcts:50,", "--no-plots", "--no-sgf", "--lz-chunks", "--gate",
+         "--rate-every", "3", "--workers", "2", "--score-head", "--no-ownership", "--init-from", "a.pt"]))
+    config = settings["config"]
+    assert config.anchors == ("random", "mcts:50") and not config.plots and not config.sgf
+    assert config.lz_chunks and config.gate and config.rate_every == 3 and config.workers == 2
+    assert settings["net"] == NetShape(ownership=False, score=True, init_from="a.pt")
+    assert settings["command"]["anchors"] == "random, mcts:50,"  # recorded as given (config.json)
