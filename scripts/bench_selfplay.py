@@ -265,7 +265,7 @@ def concurrent_share(args: argparse.Namespace, run: Path, pool, device: str) -> 
                                    "--games-parallel", str(args.games_parallel), "--leaves", str(args.leaves),
                                    "--in-flight", str(args.in_flight), "--resign-threshold", "-1",
                                    "--seed", "1"])
-    loop = ConcurrentAutoTrain(loop_args)
+    loop = ConcurrentAutoTrain(**autotrain.loop_settings(loop_args))
     loop.run(pool=_Kept(pool))
     rows = read_jsonl(loop.run_dir.selfplay_log)[1:]  # the first round starts every worker's games
     evals, seconds = sum(r["evals"] for r in rows), sum(r["seconds"] for r in rows)

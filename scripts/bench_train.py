@@ -35,13 +35,8 @@ import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
 from zero9.games import make_game  # noqa: E402
-from zero9.learn.train import (  # noqa: E402
-    _autocast,
-    compute_losses,
-    make_batch,
-    make_optimizer,
-    train_round,
-)
+from zero9.learn.losses import autocast, compute_losses, make_batch  # noqa: E402
+from zero9.learn.train import make_optimizer, train_round  # noqa: E402
 from zero9.nn.chunks import ChunkData  # noqa: E402
 from zero9.nn.features import num_planes  # noqa: E402
 from zero9.nn.net import make_net, resolve_device  # noqa: E402
@@ -111,7 +106,7 @@ def time_reference(net, samples: ChunkData, opts: TrainOptions) -> float:
         idx = rng.integers(0, len(samples), opts.batch_size)
         planes, policy, value, _ = make_batch(samples, idx, rng, net.size)
         batch = [torch.from_numpy(np.ascontiguousarray(a)).to(device) for a in (planes, policy, value)]
-        with _autocast(device):
+        with autocast(device):
             terms = compute_losses(net, *batch, None, no_l2)
             l2 = sum((p.float() ** 2).sum() for p in net.parameters() if p.dim() > 1)
             terms["l2"] = opts.l2 * l2
@@ -135,7 +130,7 @@ def time_ceiling(net, samples: ChunkData, opts: TrainOptions) -> float:
     net.train()
 
     def step() -> None:
-        with _autocast(device):
+        with autocast(device):
             terms = compute_losses(net, *batch, None, opts)
         optimizer.zero_grad(set_to_none=True)
         terms["total"].backward()

@@ -31,7 +31,8 @@ def records(run_dir: Path) -> set[str]:
 def held_out_policy_loss(rd: RunDir, net_hash: str) -> float:
     import torch
 
-    from zero9.learn.train import evaluate, held_out_chunks, read_chunk
+    from zero9.learn.losses import evaluate
+    from zero9.learn.window import held_out_chunks, read_chunk
     from zero9.nn.checkpoint import game_from_meta, load_net
     from zero9.nn.chunks import ChunkData
     from zero9.settings import TrainOptions
@@ -136,21 +137,21 @@ def test_games_of_pruned_generations_stay_counted(tmp_path):
 
 
 def test_rating_matches_are_played_at_once_over_the_workers(tmp_path):
-    from zero9.learn.autotrain import AutoTrain, add_arguments
+    from zero9.games import make_game
+    from zero9.learn.rating import RunMatches
     from zero9.learn.selfplay import WorkerPool
 
-    parser = argparse.ArgumentParser()
-    add_arguments(parser)
-    loop = AutoTrain(parser.parse_args(["--dir", str(tmp_path / "run"), *TINY, "--seed", "1"]))
-    with WorkerPool(2) as loop.pool:
-        scores = loop.play_matches([("mcts:200", "random", 3, 0), ("random", "mcts:200", 4, 5),
-                                    ("random", "random", 0, 0)])
+    with WorkerPool(2) as pool:
+        matches = RunMatches(RunDir(tmp_path / "run"), make_game("gomoku", 6, connect=4), pool, "cpu",
+                             visits=32, seed=1)
+        scores = matches.play_all([("mcts:200", "random", 3, 0), ("random", "mcts:200", 4, 5),
+                                   ("random", "random", 0, 0)])
     assert [len(s) for s in scores] == [3, 4, 0]
     assert sum(scores[0]) >= 2.5 and sum(scores[1]) <= 1, scores
 
 
 def test_rerun_with_other_game_shape_is_a_clear_error(tmp_path):
-    from zero9.learn.autotrain import check_config
+    from zero9.learn.run_nets import check_config
 
     with pytest.raises(ValueError, match="net"):
         check_config({"game": {"game": "gomoku", "size": 6}, "net": {"blocks": 1, "filters": 16}},
@@ -158,38 +159,40 @@ def test_rerun_with_other_game_shape_is_a_clear_error(tmp_path):
 
 
 def test_ownership_head_is_on_by_default_for_new_go_runs_only(tmp_path):
-    import argparse
+    from zero9.cli.autotrain import add_arguments, make_loop
+    from zero9.games import make_game
+    from zero9.learn.run_nets import NetShape, identity_config
 
-    from zero9.learn.autotrain import AutoTrain, add_arguments, identity_config
+    go, gomoku = make_game("go", 9), make_game("gomoku", 6, connect=4)
+    assert identity_config(go, NetShape(1, 8))["net"]["ownership"] is True
+    assert identity_config(go, NetShape(1, 8, ownership=False))["net"]["ownership"] is False
+    assert identity_config(gomoku, NetShape(1, 8))["net"]["ownership"] is False
+    with pytest.raises(ValueError, match="Go only"):
+        identity_config(gomoku, NetShape(1, 8, ownership=True))
 
     parser = argparse.ArgumentParser()
     add_arguments(parser)
 
-    def args(*extra: str) -> argparse.Namespace:
-        return parser.parse_args(["--game", "go", "--size", "9", "--blocks", "1", "--filters", "8",
-                                  "--device", "cpu", "--dir", str(tmp_path / "go"), *extra])
+    def loop(*extra: str):
+        return make_loop(parser.parse_args(["--game", "go", "--size", "9", "--blocks", "1", "--filters", "8",
+                                            "--device", "cpu", "--dir", str(tmp_path / "go"), *extra]))
 
-    assert identity_config(args())["net"]["ownership"] is True
-    assert identity_config(args("--no-ownership"))["net"]["ownership"] is False
-    gomoku = parser.parse_args([*TINY, "--dir", str(tmp_path / "gm")])
-    assert identity_config(gomoku)["net"]["ownership"] is False
-    with pytest.raises(ValueError, match="Go only"):
-        identity_config(parser.parse_args([*TINY, "--dir", str(tmp_path / "gm"), "--ownership"]))
     # A run made before the default changed (no ownership head) resumes without the flag ...
     rd = RunDir(tmp_path / "go")
-    AutoTrain(args("--no-ownership")).prepare()  # writes the run directory's config and first net
+    loop("--no-ownership").prepare()  # writes the run directory's config and first net
     assert rd.config()["net"]["ownership"] is False
-    assert AutoTrain(args()).config["net"]["ownership"] is False
+    assert rd.config()["last_command"]["ownership"] is False  # the options as given
+    assert loop().config["net"]["ownership"] is False
     # ... and asking for the head explicitly is the clear error of a changed shape.
     with pytest.raises(ValueError, match="ownership"):
-        AutoTrain(args("--ownership"))
+        loop("--ownership")
 
 
 def test_init_from_copies_the_whole_net_on_the_same_board_and_the_tower_on_another(tmp_path, capsys):
     import torch
 
     from zero9.games import make_game
-    from zero9.learn.autotrain import transplant_tower
+    from zero9.learn.run_nets import transplant_tower
     from zero9.nn.checkpoint import save_checkpoint
     from zero9.nn.net import make_net
 
@@ -229,18 +232,46 @@ def test_rate_every_k_rates_every_kth_candidate_against_the_last_rated_one(tmp_p
 
     # A run carried on without its old nets (only the best one committed) rates against the newest
     # rated net whose file is still there, and against the anchors alone when none is.
-    from zero9.learn.autotrain import AutoTrain, add_arguments
+    from zero9.cli.autotrain import add_arguments, make_loop
+    from zero9.learn.rating import RunMatches
+
+    class Asked(RunMatches):
+        def play_all(self, matches):
+            asked.append([m[1] for m in matches])
+            return [[] for _ in matches]
 
     parser = argparse.ArgumentParser()
     add_arguments(parser)
-    loop = AutoTrain(parser.parse_args(["--dir", str(run_dir), *TINY, *extra]))
+    loop = make_loop(parser.parse_args(["--dir", str(run_dir), *TINY, *extra]))
     loop.prepare()
     fourth = next(r["a"] for r in games if r["generation"] == 4)
     asked = []
-    loop.play_matches = lambda matches: asked.append([m[1] for m in matches]) or [[] for _ in matches]
+    loop.matches = Asked(loop.run_dir, loop.game, pool=None, device="cpu", visits=32)
     rd = RunDir(run_dir)
     rd.net_path(fourth.split("-", 1)[1]).unlink()
     loop.rate(6, "0123456789ab")
     rd.net_path(second.split("-", 1)[1]).unlink()
     loop.rate(8, "0123456789ab")
     assert asked == [[f"net:{second.split('-', 1)[1]}", "random"], ["random"]]
+
+
+def test_the_command_line_fills_the_loops_settings_with_their_own_defaults(tmp_path):
+    from zero9.cli.autotrain import add_arguments, loop_settings
+    from zero9.learn.run_nets import NetShape
+    from zero9.settings import AutotrainConfig, SelfPlayConfig, TrainOptions
+
+    parser = argparse.ArgumentParser()
+    add_arguments(parser)
+    settings = loop_settings(parser.parse_args(["--dir", str(tmp_path / "run")]))
+    assert settings["config"] == AutotrainConfig()  # every default in one place: zero9/settings.py
+    assert settings["net"] == NetShape()
+    assert settings["train"] == TrainOptions(steps=AutotrainConfig.steps)
+    assert settings["selfplay"].visits == SelfPlayConfig.visits and settings["game"].name == "go"
+    settings = loop_settings(parser.parse_args(
+        ["--dir", "x", "--anchors", "random, mcts:50,", "--no-plots", "--no-sgf", "--lz-chunks", "--gate",
+         "--rate-every", "3", "--workers", "2", "--score-head", "--no-ownership", "--init-from", "a.pt"]))
+    config = settings["config"]
+    assert config.anchors == ("random", "mcts:50") and not config.plots and not config.sgf
+    assert config.lz_chunks and config.gate and config.rate_every == 3 and config.workers == 2
+    assert settings["net"] == NetShape(ownership=False, score=True, init_from="a.pt")
+    assert settings["command"]["anchors"] == "random, mcts:50,"  # recorded as given (config.json)

@@ -7,8 +7,8 @@ import pytest
 import torch
 
 from zero9.games import BLACK, WHITE, make_game
+from zero9.learn.rundir import RECORD_NAME
 from zero9.learn.selfplay import play_selfplay
-from zero9.learn.train import RECORD_NAME
 from zero9.nn.checkpoint import save_checkpoint
 from zero9.nn.chunks import read_chunk
 from zero9.nn.net import make_net
@@ -109,7 +109,7 @@ def test_eval_cache_option_reaches_the_workers_evaluator(tmp_path, monkeypatch):
     import argparse
 
     import zero9.learn.workers as workers
-    from zero9.learn.autotrain import add_arguments
+    from zero9.cli.autotrain import add_arguments
     from zero9.learn.selfplay import add_selfplay_arguments, selfplay_config
     from zero9.search.evaluator import NetEvaluator
 
@@ -141,7 +141,7 @@ def test_eval_cache_option_reaches_the_workers_evaluator(tmp_path, monkeypatch):
 def test_autotrain_turns_pcr_on_for_puct_only():
     import argparse
 
-    from zero9.learn.autotrain import add_arguments
+    from zero9.cli.autotrain import add_arguments
     from zero9.learn.selfplay import selfplay_config
 
     parser = argparse.ArgumentParser()

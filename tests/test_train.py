@@ -9,18 +9,10 @@ import pytest
 import torch
 
 from zero9.games import BLACK, WHITE, make_game
+from zero9.learn.losses import make_batch
 from zero9.learn.rundir import RunDir
-from zero9.learn.train import (
-    ChunkCache,
-    held_out_chunks,
-    is_test_chunk,
-    learning_rate,
-    load_window,
-    make_batch,
-    select_window,
-    train_generation,
-    train_round,
-)
+from zero9.learn.train import learning_rate, train_generation, train_round
+from zero9.learn.window import ChunkCache, held_out_chunks, is_test_chunk, load_window, select_window
 from zero9.nn.checkpoint import load_checkpoint, save_checkpoint
 from zero9.nn.chunks import ChunkData, write_npz_shard
 from zero9.nn.net import make_net
@@ -92,18 +84,18 @@ def test_downsampling_keeps_about_one_in_n(tmp_path):
 
 
 def test_a_chunk_cache_reads_only_new_files_and_gives_the_same_window(tmp_path, monkeypatch):
-    import zero9.learn.train as train_module
+    import zero9.learn.window as window_module
 
     rd = make_run(tmp_path, 30)
     opts = TrainOptions(window=0.0, window_min=100, downsample=2)
     reads = []
-    real_read = train_module.read_chunk
+    real_read = window_module.read_chunk
 
     def counting_read(path, game):
         reads.append(path)
         return real_read(path, game)
 
-    monkeypatch.setattr(train_module, "read_chunk", counting_read)
+    monkeypatch.setattr(window_module, "read_chunk", counting_read)
     cache = ChunkCache()
     load_window([rd.chunks_dir], GAME, opts, np.random.default_rng(5), cache)
     assert len(reads) == len(cache) == 10

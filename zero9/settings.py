@@ -152,9 +152,27 @@ ADAM_LR = 0.002  # the learning rate when --optimizer adam is chosen without --l
 
 @dataclass
 class AutotrainConfig:
-    """The loop's own options; its self-play and training take the classes above."""
+    """The loop's own options (``zero9 autotrain``); its self-play and training take the classes above."""
 
     games_per_gen: int = 200
     steps: int = 1000  # training steps per round
     gate_games: int = 100
-    eval_games: int = 10
+    eval_games: int = 10  # rating games per opponent per rated round (0: no rating)
+    generations: int | None = None  # stop after this many rounds in all (None: no limit)
+    hours: float | None = None  # stop after this many hours (None: no limit)
+    gate: bool = False  # promote only candidates that pass an SPRT match (leelaz-ninenine: off)
+    rate_every: int = 1  # rate the candidate of every K-th round only
+    eval_visits: int | None = None  # net visits in rating and gate games (None: self-play's)
+    anchors: tuple[str, ...] | None = None  # None: random, mcts:100, and for Go gnugo:1 when installed
+    plots: bool = True
+    ray: str | None = None  # "auto" or a Ray address: self-play and rating games on a Ray cluster
+    straddle: bool = False  # games in flight at a round's end go on into the next round
+    concurrent: bool | None = None  # train beside self-play (None: on with 2 or more GPUs)
+    gpus: int = 0  # CUDA: self-play on the first N GPUs (0: all)
+    train_device: str | None = None  # concurrent: the trainer's device (None: the last GPU, or the CPU)
+    threads: int = 0  # torch CPU threads per process (0: 1 for tiny nets in training, else one per core)
+    workers: int = 0  # self-play worker processes (0: one per core); Ray: actors per node
+    sgf: bool = True  # an SGF file per self-play game
+    lz_chunks: bool = False  # also Leela Zero text chunks (Go)
+    device: str = "auto"
+    seed: int | None = None

@@ -1,20 +1,111 @@
-"""``zero9 autotrain``: its options, and which loop runs them.
+"""``zero9 autotrain``: its options, the settings they make, and which loop runs them.
 
 The alternating loop (:class:`zero9.learn.autotrain.AutoTrain`: self-play, then training)
 on one device; the concurrent one (:class:`zero9.learn.concurrent.ConcurrentAutoTrain`: a
 trainer beside self-play, every GPU) on a host with two GPUs or more, or with ``--concurrent``
-(:func:`zero9.learn.autotrain.concurrent_by_default`).
+(:func:`zero9.learn.autotrain.concurrent_by_default`). Both take settings, not the parsed
+options: :func:`loop_settings` turns the command line into them.
 """
 
 from __future__ import annotations
 
 import argparse
+from typing import Any
 
+from zero9.cli.common import add_game_arguments, add_training_arguments, game_from_args, train_options
 from zero9.learn.autotrain import AutoTrain, concurrent_by_default, run_loop
-from zero9.learn.autotrain import add_arguments as add_arguments
 from zero9.learn.concurrent import ConcurrentAutoTrain
+from zero9.learn.run_nets import NetShape
+from zero9.learn.selfplay import add_selfplay_arguments, selfplay_config
+from zero9.settings import AutotrainConfig, NetConfig
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    d = AutotrainConfig()
+    parser.add_argument("--dir", required=True, help="run directory (created, or resumed if it exists)")
+    g = parser.add_argument_group("game and net (fixed when the run is created)")
+    add_game_arguments(g)
+    g.add_argument("--blocks", type=int, default=NetConfig.run_blocks, help="residual blocks")
+    g.add_argument("--filters", type=int, default=NetConfig.run_filters, help="filters per conv")
+    g.add_argument("--ownership", action=argparse.BooleanOptionalAction, default=None,
+                   help="Go: KataGo's ownership head as an auxiliary target (default: on for Go; it won "
+                        "33-7 at equal compute, docs/training-the-shipped-nets.md)")
+    g.add_argument("--score-head", action="store_true",
+                   help="Go with ownership: a score-lead head too, learnt from the ownership target and komi "
+                        "(a run keeps it for life; its held-out error is logged beside the ownership sum's)")
+    g.add_argument("--init-from", default=None, metavar="NET",
+                   help="start from this net's conv tower (heads rebuilt when the board differs)")
+    loop = parser.add_argument_group("loop")
+    loop.add_argument("--generations", type=int, default=None, help="stop after this many rounds in all")
+    loop.add_argument("--hours", type=float, default=None, help="stop after this many hours")
+    loop.add_argument("--games-per-gen", type=int, default=d.games_per_gen,
+                      help="self-play games per round")
+    loop.add_argument("--device", default=d.device, help="auto, cpu or cuda")
+    loop.add_argument("--seed", type=int, default=None)
+    loop.add_argument("--gate", action="store_true", help="promote only candidates that pass an SPRT match")
+    loop.add_argument("--gate-games", type=int, default=d.gate_games,
+                      help="most games of a gating match")
+    loop.add_argument("--eval-games", type=int, default=d.eval_games,
+                      help="rating games per opponent per round (0: no rating)")
+    loop.add_argument("--rate-every", type=int, default=d.rate_every, metavar="K",
+                      help="rate the candidate of every K-th round only (rating games cost a share of each "
+                           "round: on a GPU run, rate less often and with more --eval-games)")
+    loop.add_argument("--eval-visits", type=int, default=None,
+                      help="net visits in rating/gate games (default --visits)")
+    loop.add_argument("--anchors", default=None,
+                      help="comma-separated anchors: random, mcts:N (pure MCTS, N playouts), gnugo[:level] "
+                           "(default: random,mcts:100 ; Go adds gnugo:1 when installed)")
+    loop.add_argument("--no-plots", action="store_true",
+                      help="draw no plots (else: after a round, at most once a minute, and at the end)")
+    loop.add_argument("--ray", default=None, metavar="auto|ADDRESS",
+                      help="self-play and rating games on a Ray cluster (auto: the running one, else a local "
+                           "one); --workers is then actors per node (0: one per CPU). See docs/ray.md")
+    loop.add_argument("--straddle", action=argparse.BooleanOptionalAction, default=False,
+                      help="the workers' games in flight when a round has its games go on into the next "
+                           "round with its net, so no round waits for its longest games (default off: a tiny "
+                           "run learned less per round with it; see docs/cli-autotrain.md)")
+    loop.add_argument("--concurrent", action=argparse.BooleanOptionalAction, default=None,
+                      help="train beside self-play: a trainer process follows the window while the games go "
+                           "on, and each net plays from the next round on (default: on with 2 or more GPUs; "
+                           "--concurrent forces it on one device, a CPU too). See docs/cli-autotrain.md")
+    loop.add_argument("--gpus", type=int, default=d.gpus, metavar="N",
+                      help="CUDA: self-play on the first N GPUs, one inference server each (0: all)")
+    loop.add_argument("--train-device", default=None, metavar="DEVICE",
+                      help="concurrent mode: the trainer's device (default: the last GPU, or the CPU)")
+    loop.add_argument("--threads", type=int, default=d.threads,
+                      help="torch CPU threads per process (0: training 1 for small nets, else one per core; "
+                           "self-play workers share the cores)")
+    tr = parser.add_argument_group("training")
+    add_training_arguments(tr, d.steps, "training steps per round")
+    # Playout cap randomisation is on in the loop (None: 0.25 with PUCT, off with --gumbel): at equal
+    # compute it beat full searches on every move 36-4 (docs/runs/ab, 9x9 Gomoku, 8 minutes each).
+    add_selfplay_arguments(parser, {"pcr": None})
+
+
+def loop_settings(args: argparse.Namespace) -> dict[str, Any]:
+    """The loop's keyword arguments from the parsed options: the run directory, its game and net
+    shape, the loop's, self-play's and training's settings, and the options as given."""
+    anchors = None if args.anchors is None else tuple(a.strip() for a in args.anchors.split(",") if a.strip())
+    config = AutotrainConfig(
+        games_per_gen=args.games_per_gen, steps=args.steps, gate_games=args.gate_games,
+        eval_games=args.eval_games, generations=args.generations, hours=args.hours, gate=args.gate,
+        rate_every=args.rate_every, eval_visits=args.eval_visits, anchors=anchors, plots=not args.no_plots,
+        ray=args.ray, straddle=args.straddle, concurrent=args.concurrent, gpus=args.gpus,
+        train_device=args.train_device, threads=args.threads, workers=args.workers, sgf=not args.no_sgf,
+        lz_chunks=args.lz_chunks, device=args.device, seed=args.seed)
+    net = NetShape(blocks=args.blocks, filters=args.filters, ownership=args.ownership,
+                   score=args.score_head, init_from=args.init_from)
+    selfplay = selfplay_config(args)  # before vars(args): it fills in --pcr's default
+    return {"run_dir": args.dir, "game": game_from_args(args), "net": net, "config": config,
+            "selfplay": selfplay, "train": train_options(args, args.device), "command": dict(vars(args))}
+
+
+def make_loop(args: argparse.Namespace) -> AutoTrain:
+    """The loop the options ask for: concurrent with ``--concurrent`` (or 2+ GPUs), else alternating."""
+    settings = loop_settings(args)
+    loop_class = ConcurrentAutoTrain if concurrent_by_default(settings["config"]) else AutoTrain
+    return loop_class(**settings)
 
 
 def run(args: argparse.Namespace) -> int:
-    loop = ConcurrentAutoTrain(args) if concurrent_by_default(args) else AutoTrain(args)
-    return run_loop(loop)
+    return run_loop(make_loop(args))

@@ -7,7 +7,7 @@ import random
 import sys
 
 from zero9.arena.demo import MOVES_SHOWN, play_demo
-from zero9.games import add_game_arguments, game_from_args
+from zero9.cli.common import add_game_arguments, game_from_args
 from zero9.settings import PlayConfig
 
 

@@ -16,7 +16,7 @@ from typing import Any, TextIO
 
 import torch
 
-from zero9.games import add_game_arguments, game_from_args
+from zero9.cli.common import add_game_arguments, game_from_args
 from zero9.nn.checkpoint import default_net_path
 from zero9.protocols.gtp import BANNER, GTPEngine
 from zero9.protocols.gtp_loop import serve

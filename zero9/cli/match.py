@@ -9,8 +9,7 @@ from zero9.arena.levels import LEVELS
 from zero9.arena.match import play_match
 from zero9.arena.openings import read_openings
 from zero9.arena.players import DEFAULT_MOVE_TIMEOUT, DEFAULT_TURN_TIME, EngineOptions, parse_info
-from zero9.games import add_game_arguments, game_from_args
-from zero9.search.player import add_threat_arguments
+from zero9.cli.common import add_game_arguments, add_threat_arguments, game_from_args
 from zero9.settings import PlayConfig, SearchConfig
 
 GAMES = 10  # a match's games unless --games says otherwise

@@ -15,9 +15,10 @@ import sys
 
 import torch
 
+from zero9.cli.common import add_threat_arguments
 from zero9.nn.checkpoint import default_net_path
 from zero9.protocols.pbrain import PbrainEngine, serve
-from zero9.search.player import NetSource, add_threat_arguments
+from zero9.search.player import NetSource
 from zero9.settings import PlayConfig
 
 

@@ -13,6 +13,7 @@ import sys
 import time
 from pathlib import Path
 
+from zero9.cli.common import add_game_arguments, game_from_args
 from zero9.distributed.config import (
     SERVER_EXTRA_HINT,
     Edge,
@@ -21,7 +22,6 @@ from zero9.distributed.config import (
     TaskOptions,
     missing_server_packages,
 )
-from zero9.games import add_game_arguments, game_from_args
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from zero9.games import add_game_arguments, game_from_args
+from zero9.cli.common import add_game_arguments, game_from_args
 from zero9.learn.supervised import dump_supervised, format_report, unreadable_files
 
 

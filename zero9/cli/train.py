@@ -1,10 +1,10 @@
 """``zero9 train``: one training round of a net on the newest window of a run's data.
 
-The library is :mod:`zero9.learn.train` (the window, batches, the round, its saved state);
-this is the command: where the net starts (``--net``, the run's latest trained net, or a
-fresh one), then one round (``train round g (-> net g+1)``), saved as ``nets/<hash>.pt``
-(with its optimizer state, and its generation: the start's plus one) and, for Go, Leela Zero
-weights beside it.
+The library is :mod:`zero9.learn.train` (the round, its saved state), :mod:`zero9.learn.window`
+(the data) and :mod:`zero9.learn.losses`; this is the command: where the net starts
+(``--net``, the run's latest trained net, or a fresh one), then one round
+(``train round g (-> net g+1)``), saved as ``nets/<hash>.pt`` (with its optimizer state, and
+its generation: the start's plus one) and, for Go, Leela Zero weights beside it.
 """
 
 from __future__ import annotations
@@ -13,15 +13,9 @@ import argparse
 import os
 from pathlib import Path
 
-from zero9.games import add_game_arguments, game_from_args
+from zero9.cli.common import add_game_arguments, add_training_arguments, game_from_args, train_options
 from zero9.learn.rundir import RunDir
-from zero9.learn.train import (
-    StateHolder,
-    add_training_arguments,
-    clear_train_state,
-    train_generation,
-    train_options,
-)
+from zero9.learn.train import StateHolder, clear_train_state, train_generation
 from zero9.nn.checkpoint import load_checkpoint, load_net, save_checkpoint
 from zero9.nn.net import make_net, resolve_device
 from zero9.nn.weights import save_lz_weights

@@ -10,7 +10,6 @@ BLACK, Position, make_game`` is all a caller needs. The rule sets are
 
 from __future__ import annotations
 
-import argparse
 from typing import Any
 
 from zero9.games.game import (
@@ -55,26 +54,6 @@ def make_game(game: str = "go", size: int | None = None, **params: Any) -> Game:
     raise ValueError(f"unknown game {game!r}: expected 'go' or 'gomoku'")
 
 
-def add_game_arguments(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
-    """``--game``, ``--size``, ``--komi`` and ``--connect``: every command's way to name a game."""
-    parser.add_argument("--game", default="go", choices=["go", "gomoku"], help="the rules (default go)")
-    parser.add_argument("--size", type=int, default=None, help="board size (default 9 for Go, 15 for Gomoku)")
-    parser.add_argument("--komi", type=float, default=None, help="Go: komi (default 7.5)")
-    parser.add_argument("--connect", type=int, default=None,
-                        help="Gomoku: stones in a row to win (default 5)")
-
-
-def game_from_args(args: argparse.Namespace, size: int | None = None) -> Game:
-    """The game that :func:`add_game_arguments`' options name (``size``, when given, instead of
-    ``--size``); ValueError for an option of the other game."""
-    if args.game != "go" and args.komi is not None:
-        raise ValueError("--komi is for Go only")
-    if args.game != "gomoku" and args.connect is not None:
-        raise ValueError("--connect is for Gomoku only")
-    params = {k: v for k, v in (("komi", args.komi), ("connect", args.connect)) if v is not None}
-    return make_game(args.game, size or args.size, **params)
-
-
 __all__ = [
     "BLACK",
     "EMPTY",
@@ -96,7 +75,5 @@ __all__ = [
     "Go",
     "SimpleGo",
     "Gomoku",
-    "add_game_arguments",
-    "game_from_args",
     "make_game",
 ]

@@ -31,23 +31,29 @@ command with docs/durability.md's one line and exit 2. ``--generations N`` ends 
 
 from __future__ import annotations
 
-import argparse
+import dataclasses
 import multiprocessing as mp
 import os
 import queue
 import signal
 import time
 import traceback
+from pathlib import Path
 from typing import Any
 
 import torch
 
-from zero9.learn.autotrain import AutoTrain, train_candidate
+from zero9.games import Game, make_game
+from zero9.learn.autotrain import PLOT_EVERY_S, AutoTrain
+from zero9.learn.rating import RunMatches, rate
+from zero9.learn.run_nets import NetShape, train_candidate
 from zero9.learn.rundir import RunDir
 from zero9.learn.selfplay import WorkerPool
-from zero9.learn.train import ChunkCache, clear_train_state
+from zero9.learn.train import clear_train_state
+from zero9.learn.window import ChunkCache
 from zero9.learn.workers import die_with_parent
 from zero9.nn.checkpoint import game_from_meta, load_net
+from zero9.settings import AutotrainConfig, SelfPlayConfig, TrainOptions
 from zero9.util.files import DiskFullError, append_jsonl
 from zero9.util.interrupts import StopRequested, check_stop, request_stop, stop_requested, stop_signals
 
@@ -154,13 +160,14 @@ def train_job(job: dict, state: dict) -> dict:
 
 
 def rate_job(job: dict, state: dict) -> dict:
-    """The rater's job: rating games of one net (the alternating loop's :meth:`AutoTrain.rate`, on a
-    pool of one thread in this process)."""
-    loop = AutoTrain(state["args"])
-    loop.device = state["device"]
-    loop.wall_base = job["wall_seconds"]
-    with WorkerPool(0, 1) as loop.pool:
-        loop.rate(job["generation"], job["net"])
+    """The rater's job: rating games of one net (the alternating loop's :func:`zero9.learn.rating.rate`,
+    on a pool of one thread in this process)."""
+    began = time.monotonic()
+    with WorkerPool(0, 1) as pool:
+        matches = RunMatches(RunDir(state["run_dir"]), make_game(**state["game"]), pool, state["device"],
+                             state["visits"], state["seed"])
+        rate(matches, job["generation"], job["net"], state["games"], state["anchors"],
+             lambda: job["wall_seconds"] + time.monotonic() - began)
     return {"generation": job["generation"], "net": job["net"]}
 
 
@@ -171,17 +178,20 @@ def rate_job(job: dict, state: dict) -> dict:
 class ConcurrentAutoTrain(AutoTrain):
     """The loop with the trainer beside self-play (see the module docstring)."""
 
-    def __init__(self, args: argparse.Namespace):
-        if args.gate:
+    def __init__(self, run_dir: str | Path, game: Game, net: NetShape, config: AutotrainConfig,
+                 selfplay: SelfPlayConfig, train: TrainOptions, command: dict[str, Any] | None = None):
+        """The alternating loop's arguments (:class:`zero9.learn.autotrain.AutoTrain`)."""
+        if config.gate:
             raise ValueError("--gate needs the alternating loop (--no-concurrent): here every trained net "
                              "plays from the next round on")
-        if args.ray:
+        if config.ray:
             raise ValueError("--concurrent runs on one host's GPUs and cores; "
                              "--ray is the alternating loop's")
-        super().__init__(args)
-        self.args.straddle = True  # no round waits for its longest games
+        # games straddle rounds here: no round waits for its longest games
+        super().__init__(run_dir, game, net, dataclasses.replace(config, straddle=True), selfplay, train,
+                         command)
         devices = self.gpus()
-        self.train_device = args.train_device or devices[-1]
+        self.train_device = config.train_device or devices[-1]
         self.trainer: Background | None = None
         self.rater: Background | None = None
         self.selfplay_seconds = 0.0  # inside self-play rounds, this invocation
@@ -202,7 +212,7 @@ class ConcurrentAutoTrain(AutoTrain):
         opts = self.train_opts
         self.trainer = Background("trainer", train_job, {"run_dir": str(self.run_dir.root), "opts": opts,
                                                          "device": self.train_device,
-                                                         "threads": self.args.threads or 1})
+                                                         "threads": self.settings.threads or 1})
         self.began = time.monotonic()
         self.shares: dict[str, Any] = {}
         try:
@@ -234,7 +244,7 @@ class ConcurrentAutoTrain(AutoTrain):
                                      "time": time.time(), "games": status["games"],
                                      "seconds": {"selfplay": round(selfplay_s, 2)},
                                      "training": self.trainer.busy})
-        if not self.args.no_plots and time.monotonic() - self.last_plot >= 60.0:
+        if self.settings.plots and time.monotonic() - self.last_plot >= PLOT_EVERY_S:
             self.plot()
 
     def resume_training(self) -> None:
@@ -257,7 +267,7 @@ class ConcurrentAutoTrain(AutoTrain):
         status = self.run_dir.status()
         games = self.game_counts()["games"]
         since = games - int(status.get("trained_at_games", 0))
-        if since < self.args.games_per_gen or games == 0:
+        if since < self.settings.games_per_gen or games == 0:
             return
         status = self.run_dir.write_status(trained_at_games=games,
                                            training=int(status.get("nets_trained", 0)))
@@ -287,13 +297,16 @@ class ConcurrentAutoTrain(AutoTrain):
                                      "seconds": {"train": round(time.time() - done["started"], 2)}})
         print(f"published net generation {done['generation']} {done['net']}: round {status['generation']} "
               f"plays with it")
-        if self.args.eval_games > 0 and done["generation"] % self.args.rate_every == 0:
+        if self.settings.eval_games > 0 and done["generation"] % self.settings.rate_every == 0:
             self.start_rating(done["generation"], done["net"])
 
     def start_rating(self, generation: int, net: str) -> None:
         if self.rater is None:
-            self.rater = Background("rater", rate_job, {"args": self.args, "device": self.train_device,
-                                                        "threads": 1})
+            self.rater = Background("rater", rate_job, {
+                "run_dir": str(self.run_dir.root), "game": self.game.to_dict(), "device": self.train_device,
+                "visits": self.settings.eval_visits or self.selfplay.visits, "seed": self.settings.seed,
+                "games": self.settings.eval_games, "anchors": self.anchors(),
+                "threads": self.torch_threads() or 1})
         if self.rater.busy and self.rater.poll() is None:
             print(f"rating: the rater is still busy; net generation {generation} is not rated")
             return

@@ -33,7 +33,6 @@ Vocabulary:
 
 from __future__ import annotations
 
-import argparse
 import math
 import os
 import threading
@@ -469,13 +468,3 @@ class NetSource:
     def player(self, game: Game, rng: np.random.Generator | None = None, **options) -> SearchPlayer:
         """A :class:`SearchPlayer` for ``game`` on this source's evaluator (options: SearchPlayer's)."""
         return SearchPlayer(game, self.evaluator(game, rng), **options)
-
-
-def add_threat_arguments(parser: argparse.ArgumentParser) -> None:
-    """``--threats`` and ``--threat-reading``: every command that plays Gomoku with a net."""
-    parser.add_argument("--threats", action=argparse.BooleanOptionalAction, default=PlayConfig.threats,
-                        help="Gomoku: zero9 nets prove forced wins and spoil the opponent's beside the "
-                        "search (zero9/search/threats.py; default off)")
-    parser.add_argument("--threat-reading", choices=READINGS, default=PlayConfig.threat_reading,
-                        help="what --threats reads at the root: vct (fours and threes) or vcf (fours "
-                        f"only); default {PlayConfig.threat_reading}")

@@ -1,0 +1,158 @@
+"""The nets of a run: their shape (fixed for life), the first one, each trained candidate.
+
+- **identity**: the game and the net's shape (blocks, filters, the ownership and score
+  heads) are written into ``config.json`` when the run is created; a later invocation
+  that asks for another is an error (:func:`check_config`).
+- **the first net** (generation 0): random, or started from another net's tower
+  (:func:`transplant_tower`: ``--init-from``, heads rebuilt when the board differs).
+- **a candidate**: the trainer's latest net after one round on the window
+  (:func:`train_candidate`), saved as ``nets/<hash>.pt`` with its optimizer state.
+- **Leela Zero weights**: for Go, every net is also written as ``nets/<hash>.txt.gz``
+  (without the heads Leela Zero cannot hold), so Leela Zero, Sabaki and Lizzie load it.
+
+A net is saved under a temporary name and renamed to its hash, which is known only
+after saving: a crash never leaves a half-written net under a real name.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from zero9.games import Game
+from zero9.learn.rundir import RunDir
+from zero9.learn.train import StateHolder, train_generation
+from zero9.learn.window import ChunkCache
+from zero9.nn.checkpoint import load_checkpoint, load_net, save_checkpoint
+from zero9.nn.net import make_net
+from zero9.nn.weights import save_lz_weights
+from zero9.settings import NetConfig, TrainOptions
+
+IDENTITY_KEYS = ("game", "net")  # fixed at creation; a rerun that disagrees is an error
+
+
+@dataclass
+class NetShape:
+    """The net a run is created with (fixed for life) and where its first net starts."""
+
+    blocks: int = NetConfig.run_blocks
+    filters: int = NetConfig.run_filters
+    ownership: bool | None = None  # KataGo's ownership head; None: on for Go (a resumed run keeps its own)
+    score: bool = False  # Go with ownership: a score-lead head too
+    init_from: str | None = None  # start from this net's tower (and heads, on the same board)
+
+
+def identity_config(game: Game, shape: NetShape) -> dict[str, Any]:
+    """The parts of the config a run keeps for life: the game and the net's shape."""
+    if shape.ownership and game.name != "go":
+        raise ValueError("--ownership is for Go only")
+    ownership = game.name == "go" if shape.ownership is None else shape.ownership
+    net = {"blocks": shape.blocks, "filters": shape.filters, "ownership": ownership}
+    if shape.score:
+        if not ownership:
+            raise ValueError("--score-head needs the ownership head (Go; its target is the ownership sum)")
+        net["score"] = True  # only when on: runs made before it compare equal
+    return {"game": game.to_dict(), "net": net}
+
+
+def check_config(stored: dict, wanted: dict, root: Path) -> None:
+    """ValueError when the run at ``root`` was created with another game or net shape than ``wanted``."""
+    for key in IDENTITY_KEYS:
+        if stored.get(key) != wanted.get(key):
+            raise ValueError(f"run directory {root} was created with {key} {json.dumps(stored.get(key))}, "
+                             f"but this command asks for {json.dumps(wanted.get(key))}: use another --dir, "
+                             f"or repeat the original options")
+
+
+def initial_net(run_dir: RunDir, game: Game, shape: dict[str, Any], *, seed: int | None = None,
+                init_from: str | None = None) -> str:
+    """Create the run's generation-0 net (``shape``: config.json's ``net``), saved with Go's LZ weights;
+    its hash."""
+    if seed is not None:
+        torch.manual_seed(seed)
+    net = make_net(game, shape["blocks"], shape["filters"], ownership=shape["ownership"],
+                   score=shape.get("score", False))
+    if init_from:
+        transplant_tower(net, init_from)
+    meta = save_checkpoint(run_dir.nets_dir / ".initial.pt", net, {"game": game.to_dict(), "generation": 0})
+    os.replace(run_dir.nets_dir / ".initial.pt", run_dir.net_path(meta["hash"]))
+    write_lz_weights(run_dir, game, net, meta["hash"])
+    print(f"created {run_dir.root}: {game.to_dict()}, net {shape['blocks']}x{shape['filters']} "
+          f"{meta['hash']}")
+    return meta["hash"]
+
+
+def write_lz_weights(run_dir: RunDir, game, net, net_hash: str) -> None:
+    """Go: the net as Leela Zero weights beside its checkpoint (without the heads LZ cannot hold)."""
+    if game.name != "go":
+        return  # Leela Zero's text format is a Go format; Gomoku nets live in .pt only
+    save_lz_weights(net, run_dir.lz_weights_path(net_hash), drop_ownership=True)  # atomic itself
+
+
+def train_candidate(run_dir: RunDir, game: Game, device: str, opts: TrainOptions, trainer: str, *,
+                    generation: int, global_step: int, cache: ChunkCache | None = None,
+                    progress: bool = True):
+    """Train net ``trainer`` one round on the run's window (resuming a saved state of this round)
+    and save the result as ``nets/<hash>.pt`` (and Go's LZ weights): ``(hash, RoundResult)``.
+
+    The candidate is generation ``generation + 1``. The caller names it in status.json and
+    then clears the train state; both loops (alternating and concurrent) train through here.
+    """
+    ckpt = load_checkpoint(run_dir.net_path(trainer), device)
+    if ckpt.optimizer_state is not None and ckpt.meta.get("optimizer") not in (None, opts.optimizer):
+        print(f"optimizer changed from {ckpt.meta.get('optimizer')} to {opts.optimizer}: "
+              "fresh optimizer state")
+        ckpt.optimizer_state = None
+    result = train_generation(run_dir, ckpt.net, ckpt.meta, opts, generation=generation,
+                              optimizer_state=ckpt.optimizer_state, global_step=global_step, cache=cache,
+                              progress=progress)
+    meta = save_checkpoint(run_dir.nets_dir / ".candidate.pt", result.net,
+                           {"game": game.to_dict(), "generation": generation + 1, "parent": trainer,
+                            "step": result.global_step, "optimizer": opts.optimizer,
+                            "train": result.last_train, "test": result.last_test},
+                           StateHolder(result.optimizer_state))
+    # named by the hash only known after saving, so save then rename (still atomic)
+    os.replace(run_dir.nets_dir / ".candidate.pt", run_dir.net_path(meta["hash"]))
+    write_lz_weights(run_dir, game, result.net, meta["hash"])
+    test = result.last_test or {}
+    nan = float("nan")
+    score = (f", score error {test['score_error']:.2f} points "
+             f"(ownership sum {test['ownership_sum_error']:.2f})" if "score_error" in test else "")
+    print(f"round {generation} trained net generation {generation + 1}: {meta['hash']}, "
+          f"test loss {test.get('total', nan):.4f} "
+          f"(policy {test.get('policy_loss', nan):.4f}, value {test.get('value_loss', nan):.4f}){score}")
+    return meta["hash"], result
+
+
+def transplant_tower(net, path: str) -> None:
+    """Start ``net`` from the net at ``path``: its input block and residual tower, and its heads too
+    when every tensor fits (the same board size: the run continues that net).
+
+    Convolutions do not care about the board size, so a 7x7 tower starts a 9x9 run;
+    the heads' fully connected layers do, so on another board they are rebuilt.
+    """
+
+    source, _ = load_net(path, device="cpu")
+    src, dst = source.config, net.config
+    if src["filters"] != dst["filters"] or src["in_planes"] != dst["in_planes"]:
+        raise ValueError(f"--init-from {path}: its tower ({src['filters']} filters, {src['in_planes']} input "
+                         f"planes) does not fit {dst['filters']} filters, {dst['in_planes']} planes")
+    own, theirs = net.state_dict(), source.state_dict()
+    # The same board: every tensor both nets have (a head only one has, e.g. a new score head, starts fresh)
+    same_board = src["size"] == dst["size"] and src["num_actions"] == dst["num_actions"]
+    copied = 0
+    for key, value in theirs.items():
+        tower = key.startswith(("input_block.", "tower."))
+        if (same_board or tower) and key in own and own[key].shape == value.shape:
+            own[key] = value
+            copied += 1
+    net.load_state_dict(own)
+    fresh = sorted({k.split(".")[0] for k in own if k not in theirs})
+    print(f"--init-from {path}: copied {copied} tensors; "
+          + ("the whole net (same board)" if same_board else "the tower; heads start fresh")
+          + (f"; new: {', '.join(fresh)}" if fresh else ""))
