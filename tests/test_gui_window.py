@@ -137,7 +137,8 @@ def test_variations_in_the_window_and_as_sgf_variations(make_app, go_engine, tmp
     assert [go.action_to_vertex(a) for a in m.actions()] == ["E5", "C7", "G3", "C3", "G7"]
     # White (the AI) is to move at the end of the game's own line, but browsing never makes it move
     # (it did, racing the navigation below: CI saw the branch switch refused while it thought)
-    assert not m.thinking and all(job is None or job[0] != "move" for job in (m.worker.running, m.worker.pending))
+    jobs = (m.worker.running, m.worker.pending)
+    assert not m.thinking and all(job is None or job[0] != "move" for job in jobs)
     m.navigate(3)
     key(app, pygame.K_RIGHTBRACKET, "]")
     assert go.action_to_vertex(m.actions()[2]) == "D4", (m.message, m.cursor, m.thinking)
