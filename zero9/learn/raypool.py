@@ -5,11 +5,16 @@ Vocabulary:
 - **cluster**: machines joined by ``ray start --head`` / ``ray start --address ...``
   (``docs/ray.md``). The **driver** is the ``zero9 autotrain`` process on the head;
   it alone touches the run directory, so no shared filesystem is needed.
-- **actor**: one :class:`SelfPlayActor`, a Ray worker process with its own copy of the
-  net, holding ``num_cpus=1`` (and, on a GPU node, an equal share of the node's GPUs).
+- **actor**: one :class:`SelfPlayActor`, a Ray worker process holding ``num_cpus=1``.
   By default a node gets one actor per CPU; ``--workers N`` asks for N per node.
+- **node server** (:mod:`zero9.learn.raynode`): on a GPU node (``--ray-server auto``, the
+  default; ``on``: every node) one more actor holds the net once, on the node's GPUs, and the
+  node's actors send it their batches through a Unix socket and shared memory. Elsewhere
+  (``--ray-server off``, or a CPU node under ``auto``) each actor holds its own copy of the
+  net (on a GPU node, with an equal share of the node's GPUs).
 - **publish**: the driver puts the current net's bytes in Ray's object store once per
-  round; an actor loads them only when the digest differs from the net it holds.
+  round; a node server, or an actor with its own net, loads them only when the digest
+  differs from the net it holds.
 - **session**: an actor's share of a round: ``start`` (net, config, quota) then one
   ``next_game`` call per game. Each call plays until *one* game ends and returns its
   **record bytes** (npz shard + SGF text + optional Leela Zero chunk + summary), made
@@ -47,17 +52,27 @@ import numpy as np
 import torch
 
 from zero9.games.sgf import save_sgf
+from zero9.learn.raynode import (
+    WAIT_SECONDS,
+    NodeServers,
+    ServerLost,
+    check_sharing,
+    is_server_lost,
+    plan_server,
+    ray_lost,
+)
 from zero9.learn.records import game_summary, new_stem, write_record
 from zero9.learn.selfplay import SelfPlayStats, add_game, config_summary, progress_bar
 from zero9.learn.selfplay_game import play_games
 from zero9.nn.checkpoint import game_from_meta, load_net
+from zero9.nn.inference import RemoteNet
+from zero9.nn.inference import connect as connect_server
 from zero9.search.evaluator import NetEvaluator
 from zero9.util.files import atomic_write_bytes
 from zero9.util.interrupts import check_stop
 
 RAY_MISSING = "--ray needs Ray on this machine and every worker: pip install 'zero9[ray]' (ray>=2.9)"
 AHEAD = 2  # next_game calls queued per actor
-WAIT_SECONDS = 1.0  # how long the driver blocks per wait before checking on the workers again
 
 
 def import_ray():
@@ -101,13 +116,16 @@ class ActorPlan:
     node_id: str
     num_cpus: float
     num_gpus: float
+    gpu_node: bool = False  # its node has GPUs (the actor's match calls use one even with no share)
 
 
-def plan_actors(nodes: list[dict], per_node: int = 0) -> list[ActorPlan]:
+def plan_actors(nodes: list[dict], per_node: int = 0, sharing: str = "off") -> list[ActorPlan]:
     """One plan per actor for the alive nodes of ``ray.nodes()``.
 
     A node gets ``per_node`` actors (0: one per CPU); each reserves an equal share of the
     node's CPUs (at most 1) and of its GPUs, so every actor of a GPU node shares the GPUs.
+    Where a node server is planned (``sharing``, :func:`zero9.learn.raynode.plan_server`) it
+    holds the GPUs and its CPU; the actors share the other CPUs (0: one actor per CPU left).
     """
     if per_node < 0:
         raise ValueError(f"--workers must be >= 0, got {per_node}")
@@ -117,12 +135,17 @@ def plan_actors(nodes: list[dict], per_node: int = 0) -> list[ActorPlan]:
             continue
         resources = node.get("Resources", {})
         cpus, gpus = float(resources.get("CPU", 0)), float(resources.get("GPU", 0))
+        server = plan_server(node, sharing)
+        if server is not None:
+            cpus, gpus_left = cpus - server.num_cpus, 0.0
+        else:
+            gpus_left = gpus
         count = per_node or int(cpus)
         if count <= 0 or cpus <= 0:
             continue  # a node without CPUs for Ray (a head started with --num-cpus 0) plays nothing
         share_cpu = min(1.0, _round_down(cpus / count))
-        share_gpu = _round_down(gpus / count) if gpus else 0.0
-        plans.extend(ActorPlan(node["NodeID"], share_cpu, share_gpu) for _ in range(count))
+        share_gpu = _round_down(gpus_left / count) if gpus_left else 0.0
+        plans.extend(ActorPlan(node["NodeID"], share_cpu, share_gpu, gpus > 0) for _ in range(count))
     return plans
 
 
@@ -213,14 +236,21 @@ def _process_alive(pid: int) -> bool:
 
 
 class SelfPlayActor:
-    """A Ray actor: holds one net, plays sessions one game per call, runs match calls."""
+    """A Ray actor: plays sessions one game per call, with its node server's net or one of its own
+    (``served``, see :mod:`zero9.learn.raynode`), and runs match calls."""
 
-    def __init__(self, worker: int):
+    def __init__(self, worker: int, gpu_node: bool = False):
         import ray
 
         torch.set_num_threads(1)  # one CPU reserved per actor: threads would only fight
         self.worker = worker
-        self.device = "cuda" if ray.get_gpu_ids() else "cpu"
+        # On a sharing GPU node the actor has no GPU share (the node server has the GPUs), yet Ray
+        # leaves the GPUs visible to it: its match calls (a few games per round) run there.
+        on_gpu = ray.get_gpu_ids() or (gpu_node and torch.cuda.is_available())
+        self.device = "cuda" if on_gpu else "cpu"
+        self.remote: RemoteNet | None = None  # the connection to the node server, when served
+        self.address: str | None = None
+        self.broken: str | None = None  # why the session ended with its server (ServerLost), until a start
         # Records pass through files (write_record is the one writer); fsync costs nothing on tmpfs.
         shm = "/dev/shm" if os.access("/dev/shm", os.W_OK) else None
         self.folder = Path(tempfile.mkdtemp(prefix=f"{TMP_PREFIX}{os.getpid()}-", dir=shm))
@@ -242,21 +272,63 @@ class SelfPlayActor:
             self.digest = digest
         return self.meta["hash"]
 
+    def serve_from(self, address: str, meta: dict) -> RemoteNet:
+        """Use the node server at ``address`` (connecting again when it moved or the link broke);
+        the actor's own net, if it had one, is dropped."""
+        if self.remote is None or address != self.address:
+            self.disconnect()
+            self.remote, self.address = connect_server(address), address
+        self.net, self.digest = None, None
+        self.meta, self.game = meta, game_from_meta(meta)
+        return self.remote
+
+    def disconnect(self) -> None:
+        if self.remote is not None:
+            try:
+                self.remote.close()
+            except OSError:
+                pass  # the server went first
+        self.remote = self.address = None
+
     def start(self, digest: str, box: list, games: int, config, options: dict, sgf: bool,
-              lz: bool) -> dict[str, Any] | None:
-        """Begin a session of ``games`` games with the published net; returns its first game."""
+              lz: bool, served: dict | None = None) -> dict[str, Any] | None:
+        """Begin a session of ``games`` games with the published net (``served``: ``{"address", "meta"}``
+        of the node server serving it; None: load it here); returns its first game."""
         self.session = None  # a failed start must not leave the last round's session to play on
-        self.load(digest, box)
-        self.evaluator = NetEvaluator(self.net, cache_size=config.eval_cache,
+        self.broken = None
+        if served is not None:
+            net = self.serve_from(served["address"], served["meta"])
+        else:
+            self.disconnect()
+            self.load(digest, box)
+            net = self.net
+        self.evaluator = NetEvaluator(net, cache_size=config.eval_cache,
                                       rng=np.random.default_rng(config.seed))
         self.session = play_games(self.game, self.evaluator, games, config)
         self.options, self.sgf, self.lz = options, sgf, lz
         return self.next_game()
 
     def next_game(self) -> dict[str, Any] | None:
-        """Play until the session's next game ends; its record as bytes, or None when the quota is done."""
+        """Play until the session's next game ends; its record as bytes, or None when the quota is done.
 
-        record = next(self.session, None) if self.session is not None else None
+        ServerLost when the node server stopped answering (the session ends: the driver replays its
+        unfinished games).
+        """
+
+        if self.broken is not None:
+            # The session's calls queued after the failure say so too: the driver may read their
+            # answers before the failure's, and a None would read as a session that ran out early.
+            raise ServerLost(self.broken)
+        try:
+            record = next(self.session, None) if self.session is not None else None
+        except (EOFError, OSError) as e:
+            if self.remote is None:
+                raise
+            self.broken = (f"Ray worker {self.worker}: the node's inference server at {self.address} stopped "
+                           f"answering ({type(e).__name__}: {e})")
+            self.session = None
+            self.disconnect()
+            raise ServerLost(self.broken) from None
         if record is None:
             self.session = None
             return None
@@ -274,7 +346,17 @@ class SelfPlayActor:
                 "counters": {"evals": e.positions - e.cache_hits, "calls": e.calls, "requests": e.positions,
                              "net_seconds": e.net_seconds}}
 
+    def holds_net(self) -> dict[str, Any]:
+        """Whether this process holds a net (for the tests and the bench): its own, or only a link."""
+        import gc
+
+        from zero9.nn.net import ZeroNet
+
+        nets = sum(issubclass(type(o), ZeroNet) for o in gc.get_objects())  # type(): no property lookups
+        return {"nets": nets, "served": self.address, "pid": os.getpid()}
+
     def cleanup(self) -> None:
+        self.disconnect()
         shutil.rmtree(self.folder, ignore_errors=True)
 
     def call(self, fn, kwargs: dict) -> Any:
@@ -318,20 +400,24 @@ class RayPool:
 
     threads = 1
 
-    def __init__(self, address: str = "auto", workers: int = 0, log=print):
+    def __init__(self, address: str = "auto", workers: int = 0, log=print, server: str = "auto"):
+        self.sharing = check_sharing(server)  # before Ray starts: a typo costs nothing
         self.ray = import_ray()
         self.owns_ray = connect(address)
         self.per_node, self.log = workers, log
         self.actor_class = self.ray.remote(SelfPlayActor)
         self.token = uuid.uuid4().hex[:6]  # names actors apart from another run's on the same cluster
         self.slots: list[_Slot | None] = []
+        self.servers = NodeServers(self.ray, self.token, self.sharing, lambda text: self.log(text))
         self.next_worker = 0
         self.lost = 0
         self.sync()
         nodes = {s.plan.node_id for s in self.slots if s}
         gpus = sum(s.plan.num_gpus for s in self.slots if s)
         gpu_text = f", sharing {gpus:g} GPU(s)" if gpus else ""
-        log(f"Ray: {self.size} self-play actors on {len(nodes)} node(s){gpu_text}")
+        server_text = (f"; {len(self.servers)} node server(s) hold the net, the actors none"
+                       if self.servers else "; each actor holds its own net")
+        log(f"Ray: {self.size} self-play actors on {len(nodes)} node(s){gpu_text}{server_text}")
 
     # --- actors ------------------------------------------------------------------------
     @property
@@ -351,13 +437,16 @@ class RayPool:
         # max_concurrency=1: calls run one after another, in order, which sessions rely on
         handle = self.actor_class.options(
             name=self._name(worker), num_cpus=plan.num_cpus, num_gpus=plan.num_gpus, max_concurrency=1,
-            scheduling_strategy=NodeAffinitySchedulingStrategy(plan.node_id, soft=False)).remote(worker)
+            scheduling_strategy=NodeAffinitySchedulingStrategy(plan.node_id, soft=False)).remote(
+            worker, plan.gpu_node)
         return _Slot(worker, plan, handle)
 
     def sync(self) -> None:
-        """Start actors for nodes that joined (or are short of actors); called before each round."""
+        """Start node servers and actors for nodes that joined (or are short of actors); forget the
+        node servers of nodes that left. Called before each round."""
         alive = [n for n in self.ray.nodes() if n.get("Alive")]
-        wanted = plan_actors(alive, self.per_node)
+        self.servers.sync(alive, TMP_PREFIX)
+        wanted = plan_actors(alive, self.per_node, self.sharing)
         have: dict[str, int] = {}
         for s in self.slots:
             if s is not None:
@@ -383,10 +472,7 @@ class RayPool:
         slot = self.slots[i]
         self.slots[i] = None
         self.lost += 1
-        try:
-            self.ray.kill(slot.handle)
-        except Exception:
-            pass  # already gone
+        self._kill(slot.handle)
         alive = {n["NodeID"] for n in self.ray.nodes() if n.get("Alive")}
         reason = str(error).splitlines()[0][:160]
         if slot.plan.node_id in alive:
@@ -396,15 +482,34 @@ class RayPool:
         else:
             self.log(f"Ray worker {slot.worker} was lost with its node; {self.size} actors remain")
 
+    def _kill(self, handle) -> None:
+        try:
+            self.ray.kill(handle)
+        except Exception:
+            pass  # already gone
+
     def _is_lost(self, error: BaseException) -> bool:
-        # unschedulable: the node its placement named has left the cluster
-        errors = self.ray.exceptions
-        return isinstance(error, (errors.RayActorError, getattr(errors, "ActorUnschedulableError", ())))
+        return ray_lost(self.ray, error)
 
     # --- self-play ---------------------------------------------------------------------
     def info(self) -> dict[str, Any]:
         """For each round's row of selfplay.jsonl: actors now, and actors lost (and replaced) so far."""
-        return {"ray_actors": self.size, "ray_lost": self.lost}
+        return {"ray_actors": self.size, "ray_lost": self.lost, "ray_servers": len(self.servers),
+                "ray_server_starts": self.servers.starts}
+
+    def node_actors(self) -> dict[str, int]:
+        """Actors per node id."""
+        counts: dict[str, int] = {}
+        for s in self.slots:
+            if s is not None:
+                counts[s.plan.node_id] = counts.get(s.plan.node_id, 0) + 1
+        return counts
+
+    def served(self, i: int) -> dict | None:
+        """What slot ``i``'s actor plays with: its node server (:meth:`NodeServers.served`), or None."""
+        node = self.slots[i].plan.node_id
+        position = [k for k, s in enumerate(self.slots) if s and s.plan.node_id == node].index(i)
+        return self.servers.served(node, position)
 
     def publish(self, net_path: str | os.PathLike) -> tuple[str, list]:
         """Put the net's bytes in the object store; (digest, boxed ref) for :meth:`SelfPlayActor.start`."""
@@ -432,6 +537,9 @@ class RayPool:
                 d.mkdir(parents=True, exist_ok=True)
         self.sync()
         digest, box = self.publish(net_path)
+        max_batch = config.parallel_games * config.leaves_per_tree  # the most positions an actor sends
+        self.servers.new_round()
+        self.servers.serve(digest, box, max_batch, self.node_actors())
         options = options if options is not None else config_summary(config)
         base_seed = config.seed if config.seed is not None else int.from_bytes(os.urandom(4), "little")
         stats, bar = SelfPlayStats(), progress_bar(games, progress)
@@ -449,7 +557,8 @@ class RayPool:
             while session.asked < min(session.quota, session.seq + AHEAD):
                 if session.asked == 0:
                     ref = session.handle.start.remote(digest, box, session.quota, session.config, options,
-                                                      dirs[1] is not None, dirs[2] is not None)
+                                                      dirs[1] is not None, dirs[2] is not None,
+                                                      self.served(session.slot))
                 else:
                     ref = session.handle.next_game.remote()
                 pending[ref] = session
@@ -485,12 +594,17 @@ class RayPool:
                     try:
                         result = self.ray.get(ref)
                     except Exception as e:
-                        if not self._is_lost(e):
+                        server_lost = is_server_lost(e)
+                        if not (server_lost or self._is_lost(e)):
                             raise RuntimeError(f"Ray self-play worker {session.worker} failed: {e}") from e
                         if not session.lost:  # its other queued calls fail the same way: count it once
                             session.lost = session.over = True
                             leftover += session.quota - session.seq
-                            self._lose(session.slot, e)
+                            if server_lost:  # the actor lives: its next session connects to the new server
+                                node = self.slots[session.slot].plan.node_id
+                                self.servers.check(node, e, digest, box, max_batch, self.node_actors())
+                            else:
+                                self._lose(session.slot, e)
                         continue
                     if session.lost:
                         # A game the actor finished before it died, read after its death was: the
@@ -581,6 +695,7 @@ class RayPool:
                 except Exception:
                     pass  # lost already
         self.slots = []
+        self.servers.close()  # after the actors, which have left their servers
         if self.owns_ray and self.ray.is_initialized():
             self.ray.shutdown()
 

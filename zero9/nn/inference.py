@@ -41,13 +41,14 @@ Vocabulary:
 from __future__ import annotations
 
 import multiprocessing as mp
+import os
 import queue
 import struct
 import sys
 import threading
 import time
 from dataclasses import dataclass
-from multiprocessing import connection, shared_memory
+from multiprocessing import connection, resource_tracker, shared_memory
 
 import numpy as np
 import torch
@@ -120,7 +121,7 @@ class SlotSpec:
 class _Slot:
     """Numpy views of a slot's shared memory (the creator unlinks it; others only close)."""
 
-    def __init__(self, spec: SlotSpec, create: bool):
+    def __init__(self, spec: SlotSpec, create: bool, tracked: bool = True):
         b = spec.max_batch
         shapes = [((b, *spec.planes_shape), np.uint8), ((b, spec.num_actions), np.float32),
                   ((b,), np.float32)]
@@ -130,6 +131,12 @@ class _Slot:
             nbytes = int(np.prod(shape)) * np.dtype(dtype).itemsize
             shm = (shared_memory.SharedMemory(name=name, create=True, size=nbytes) if create
                    else shared_memory.SharedMemory(name=name))
+            if not (create or tracked):
+                # Python < 3.13 registers a segment it only opens with this process's resource tracker,
+                # which unlinks it when the process ends. A process the server's owner did not start
+                # (a Ray actor: connect()) has a tracker of its own, so its exit would delete the
+                # server's slots under a later client: opening is not owning.
+                resource_tracker.unregister(shm._name, "shared_memory")
             self.shm.append(shm)
             views.append(np.ndarray(shape, dtype, buffer=shm.buf))
         self.planes, self.probs, self.value = views
@@ -145,8 +152,9 @@ class _Slot:
 class RemoteNet:
     """A worker's stand-in for the net: batches go through the server (see the module docstring)."""
 
-    def __init__(self, specs: tuple[SlotSpec, ...], requests, reply):
+    def __init__(self, specs: tuple[SlotSpec, ...], requests, reply, tracked: bool = True):
         self.specs, self.requests, self.reply = specs, requests, reply
+        self.tracked = tracked  # False: connected by address, the slots are not this process's to unlink
         self.max_batch = specs[0].max_batch
         self._slots: list[_Slot] | None = None  # opened on first use, in the worker process
         self._free = list(range(len(specs)))  # tickets (slot numbers) with no batch in flight
@@ -156,10 +164,18 @@ class RemoteNet:
         self.size, self.num_actions, self.config = n, specs[0].num_actions, {"in_planes": c}
 
     def __getstate__(self):
-        return {"specs": self.specs, "requests": self.requests, "reply": self.reply}
+        return {"specs": self.specs, "requests": self.requests, "reply": self.reply, "tracked": self.tracked}
 
     def __setstate__(self, state):
-        self.__init__(state["specs"], state["requests"], state["reply"])
+        self.__init__(state["specs"], state["requests"], state["reply"], state.get("tracked", True))
+
+    def close(self) -> None:
+        """Leave the server (a listening server frees this client's number for the next one)."""
+        for slot in self._slots or ():
+            slot.close()
+        self._slots = None
+        for end in {id(self.requests): self.requests, id(self.reply): self.reply}.values():
+            end.close()
 
     def submit(self, planes: np.ndarray) -> int:
         """Send ``planes`` (at most ``max_batch``) to the server without waiting; returns the ticket."""
@@ -168,7 +184,7 @@ class RemoteNet:
         if not self._free:
             raise RuntimeError(f"all {len(self.specs)} slots have a batch in flight: collect one first")
         if self._slots is None:
-            self._slots = [_Slot(spec, create=False) for spec in self.specs]
+            self._slots = [_Slot(spec, create=False, tracked=self.tracked) for spec in self.specs]
         ticket = self._free.pop(0)
         n = self._sizes[ticket] = len(planes)
         self._slots[ticket].planes[:n] = planes  # 0/1 floats -> bytes
@@ -206,8 +222,9 @@ class InferenceServer:
             raise ValueError(f"max_batch {max_batch} is above the largest bucket {BUCKETS[-1]}")
         ctx = mp.get_context("spawn")
         planes_shape, num_actions = _shape_of(net_path)
+        stem = f"z9-{os.getpid():x}-{id(self):x}"  # the pid too: two owners' id()s may meet on a node
         self.specs = [tuple(SlotSpec(w, s, max_batch, planes_shape, num_actions,
-                                     tuple(f"z9-{id(self):x}-{w}-{s}-{k}" for k in ("in", "p", "v")))
+                                     tuple(f"{stem}-{w}-{s}-{k}" for k in ("in", "p", "v")))
                             for s in range(IN_FLIGHT)) for w in range(workers)]
         self.slots = [_Slot(spec, create=True) for specs in self.specs for spec in specs]
         # Pipes made here travel to worker processes as arguments; with ``listen`` (a Unix socket path)
@@ -290,7 +307,7 @@ def connect(address: str, timeout: float = 60.0) -> RemoteNet:
     specs = conn.recv()
     if specs is None:
         raise RuntimeError(f"the inference server on {address} has no free client slots")
-    return RemoteNet(specs, conn, conn)
+    return RemoteNet(specs, conn, conn, tracked=False)
 
 
 def _accept(listener, specs, joined: list, lock: threading.Lock) -> None:
@@ -306,6 +323,37 @@ def _accept(listener, specs, joined: list, lock: threading.Lock) -> None:
             conn.send(None if free is None else specs[free])
             if free is not None:
                 joined.append((free, conn))
+
+
+SHM_FOLDER = "/dev/shm"  # where Linux keeps shared memory segments by name
+
+
+def sweep_dead_slots(folder: str = SHM_FOLDER) -> int:
+    """Unlink the slots of servers whose owner process is gone without closing them (``z9-<pid>-...``,
+    see :class:`InferenceServer`): a Ray node server killed with its process group, whose resource
+    tracker died with it. Returns how many segments went."""
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return 0  # no such folder (not Linux): nothing named by pid to sweep
+    swept = 0
+    for name in names:
+        parts = name.split("-")  # z9, pid, id, worker, slot, kind (an older name has no pid: 5 parts)
+        if len(parts) != 6 or parts[0] != "z9":
+            continue
+        try:
+            os.kill(int(parts[1], 16), 0)
+            continue  # its owner lives
+        except (ValueError, OverflowError, PermissionError):
+            continue  # not a pid, or someone else's live process
+        except ProcessLookupError:
+            pass
+        try:
+            os.unlink(os.path.join(folder, name))
+            swept += 1
+        except OSError:
+            pass  # gone already, or not ours
+    return swept
 
 
 def _shape_of(net_path: str) -> tuple[tuple[int, int, int], int]:
@@ -330,10 +378,15 @@ def _serve(specs: list[tuple[SlotSpec, ...]], requests, replies, control, contro
         torch.cuda.set_device(device)  # CUDA graphs and pinned memory on this server's GPU, not GPU 0
     slots = [[_Slot(spec, create=False) for spec in mine] for mine in specs]  # [worker][slot]
     forward, net = None, None
-    stats = {"batches": 0, "positions": 0, "busy_s": 0.0}
+    stats = {"batches": 0, "positions": 0, "busy_s": 0.0, "loads": 0}  # loads: nets read from a file
+    parent, checked = os.getppid(), time.monotonic()
     pinned = torch.empty((BUCKETS[-1], *specs[0][0].planes_shape), dtype=torch.uint8,
                          pin_memory=device.type == "cuda")
     while True:
+        if time.monotonic() - checked > 1.0:
+            checked = time.monotonic()
+            if os.getppid() != parent:
+                break  # the owner died (a Ray node server killed): serve nobody, so clients see the end
         try:
             kind, payload = control.get_nowait()
         except queue.Empty:
@@ -345,6 +398,7 @@ def _serve(specs: list[tuple[SlotSpec, ...]], requests, replies, control, contro
         if kind == "load":
             try:
                 new, _ = load_net(payload, device="cpu")
+                stats["loads"] += 1
                 if net is None or new.config != net.config:
                     began = time.perf_counter()
                     net, forward = new, compiled_forward(new, device)
