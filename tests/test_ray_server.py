@@ -8,6 +8,7 @@ and real tiny Gomoku nets."""
 from __future__ import annotations
 
 import os
+import signal
 import threading
 import time
 from pathlib import Path
@@ -214,3 +215,38 @@ def test_slots_of_dead_owners_are_swept_and_live_ones_kept():
         mine.unlink()
         gone.close()
         resource_tracker.unregister(gone._name, "shared_memory")  # swept: not this process's to unlink
+
+
+@pytest.mark.timeout(240)
+def test_a_killed_actors_replacement_is_served_by_the_same_node_server(cluster, tmp_path):
+    save_net(tmp_path / "net.pt", 5)
+    config = SelfPlayConfig(visits=16, parallel_games=1, seed=11)
+    chunks = tmp_path / "c"
+    with RayPool("auto", workers=2, server="on") as pool:
+        victim = ray.get(pool.slots[0].handle.holds_net.remote())["pid"]
+        segments: list[list[str]] = []
+
+        def kill_an_actor() -> None:
+            while not list(chunks.glob("*.npz")):
+                time.sleep(0.02)
+            (server,) = pool.servers.by_node.values()
+            segments.append(shared_memory_of(server.served["pid"]))
+            os.kill(victim, signal.SIGKILL)  # its process alone, as the kernel's OOM killer does
+
+        killer = threading.Thread(target=kill_an_actor, daemon=True)
+        killer.start()
+        stats = pool.play_round(tmp_path / "net.pt", 8, config, chunks, tmp_path / "s", progress=False)
+        killer.join(30)
+        assert stats.games == 8 == len(games_of(tmp_path / "s")) == len(set(games_of(tmp_path / "s")))
+        assert pool.lost == 1 and pool.info()["ray_server_starts"] == 1  # the server was not touched
+        (server,) = pool.servers.by_node.values()
+        assert len(segments[0]) == 6 * 4  # 2 actors + 2 spare clients, 2 slots of 3 segments each
+        assert shared_memory_of(server.served["pid"]) == segments[0]
+        # the dead actor's own resource tracker did not unlink the server's slots: the replacement,
+        # given a freed client number, plays on them
+        stats = pool.play_round(tmp_path / "net.pt", 4, config, tmp_path / "c2", None, progress=False)
+        assert stats.games == 4
+        (server_stats,) = pool.servers.stats().values()
+        assert server_stats[0]["loads"] == 1
+        held = ray.get([s.handle.holds_net.remote() for s in pool.slots])
+        assert all(h["nets"] == 0 and h["served"] for h in held) and len(held) == 2

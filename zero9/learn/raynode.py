@@ -192,6 +192,7 @@ class _Server:
     handle: Any
     served: dict | None = None  # {"addresses", "meta", "loaded", "pid", "devices"}
     starts_this_round: int = 0  # replacements started this round
+    lost_alive_this_round: int = 0  # actors' sessions lost to it this round while it was alive
 
 
 class NodeServers:
@@ -237,7 +238,7 @@ class NodeServers:
 
     def new_round(self) -> None:
         for server in self.by_node.values():
-            server.starts_this_round = 0
+            server.starts_this_round = server.lost_alive_this_round = 0
 
     def serve(self, digest: str, box: list, max_batch: int, actors: dict[str, int],
               nodes: list[str] | None = None) -> None:
@@ -301,6 +302,13 @@ class NodeServers:
             self._restart(node, str(error).splitlines()[0][:200])
             if node in self.by_node:
                 self.serve(digest, box, max_batch, actors, [node])
+            return
+        # Alive, yet an actor lost it: once per actor is a race with a restart; more is a fault that
+        # replaying the games would only repeat.
+        server.lost_alive_this_round += 1
+        if server.lost_alive_this_round > 2 * actors.get(node, 0) + MAX_SERVER_STARTS:
+            raise RuntimeError(f"the actors of node {node[:12]} keep losing its node server, which is alive: "
+                               f"{str(error).splitlines()[0][:300]}")
 
     def served(self, node: str, position: int) -> dict | None:
         """What the actor at ``position`` among ``node``'s actors plays with: its server's address and

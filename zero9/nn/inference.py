@@ -118,10 +118,26 @@ class SlotSpec:
     names: tuple[str, str, str]  # planes, probs, value
 
 
+def _open_shared(name: str) -> shared_memory.SharedMemory:
+    """Open a segment made by another process without taking charge of unlinking it.
+
+    Python < 3.13 registers a segment it only opens with the process's resource tracker, which
+    unlinks what is registered when the process ends. A spawned worker shares its parent's tracker
+    (the owner's registration, harmless); a process the owner did not start (a Ray actor: connect())
+    starts a tracker of its own, whose exit would delete the server's slots under the next client.
+    """
+    if sys.version_info >= (3, 13):
+        return shared_memory.SharedMemory(name=name, track=False)
+    shm = shared_memory.SharedMemory(name=name)
+    if getattr(resource_tracker._resource_tracker, "_pid", None) is not None:  # this process started it
+        resource_tracker.unregister(shm._name, "shared_memory")
+    return shm
+
+
 class _Slot:
     """Numpy views of a slot's shared memory (the creator unlinks it; others only close)."""
 
-    def __init__(self, spec: SlotSpec, create: bool, tracked: bool = True):
+    def __init__(self, spec: SlotSpec, create: bool):
         b = spec.max_batch
         shapes = [((b, *spec.planes_shape), np.uint8), ((b, spec.num_actions), np.float32),
                   ((b,), np.float32)]
@@ -130,13 +146,7 @@ class _Slot:
         for name, (shape, dtype) in zip(spec.names, shapes, strict=True):
             nbytes = int(np.prod(shape)) * np.dtype(dtype).itemsize
             shm = (shared_memory.SharedMemory(name=name, create=True, size=nbytes) if create
-                   else shared_memory.SharedMemory(name=name))
-            if not (create or tracked):
-                # Python < 3.13 registers a segment it only opens with this process's resource tracker,
-                # which unlinks it when the process ends. A process the server's owner did not start
-                # (a Ray actor: connect()) has a tracker of its own, so its exit would delete the
-                # server's slots under a later client: opening is not owning.
-                resource_tracker.unregister(shm._name, "shared_memory")
+                   else _open_shared(name))
             self.shm.append(shm)
             views.append(np.ndarray(shape, dtype, buffer=shm.buf))
         self.planes, self.probs, self.value = views
@@ -152,9 +162,8 @@ class _Slot:
 class RemoteNet:
     """A worker's stand-in for the net: batches go through the server (see the module docstring)."""
 
-    def __init__(self, specs: tuple[SlotSpec, ...], requests, reply, tracked: bool = True):
+    def __init__(self, specs: tuple[SlotSpec, ...], requests, reply):
         self.specs, self.requests, self.reply = specs, requests, reply
-        self.tracked = tracked  # False: connected by address, the slots are not this process's to unlink
         self.max_batch = specs[0].max_batch
         self._slots: list[_Slot] | None = None  # opened on first use, in the worker process
         self._free = list(range(len(specs)))  # tickets (slot numbers) with no batch in flight
@@ -164,10 +173,10 @@ class RemoteNet:
         self.size, self.num_actions, self.config = n, specs[0].num_actions, {"in_planes": c}
 
     def __getstate__(self):
-        return {"specs": self.specs, "requests": self.requests, "reply": self.reply, "tracked": self.tracked}
+        return {"specs": self.specs, "requests": self.requests, "reply": self.reply}
 
     def __setstate__(self, state):
-        self.__init__(state["specs"], state["requests"], state["reply"], state.get("tracked", True))
+        self.__init__(state["specs"], state["requests"], state["reply"])
 
     def close(self) -> None:
         """Leave the server (a listening server frees this client's number for the next one)."""
@@ -184,7 +193,7 @@ class RemoteNet:
         if not self._free:
             raise RuntimeError(f"all {len(self.specs)} slots have a batch in flight: collect one first")
         if self._slots is None:
-            self._slots = [_Slot(spec, create=False, tracked=self.tracked) for spec in self.specs]
+            self._slots = [_Slot(spec, create=False) for spec in self.specs]
         ticket = self._free.pop(0)
         n = self._sizes[ticket] = len(planes)
         self._slots[ticket].planes[:n] = planes  # 0/1 floats -> bytes
@@ -307,7 +316,7 @@ def connect(address: str, timeout: float = 60.0) -> RemoteNet:
     specs = conn.recv()
     if specs is None:
         raise RuntimeError(f"the inference server on {address} has no free client slots")
-    return RemoteNet(specs, conn, conn, tracked=False)
+    return RemoteNet(specs, conn, conn)
 
 
 def _accept(listener, specs, joined: list, lock: threading.Lock) -> None:
