@@ -7,6 +7,7 @@ and real tiny Gomoku nets."""
 
 from __future__ import annotations
 
+import argparse
 import os
 import signal
 import threading
@@ -19,14 +20,17 @@ import ray  # CI installs zero9[test], which includes ray: a missing ray must fa
 import torch
 from helpers import randomise_bn
 
+from zero9.cli import autotrain
 from zero9.games import make_game
 from zero9.games.sgf import read_sgf
 from zero9.learn.raynode import plan_server, served_address
 from zero9.learn.raypool import RayPool, plan_actors
+from zero9.learn.rundir import RunDir
 from zero9.nn.checkpoint import read_meta, save_checkpoint
 from zero9.nn.chunks import read_npz_shard
 from zero9.nn.net import make_net
 from zero9.settings import SelfPlayConfig
+from zero9.util.files import read_jsonl
 
 GAME = make_game("gomoku", 6, connect=4)
 
@@ -250,3 +254,21 @@ def test_a_killed_actors_replacement_is_served_by_the_same_node_server(cluster, 
         assert server_stats[0]["loads"] == 1
         held = ray.get([s.handle.holds_net.remote() for s in pool.slots])
         assert all(h["nets"] == 0 and h["served"] for h in held) and len(held) == 2
+
+
+@pytest.mark.timeout(240)
+def test_autotrain_ray_server_on_shares_a_node_server(cluster, tmp_path):
+    parser = argparse.ArgumentParser()
+    autotrain.add_arguments(parser)
+    tiny = ["--game", "gomoku", "--size", "6", "--connect", "4", "--blocks", "1", "--filters", "16",
+            "--games-per-gen", "6", "--visits", "16", "--steps", "10", "--device", "cpu", "--no-plots",
+            "--eval-games", "2", "--anchors", "random", "--generations", "1", "--dir", str(tmp_path / "run")]
+    args = parser.parse_args([*tiny, "--ray", "auto", "--ray-server", "on", "--workers", "2"])
+    assert autotrain.run(args) == 0
+    rd = RunDir(tmp_path / "run")
+    (row,) = read_jsonl(rd.selfplay_log)
+    assert row["games"] == 6 == rd.count_games(0)
+    assert row["ray_servers"] == 1 and row["ray_actors"] == 2 and row["ray_server_starts"] == 1
+    assert {read_npz_shard(f).meta["net"] for f in rd.chunk_files(0)} == {row["net"]}
+    with pytest.raises(SystemExit):
+        parser.parse_args([*tiny, "--ray", "auto", "--ray-server", "shared"])

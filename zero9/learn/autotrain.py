@@ -61,6 +61,7 @@ from zero9.arena.elo import bayeselo, sprt
 from zero9.arena.gtpclient import find_gnugo
 from zero9.arena.match import play_match_segments
 from zero9.games import add_game_arguments, game_from_args, make_game
+from zero9.learn.raynode import SHARING
 from zero9.learn.rundir import RunDir
 from zero9.learn.selfplay import (
     Pool,
@@ -135,6 +136,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     loop.add_argument("--ray", default=None, metavar="auto|ADDRESS",
                       help="self-play and rating games on a Ray cluster (auto: the running one, else a local "
                            "one); --workers is then actors per node (0: one per CPU). See docs/ray.md")
+    loop.add_argument("--ray-server", default="auto", choices=SHARING,
+                      help="with --ray: which nodes hold the net once, in a node server their actors share "
+                           "(auto: GPU nodes; on: every node; off: none, each actor loads its own copy)")
     loop.add_argument("--straddle", action=argparse.BooleanOptionalAction, default=False,
                       help="the workers' games in flight when a round has its games go on into the next "
                            "round with its net, so no round waits for its longest games (default off: a tiny "
@@ -292,7 +296,8 @@ class AutoTrain:
         if self.args.ray:
             from zero9.learn.raypool import RayPool  # imports ray: only with --ray
 
-            return RayPool(self.args.ray, workers=self.args.workers)
+            return RayPool(self.args.ray, workers=self.args.workers,
+                           server=getattr(self.args, "ray_server", "auto"))
         devices = self.gpus()
         cores = os.cpu_count() or 1
         # Each GPU's server and (concurrent) the trainer take a core of their own

@@ -39,6 +39,7 @@ from typing import Any
 from zero9.nn.checkpoint import load_net, lz_version, read_meta
 from zero9.nn.inference import InferenceServer, sweep_dead_slots
 from zero9.util.files import atomic_write_bytes
+from zero9.util.interrupts import check_stop
 
 SHARING = ("auto", "on", "off")
 SPARE_CLIENTS = 2  # client numbers beyond the node's actors: a replacement may connect before its
@@ -97,6 +98,7 @@ class NodeServer:
     def __init__(self, scratch_prefix: str):
         import ray
 
+        self.get = ray.get  # an object from Ray's store
         gpus = ray.get_gpu_ids()  # Ray sets CUDA_VISIBLE_DEVICES to them: they are cuda:0 ... here
         self.devices = [f"cuda:{k}" for k in range(len(gpus))] or ["cpu"]
         shm = "/dev/shm" if os.access("/dev/shm", os.W_OK) else None
@@ -114,14 +116,12 @@ class NodeServer:
         Returns ``{"addresses", "meta", "loaded", "pid", "devices"}``; ``loaded``: whether a net was
         read from its file by this call (False when the node serves that net already).
         """
-        import ray
-
         sweep_dead_slots()  # a killed node server's slots (its process group died with it)
         clients = -(-max(1, actors) // len(self.devices)) + SPARE_CLIENTS
         fresh = digest != self.digest
         if fresh:
             path = self.folder / f"net-{digest}.pt"
-            atomic_write_bytes(path, ray.get(box[0]))
+            atomic_write_bytes(path, self.get(box[0]))
             self.meta = net_meta_of(path)
         else:
             path = self.net_path
@@ -244,8 +244,6 @@ class NodeServers:
               nodes: list[str] | None = None) -> None:
         """Have each node server (or those of ``nodes``) serve the published net before the sessions
         start (``actors``: the node's actors); a node server found dead is replaced."""
-        from zero9.util.interrupts import check_stop
-
         while True:
             todo = [node for node in self.by_node if nodes is None or node in nodes]
             pending = {self.by_node[n].handle.serve.remote(digest, box, max_batch, actors.get(n, 0)): n
