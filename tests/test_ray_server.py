@@ -272,3 +272,36 @@ def test_autotrain_ray_server_on_shares_a_node_server(cluster, tmp_path):
     assert {read_npz_shard(f).meta["net"] for f in rd.chunk_files(0)} == {row["net"]}
     with pytest.raises(SystemExit):
         parser.parse_args([*tiny, "--ray", "auto", "--ray-server", "shared"])
+
+
+@pytest.mark.slow  # a cluster of two nodes of its own: ~30 s on 2 cores
+@pytest.mark.timeout(240)
+def test_each_node_of_a_cluster_has_its_node_server_and_its_actors_use_it(tmp_path):
+    from ray.cluster_utils import Cluster
+
+    was_up = ray.is_initialized()
+    if was_up:
+        ray.shutdown()  # the module's one-node instance: this test makes a cluster of its own
+    cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 2})
+    cluster.add_node(num_cpus=2)
+    ray.init(address=cluster.address, log_to_driver=False)
+    try:
+        net_hash = save_net(tmp_path / "net.pt", 6)
+        config = SelfPlayConfig(visits=16, parallel_games=1, seed=13)
+        with RayPool("auto", workers=1, server="on") as pool:
+            assert pool.size == 2 and len(pool.servers) == 2
+            stats = pool.play_round(tmp_path / "net.pt", 6, config, tmp_path / "c", None, progress=False)
+            assert stats.games == 6
+            assert {read_npz_shard(f).meta["net"] for f in (tmp_path / "c").glob("*.npz")} == {net_hash}
+            served = {node: s.served for node, s in pool.servers.by_node.items()}
+            held = ray.get([s.handle.holds_net.remote() for s in pool.slots])
+            loads = {node: [x["loads"] for x in stats] for node, stats in pool.servers.stats().items()}
+        assert {s["node"] for s in served.values()} == set(served) and len(served) == 2
+        for actor in held:  # each actor is a client of the server on its own node, and holds no net
+            assert actor["nets"] == 0 and actor["served"] in served[actor["node"]]["addresses"]
+        assert loads == {node: [1] for node in served}
+    finally:
+        ray.shutdown()
+        cluster.shutdown()
+        if was_up:
+            ray.init(num_cpus=3, include_dashboard=False, log_to_driver=False)

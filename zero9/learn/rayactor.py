@@ -123,6 +123,7 @@ class SelfPlayActor:
 
         torch.set_num_threads(1)  # one CPU reserved per actor: threads would only fight
         self.worker, self.get = worker, ray.get  # get: an object from Ray's store
+        self.node = ray.get_runtime_context().get_node_id()
         # On a sharing GPU node the actor has no GPU share (the node server has the GPUs), yet Ray
         # leaves the GPUs visible to it: its match calls (a few games per round) run there.
         on_gpu = ray.get_gpu_ids() or (gpu_node and torch.cuda.is_available())
@@ -225,7 +226,7 @@ class SelfPlayActor:
     def holds_net(self) -> dict[str, Any]:
         """Whether this process holds a net (for the tests and the bench): its own, or only a link."""
         nets = sum(issubclass(type(o), ZeroNet) for o in gc.get_objects())  # type(): no property lookups
-        return {"nets": nets, "served": self.address, "pid": os.getpid()}
+        return {"nets": nets, "served": self.address, "pid": os.getpid(), "node": self.node}
 
     def cleanup(self) -> None:
         self.disconnect()

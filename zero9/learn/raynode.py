@@ -99,6 +99,7 @@ class NodeServer:
         import ray
 
         self.get = ray.get  # an object from Ray's store
+        self.node = ray.get_runtime_context().get_node_id()
         gpus = ray.get_gpu_ids()  # Ray sets CUDA_VISIBLE_DEVICES to them: they are cuda:0 ... here
         self.devices = [f"cuda:{k}" for k in range(len(gpus))] or ["cpu"]
         shm = "/dev/shm" if os.access("/dev/shm", os.W_OK) else None
@@ -113,7 +114,7 @@ class NodeServer:
     def serve(self, digest: str, box: list, max_batch: int, actors: int) -> dict[str, Any]:
         """Serve the published net to ``actors`` actors sending at most ``max_batch`` positions a batch.
 
-        Returns ``{"addresses", "meta", "loaded", "pid", "devices"}``; ``loaded``: whether a net was
+        Returns ``{"addresses", "meta", "loaded", "pid", "devices", "node"}``; ``loaded``: whether a net was
         read from its file by this call (False when the node serves that net already).
         """
         sweep_dead_slots()  # a killed node server's slots (its process group died with it)
@@ -145,7 +146,7 @@ class NodeServer:
             self.net_path.unlink(missing_ok=True)
         self.digest, self.net_path = digest, path
         return {"addresses": [s.listen for s in self.servers], "meta": self.meta, "loaded": loaded,
-                "pid": os.getpid(), "devices": list(self.devices)}
+                "pid": os.getpid(), "devices": list(self.devices), "node": self.node}
 
     def alive(self) -> bool:
         """Whether every server process runs (False before the first serve)."""
