@@ -166,6 +166,7 @@ class AutotrainConfig:
     anchors: tuple[str, ...] | None = None  # None: random, mcts:100, and for Go gnugo:1 when installed
     plots: bool = True
     ray: str | None = None  # "auto" or a Ray address: self-play and rating games on a Ray cluster
+    ray_server: str = "auto"  # with ray: nodes whose actors share one node server (auto: GPU nodes; on; off)
     straddle: bool = False  # games in flight at a round's end go on into the next round
     concurrent: bool | None = None  # train beside self-play (None: on with 2 or more GPUs)
     gpus: int = 0  # CUDA: self-play on the first N GPUs (0: all)

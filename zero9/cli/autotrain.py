@@ -15,6 +15,7 @@ from typing import Any
 from zero9.cli.common import add_game_arguments, add_training_arguments, game_from_args, train_options
 from zero9.learn.autotrain import AutoTrain, concurrent_by_default, run_loop
 from zero9.learn.concurrent import ConcurrentAutoTrain
+from zero9.learn.raynode import SHARING
 from zero9.learn.run_nets import NetShape
 from zero9.learn.selfplay import add_selfplay_arguments, selfplay_config
 from zero9.settings import AutotrainConfig, NetConfig
@@ -60,6 +61,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     loop.add_argument("--ray", default=None, metavar="auto|ADDRESS",
                       help="self-play and rating games on a Ray cluster (auto: the running one, else a local "
                            "one); --workers is then actors per node (0: one per CPU). See docs/ray.md")
+    loop.add_argument("--ray-server", default=AutotrainConfig.ray_server, choices=SHARING,
+                      help="with --ray: which nodes hold the net once, in a node server their actors share "
+                           "(auto: GPU nodes; on: every node; off: none, each actor loads its own copy)")
     loop.add_argument("--straddle", action=argparse.BooleanOptionalAction, default=False,
                       help="the workers' games in flight when a round has its games go on into the next "
                            "round with its net, so no round waits for its longest games (default off: a tiny "
@@ -90,7 +94,8 @@ def loop_settings(args: argparse.Namespace) -> dict[str, Any]:
         games_per_gen=args.games_per_gen, steps=args.steps, gate_games=args.gate_games,
         eval_games=args.eval_games, generations=args.generations, hours=args.hours, gate=args.gate,
         rate_every=args.rate_every, eval_visits=args.eval_visits, anchors=anchors, plots=not args.no_plots,
-        ray=args.ray, straddle=args.straddle, concurrent=args.concurrent, gpus=args.gpus,
+        ray=args.ray, ray_server=args.ray_server, straddle=args.straddle, concurrent=args.concurrent,
+        gpus=args.gpus,
         train_device=args.train_device, threads=args.threads, workers=args.workers, sgf=not args.no_sgf,
         lz_chunks=args.lz_chunks, device=args.device, seed=args.seed)
     net = NetShape(blocks=args.blocks, filters=args.filters, ownership=args.ownership,

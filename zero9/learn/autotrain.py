@@ -183,7 +183,7 @@ class AutoTrain:
         if self.settings.ray:
             from zero9.learn.raypool import RayPool  # imports ray: only with --ray
 
-            return RayPool(self.settings.ray, workers=self.settings.workers)
+            return RayPool(self.settings.ray, workers=self.settings.workers, server=self.settings.ray_server)
         devices = self.gpus()
         cores = os.cpu_count() or 1
         # Each GPU's server and (concurrent) the trainer take a core of their own

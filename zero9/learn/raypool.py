@@ -5,11 +5,16 @@ Vocabulary:
 - **cluster**: machines joined by ``ray start --head`` / ``ray start --address ...``
   (``docs/ray.md``). The **driver** is the ``zero9 autotrain`` process on the head;
   it alone touches the run directory, so no shared filesystem is needed.
-- **actor**: one :class:`SelfPlayActor`, a Ray worker process with its own copy of the
-  net, holding ``num_cpus=1`` (and, on a GPU node, an equal share of the node's GPUs).
+- **actor**: one :class:`SelfPlayActor`, a Ray worker process holding ``num_cpus=1``.
   By default a node gets one actor per CPU; ``--workers N`` asks for N per node.
+- **node server** (:mod:`zero9.learn.raynode`): on a GPU node (``--ray-server auto``, the
+  default; ``on``: every node) one more actor holds the net once, on the node's GPUs, and the
+  node's actors send it their batches through a Unix socket and shared memory. Elsewhere
+  (``--ray-server off``, or a CPU node under ``auto``) each actor holds its own copy of the
+  net (on a GPU node, with an equal share of the node's GPUs).
 - **publish**: the driver puts the current net's bytes in Ray's object store once per
-  round; an actor loads them only when the digest differs from the net it holds.
+  round; a node server, or an actor with its own net, loads them only when the digest
+  differs from the net it holds.
 - **session**: an actor's share of a round: ``start`` (net, config, quota) then one
   ``next_game`` call per game. Each call plays until *one* game ends and returns its
   **record bytes** (npz shard + SGF text + optional Leela Zero chunk + summary), made
@@ -32,32 +37,31 @@ Ray is imported only when a :class:`RayPool` is made, so ``zero9`` works without
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import math
 import os
-import shutil
-import tempfile
 import time
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-import torch
-
 from zero9.games.sgf import save_sgf
-from zero9.learn.records import game_summary, new_stem, write_record
+from zero9.learn.rayactor import TMP_PREFIX, SelfPlayActor, ShippedFile, file_digest, ship_files
+from zero9.learn.raynode import (
+    WAIT_SECONDS,
+    NodeServers,
+    check_sharing,
+    is_server_lost,
+    plan_server,
+    ray_lost,
+)
+from zero9.learn.records import new_stem
 from zero9.learn.selfplay import SelfPlayStats, add_game, config_summary, progress_bar
-from zero9.learn.selfplay_game import play_games
-from zero9.nn.checkpoint import game_from_meta, load_net
-from zero9.search.evaluator import NetEvaluator
 from zero9.util.files import atomic_write_bytes
 from zero9.util.interrupts import check_stop
 
 RAY_MISSING = "--ray needs Ray on this machine and every worker: pip install 'zero9[ray]' (ray>=2.9)"
 AHEAD = 2  # next_game calls queued per actor
-WAIT_SECONDS = 1.0  # how long the driver blocks per wait before checking on the workers again
 
 
 def import_ray():
@@ -101,13 +105,16 @@ class ActorPlan:
     node_id: str
     num_cpus: float
     num_gpus: float
+    gpu_node: bool = False  # its node has GPUs (the actor's match calls use one even with no share)
 
 
-def plan_actors(nodes: list[dict], per_node: int = 0) -> list[ActorPlan]:
+def plan_actors(nodes: list[dict], per_node: int = 0, sharing: str = "off") -> list[ActorPlan]:
     """One plan per actor for the alive nodes of ``ray.nodes()``.
 
     A node gets ``per_node`` actors (0: one per CPU); each reserves an equal share of the
     node's CPUs (at most 1) and of its GPUs, so every actor of a GPU node shares the GPUs.
+    Where a node server is planned (``sharing``, :func:`zero9.learn.raynode.plan_server`) it
+    holds the GPUs and its CPU; the actors share the other CPUs (0: one actor per CPU left).
     """
     if per_node < 0:
         raise ValueError(f"--workers must be >= 0, got {per_node}")
@@ -117,170 +124,23 @@ def plan_actors(nodes: list[dict], per_node: int = 0) -> list[ActorPlan]:
             continue
         resources = node.get("Resources", {})
         cpus, gpus = float(resources.get("CPU", 0)), float(resources.get("GPU", 0))
+        server = plan_server(node, sharing)
+        if server is not None:
+            cpus, gpus_left = cpus - server.num_cpus, 0.0
+        else:
+            gpus_left = gpus
         count = per_node or int(cpus)
         if count <= 0 or cpus <= 0:
             continue  # a node without CPUs for Ray (a head started with --num-cpus 0) plays nothing
         share_cpu = min(1.0, _round_down(cpus / count))
-        share_gpu = _round_down(gpus / count) if gpus else 0.0
-        plans.extend(ActorPlan(node["NodeID"], share_cpu, share_gpu) for _ in range(count))
+        share_gpu = _round_down(gpus_left / count) if gpus_left else 0.0
+        plans.extend(ActorPlan(node["NodeID"], share_cpu, share_gpu, gpus > 0) for _ in range(count))
     return plans
 
 
 def _round_down(x: float) -> float:
     # Ray keeps resources in units of 1e-4; rounding down keeps N shares within the node.
     return math.floor(x * 10_000) / 10_000
-
-
-# --------------------------------------------------------------------------------------
-# files that travel as bytes
-
-
-@dataclass
-class ShippedFile:
-    """A driver-side file sent to an actor: content digest, original name, boxed object ref.
-
-    The ref is boxed in a list so Ray does not fetch it before the actor asks.
-    """
-
-    digest: str
-    name: str
-    box: list
-
-
-def file_digest(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()[:16]
-
-
-def ship_files(obj: Any, put, cache: dict[str, ShippedFile]) -> Any:
-    """``obj`` with every ``{"path": existing file}`` dict value replaced by a :class:`ShippedFile`."""
-    if isinstance(obj, dict):
-        out = {}
-        for key, value in obj.items():
-            if key == "path" and isinstance(value, (str, os.PathLike)) and Path(value).is_file():
-                data = Path(value).read_bytes()
-                digest = file_digest(data)
-                if digest not in cache:
-                    cache[digest] = ShippedFile(digest, Path(value).name, [put(data)])
-                out[key] = cache[digest]
-            else:
-                out[key] = ship_files(value, put, cache)
-        return out
-    if isinstance(obj, (list, tuple)):
-        return type(obj)(ship_files(v, put, cache) for v in obj)
-    return obj
-
-
-def land_files(obj: Any, folder: Path, get, device: str) -> Any:
-    """The actor's side of :func:`ship_files`: write shipped files under ``folder``, use that device."""
-    if isinstance(obj, ShippedFile):
-        path = folder / obj.digest / obj.name
-        if not path.exists():
-            atomic_write_bytes(path, get(obj.box[0]))
-        return str(path)
-    if isinstance(obj, dict):
-        return {k: device if k == "device" else land_files(v, folder, get, device) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return type(obj)(land_files(v, folder, get, device) for v in obj)
-    return obj
-
-
-# --------------------------------------------------------------------------------------
-# the actor
-
-
-TMP_PREFIX = "zero9-ray-"  # an actor's scratch folder: zero9-ray-<pid>-<random>
-
-
-def sweep_dead_folders(parent: Path) -> int:
-    """Delete scratch folders of actors whose process is gone (killed actors cannot clean up)."""
-    swept = 0
-    for folder in parent.glob(f"{TMP_PREFIX}*"):
-        pid = folder.name[len(TMP_PREFIX):].split("-", 1)[0]
-        if pid.isdigit() and not _process_alive(int(pid)):
-            shutil.rmtree(folder, ignore_errors=True)
-            swept += 1
-    return swept
-
-
-def _process_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True  # someone else's process
-    return True
-
-
-class SelfPlayActor:
-    """A Ray actor: holds one net, plays sessions one game per call, runs match calls."""
-
-    def __init__(self, worker: int):
-        import ray
-
-        torch.set_num_threads(1)  # one CPU reserved per actor: threads would only fight
-        self.worker = worker
-        self.device = "cuda" if ray.get_gpu_ids() else "cpu"
-        # Records pass through files (write_record is the one writer); fsync costs nothing on tmpfs.
-        shm = "/dev/shm" if os.access("/dev/shm", os.W_OK) else None
-        self.folder = Path(tempfile.mkdtemp(prefix=f"{TMP_PREFIX}{os.getpid()}-", dir=shm))
-        sweep_dead_folders(self.folder.parent)
-        self.digest: str | None = None
-        self.net = self.meta = self.game = None
-        self.session = None
-
-    def load(self, digest: str, box: list) -> str:
-        """Load the published net unless it is the one held already; returns its hash."""
-        if digest != self.digest:
-            import ray
-
-
-            path = self.folder / "net.pt"
-            atomic_write_bytes(path, ray.get(box[0]))
-            self.net, self.meta = load_net(path, device=self.device)
-            self.game = game_from_meta(self.meta)
-            self.digest = digest
-        return self.meta["hash"]
-
-    def start(self, digest: str, box: list, games: int, config, options: dict, sgf: bool,
-              lz: bool) -> dict[str, Any] | None:
-        """Begin a session of ``games`` games with the published net; returns its first game."""
-        self.session = None  # a failed start must not leave the last round's session to play on
-        self.load(digest, box)
-        self.evaluator = NetEvaluator(self.net, cache_size=config.eval_cache,
-                                      rng=np.random.default_rng(config.seed))
-        self.session = play_games(self.game, self.evaluator, games, config)
-        self.options, self.sgf, self.lz = options, sgf, lz
-        return self.next_game()
-
-    def next_game(self) -> dict[str, Any] | None:
-        """Play until the session's next game ends; its record as bytes, or None when the quota is done."""
-
-        record = next(self.session, None) if self.session is not None else None
-        if record is None:
-            self.session = None
-            return None
-        out = self.folder / "record"
-        shutil.rmtree(out, ignore_errors=True)
-        sgf_dir, lz_dir = out / "sgf", out / "lz"
-        path = write_record(record, "game", out, sgf_dir if self.sgf else None, self.meta["hash"],
-                            self.options, lz_dir if self.lz else None)
-        sgf_path, lz_path = sgf_dir / "game.sgf", lz_dir / "game.gz"
-        e = self.evaluator
-        return {"suffix": path.name[len("game"):], "chunk": path.read_bytes(),
-                "sgf": sgf_path.read_text(encoding="utf-8") if sgf_path.exists() else None,
-                "lz": lz_path.read_bytes() if lz_path.exists() else None,
-                "net": self.meta["hash"], "summary": game_summary(record, path),
-                "counters": {"evals": e.positions - e.cache_hits, "calls": e.calls, "requests": e.positions,
-                             "net_seconds": e.net_seconds}}
-
-    def cleanup(self) -> None:
-        shutil.rmtree(self.folder, ignore_errors=True)
-
-    def call(self, fn, kwargs: dict) -> Any:
-        import ray
-
-        return fn(**land_files(kwargs, self.folder / "files", ray.get, self.device))
 
 
 # --------------------------------------------------------------------------------------
@@ -318,20 +178,24 @@ class RayPool:
 
     threads = 1
 
-    def __init__(self, address: str = "auto", workers: int = 0, log=print):
+    def __init__(self, address: str = "auto", workers: int = 0, log=print, server: str = "auto"):
+        self.sharing = check_sharing(server)  # before Ray starts: a typo costs nothing
         self.ray = import_ray()
         self.owns_ray = connect(address)
         self.per_node, self.log = workers, log
         self.actor_class = self.ray.remote(SelfPlayActor)
         self.token = uuid.uuid4().hex[:6]  # names actors apart from another run's on the same cluster
         self.slots: list[_Slot | None] = []
+        self.servers = NodeServers(self.ray, self.token, self.sharing, lambda text: self.log(text))
         self.next_worker = 0
         self.lost = 0
         self.sync()
         nodes = {s.plan.node_id for s in self.slots if s}
         gpus = sum(s.plan.num_gpus for s in self.slots if s)
         gpu_text = f", sharing {gpus:g} GPU(s)" if gpus else ""
-        log(f"Ray: {self.size} self-play actors on {len(nodes)} node(s){gpu_text}")
+        server_text = (f"; {len(self.servers)} node server(s) hold the net, the actors none"
+                       if self.servers else "; each actor holds its own net")
+        log(f"Ray: {self.size} self-play actors on {len(nodes)} node(s){gpu_text}{server_text}")
 
     # --- actors ------------------------------------------------------------------------
     @property
@@ -351,13 +215,16 @@ class RayPool:
         # max_concurrency=1: calls run one after another, in order, which sessions rely on
         handle = self.actor_class.options(
             name=self._name(worker), num_cpus=plan.num_cpus, num_gpus=plan.num_gpus, max_concurrency=1,
-            scheduling_strategy=NodeAffinitySchedulingStrategy(plan.node_id, soft=False)).remote(worker)
+            scheduling_strategy=NodeAffinitySchedulingStrategy(plan.node_id, soft=False)).remote(
+            worker, plan.gpu_node)
         return _Slot(worker, plan, handle)
 
     def sync(self) -> None:
-        """Start actors for nodes that joined (or are short of actors); called before each round."""
+        """Start node servers and actors for nodes that joined (or are short of actors); forget the
+        node servers of nodes that left. Called before each round."""
         alive = [n for n in self.ray.nodes() if n.get("Alive")]
-        wanted = plan_actors(alive, self.per_node)
+        self.servers.sync(alive, TMP_PREFIX)
+        wanted = plan_actors(alive, self.per_node, self.sharing)
         have: dict[str, int] = {}
         for s in self.slots:
             if s is not None:
@@ -383,10 +250,7 @@ class RayPool:
         slot = self.slots[i]
         self.slots[i] = None
         self.lost += 1
-        try:
-            self.ray.kill(slot.handle)
-        except Exception:
-            pass  # already gone
+        self._kill(slot.handle)
         alive = {n["NodeID"] for n in self.ray.nodes() if n.get("Alive")}
         reason = str(error).splitlines()[0][:160]
         if slot.plan.node_id in alive:
@@ -396,15 +260,34 @@ class RayPool:
         else:
             self.log(f"Ray worker {slot.worker} was lost with its node; {self.size} actors remain")
 
+    def _kill(self, handle) -> None:
+        try:
+            self.ray.kill(handle)
+        except Exception:
+            pass  # already gone
+
     def _is_lost(self, error: BaseException) -> bool:
-        # unschedulable: the node its placement named has left the cluster
-        errors = self.ray.exceptions
-        return isinstance(error, (errors.RayActorError, getattr(errors, "ActorUnschedulableError", ())))
+        return ray_lost(self.ray, error)
 
     # --- self-play ---------------------------------------------------------------------
     def info(self) -> dict[str, Any]:
         """For each round's row of selfplay.jsonl: actors now, and actors lost (and replaced) so far."""
-        return {"ray_actors": self.size, "ray_lost": self.lost}
+        return {"ray_actors": self.size, "ray_lost": self.lost, "ray_servers": len(self.servers),
+                "ray_server_starts": self.servers.starts}
+
+    def node_actors(self) -> dict[str, int]:
+        """Actors per node id."""
+        counts: dict[str, int] = {}
+        for s in self.slots:
+            if s is not None:
+                counts[s.plan.node_id] = counts.get(s.plan.node_id, 0) + 1
+        return counts
+
+    def served(self, i: int) -> dict | None:
+        """What slot ``i``'s actor plays with: its node server (:meth:`NodeServers.served`), or None."""
+        node = self.slots[i].plan.node_id
+        position = [k for k, s in enumerate(self.slots) if s and s.plan.node_id == node].index(i)
+        return self.servers.served(node, position)
 
     def publish(self, net_path: str | os.PathLike) -> tuple[str, list]:
         """Put the net's bytes in the object store; (digest, boxed ref) for :meth:`SelfPlayActor.start`."""
@@ -432,6 +315,9 @@ class RayPool:
                 d.mkdir(parents=True, exist_ok=True)
         self.sync()
         digest, box = self.publish(net_path)
+        max_batch = config.parallel_games * config.leaves_per_tree  # the most positions an actor sends
+        self.servers.new_round()
+        self.servers.serve(digest, box, max_batch, self.node_actors())
         options = options if options is not None else config_summary(config)
         base_seed = config.seed if config.seed is not None else int.from_bytes(os.urandom(4), "little")
         stats, bar = SelfPlayStats(), progress_bar(games, progress)
@@ -449,7 +335,8 @@ class RayPool:
             while session.asked < min(session.quota, session.seq + AHEAD):
                 if session.asked == 0:
                     ref = session.handle.start.remote(digest, box, session.quota, session.config, options,
-                                                      dirs[1] is not None, dirs[2] is not None)
+                                                      dirs[1] is not None, dirs[2] is not None,
+                                                      self.served(session.slot))
                 else:
                     ref = session.handle.next_game.remote()
                 pending[ref] = session
@@ -485,12 +372,17 @@ class RayPool:
                     try:
                         result = self.ray.get(ref)
                     except Exception as e:
-                        if not self._is_lost(e):
+                        server_lost = is_server_lost(e)
+                        if not (server_lost or self._is_lost(e)):
                             raise RuntimeError(f"Ray self-play worker {session.worker} failed: {e}") from e
                         if not session.lost:  # its other queued calls fail the same way: count it once
                             session.lost = session.over = True
                             leftover += session.quota - session.seq
-                            self._lose(session.slot, e)
+                            if server_lost:  # the actor lives: its next session connects to the new server
+                                node = self.slots[session.slot].plan.node_id
+                                self.servers.check(node, e, digest, box, max_batch, self.node_actors())
+                            else:
+                                self._lose(session.slot, e)
                         continue
                     if session.lost:
                         # A game the actor finished before it died, read after its death was: the
@@ -581,6 +473,7 @@ class RayPool:
                 except Exception:
                     pass  # lost already
         self.slots = []
+        self.servers.close()  # after the actors, which have left their servers
         if self.owns_ray and self.ray.is_initialized():
             self.ray.shutdown()
 

@@ -41,13 +41,14 @@ Vocabulary:
 from __future__ import annotations
 
 import multiprocessing as mp
+import os
 import queue
 import struct
 import sys
 import threading
 import time
 from dataclasses import dataclass
-from multiprocessing import connection, shared_memory
+from multiprocessing import connection, resource_tracker, shared_memory
 
 import numpy as np
 import torch
@@ -117,6 +118,22 @@ class SlotSpec:
     names: tuple[str, str, str]  # planes, probs, value
 
 
+def _open_shared(name: str) -> shared_memory.SharedMemory:
+    """Open a segment made by another process without taking charge of unlinking it.
+
+    Python < 3.13 registers a segment it only opens with the process's resource tracker, which
+    unlinks what is registered when the process ends. A spawned worker shares its parent's tracker
+    (the owner's registration, harmless); a process the owner did not start (a Ray actor: connect())
+    starts a tracker of its own, whose exit would delete the server's slots under the next client.
+    """
+    if sys.version_info >= (3, 13):
+        return shared_memory.SharedMemory(name=name, track=False)
+    shm = shared_memory.SharedMemory(name=name)
+    if getattr(resource_tracker._resource_tracker, "_pid", None) is not None:  # this process started it
+        resource_tracker.unregister(shm._name, "shared_memory")
+    return shm
+
+
 class _Slot:
     """Numpy views of a slot's shared memory (the creator unlinks it; others only close)."""
 
@@ -129,7 +146,7 @@ class _Slot:
         for name, (shape, dtype) in zip(spec.names, shapes, strict=True):
             nbytes = int(np.prod(shape)) * np.dtype(dtype).itemsize
             shm = (shared_memory.SharedMemory(name=name, create=True, size=nbytes) if create
-                   else shared_memory.SharedMemory(name=name))
+                   else _open_shared(name))
             self.shm.append(shm)
             views.append(np.ndarray(shape, dtype, buffer=shm.buf))
         self.planes, self.probs, self.value = views
@@ -160,6 +177,14 @@ class RemoteNet:
 
     def __setstate__(self, state):
         self.__init__(state["specs"], state["requests"], state["reply"])
+
+    def close(self) -> None:
+        """Leave the server (a listening server frees this client's number for the next one)."""
+        for slot in self._slots or ():
+            slot.close()
+        self._slots = None
+        for end in {id(self.requests): self.requests, id(self.reply): self.reply}.values():
+            end.close()
 
     def submit(self, planes: np.ndarray) -> int:
         """Send ``planes`` (at most ``max_batch``) to the server without waiting; returns the ticket."""
@@ -206,8 +231,9 @@ class InferenceServer:
             raise ValueError(f"max_batch {max_batch} is above the largest bucket {BUCKETS[-1]}")
         ctx = mp.get_context("spawn")
         planes_shape, num_actions = _shape_of(net_path)
+        stem = f"z9-{os.getpid():x}-{id(self):x}"  # the pid too: two owners' id()s may meet on a node
         self.specs = [tuple(SlotSpec(w, s, max_batch, planes_shape, num_actions,
-                                     tuple(f"z9-{id(self):x}-{w}-{s}-{k}" for k in ("in", "p", "v")))
+                                     tuple(f"{stem}-{w}-{s}-{k}" for k in ("in", "p", "v")))
                             for s in range(IN_FLIGHT)) for w in range(workers)]
         self.slots = [_Slot(spec, create=True) for specs in self.specs for spec in specs]
         # Pipes made here travel to worker processes as arguments; with ``listen`` (a Unix socket path)
@@ -308,6 +334,37 @@ def _accept(listener, specs, joined: list, lock: threading.Lock) -> None:
                 joined.append((free, conn))
 
 
+SHM_FOLDER = "/dev/shm"  # where Linux keeps shared memory segments by name
+
+
+def sweep_dead_slots(folder: str = SHM_FOLDER) -> int:
+    """Unlink the slots of servers whose owner process is gone without closing them (``z9-<pid>-...``,
+    see :class:`InferenceServer`): a Ray node server killed with its process group, whose resource
+    tracker died with it. Returns how many segments went."""
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return 0  # no such folder (not Linux): nothing named by pid to sweep
+    swept = 0
+    for name in names:
+        parts = name.split("-")  # z9, pid, id, worker, slot, kind (an older name has no pid: 5 parts)
+        if len(parts) != 6 or parts[0] != "z9":
+            continue
+        try:
+            os.kill(int(parts[1], 16), 0)
+            continue  # its owner lives
+        except (ValueError, OverflowError, PermissionError):
+            continue  # not a pid, or someone else's live process
+        except ProcessLookupError:
+            pass
+        try:
+            os.unlink(os.path.join(folder, name))
+            swept += 1
+        except OSError:
+            pass  # gone already, or not ours
+    return swept
+
+
 def _shape_of(net_path: str) -> tuple[tuple[int, int, int], int]:
     """The net's input planes ``(C, N, N)`` and its number of actions."""
     net, _ = load_net(net_path, device="cpu")
@@ -330,10 +387,15 @@ def _serve(specs: list[tuple[SlotSpec, ...]], requests, replies, control, contro
         torch.cuda.set_device(device)  # CUDA graphs and pinned memory on this server's GPU, not GPU 0
     slots = [[_Slot(spec, create=False) for spec in mine] for mine in specs]  # [worker][slot]
     forward, net = None, None
-    stats = {"batches": 0, "positions": 0, "busy_s": 0.0}
+    stats = {"batches": 0, "positions": 0, "busy_s": 0.0, "loads": 0}  # loads: nets read from a file
+    parent, checked = os.getppid(), time.monotonic()
     pinned = torch.empty((BUCKETS[-1], *specs[0][0].planes_shape), dtype=torch.uint8,
                          pin_memory=device.type == "cuda")
     while True:
+        if time.monotonic() - checked > 1.0:
+            checked = time.monotonic()
+            if os.getppid() != parent:
+                break  # the owner died (a Ray node server killed): serve nobody, so clients see the end
         try:
             kind, payload = control.get_nowait()
         except queue.Empty:
@@ -345,6 +407,7 @@ def _serve(specs: list[tuple[SlotSpec, ...]], requests, replies, control, contro
         if kind == "load":
             try:
                 new, _ = load_net(payload, device="cpu")
+                stats["loads"] += 1
                 if net is None or new.config != net.config:
                     began = time.perf_counter()
                     net, forward = new, compiled_forward(new, device)
