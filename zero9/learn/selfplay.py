@@ -23,8 +23,8 @@ per tree per net call, full/fast moves, opening moves, no-resign games):
   ``zero9 autotrain`` without ``--straddle``: every game of a round ends in it).
 - **round**, **session**, **straddling** (``zero9 autotrain``, as KataGo's and Leela Zero's
   continuous self-play): each worker of a kept :class:`WorkerPool` plays one endless
-  session of games (:class:`_Session`) whose games in flight go on from one round into
-  the next, so no round waits for its longest games with its workers idle. A round asks
+  session of games (:class:`zero9.learn.workers.WorkerGames`) whose games in flight go on
+  from one round into the next, so no round waits for its longest games with its workers idle. A round asks
   for N games: the workers share one count of the games the round still lacks
   (``WorkerPool.left``); each game that ends **claims** a place and is written into the
   round's folders, and once none is left every worker **pauses** (its games kept,
@@ -185,7 +185,7 @@ class WorkerPool:
     Starting a process costs a torch import (seconds on a busy machine), so the
     autotrain loop starts its pool once. ``workers == 0`` means no processes: jobs
     run in one thread of this process. ``left`` is the count the workers' sessions share:
-    the games the round still lacks (see :class:`_Session`).
+    the games the round still lacks (see :class:`zero9.learn.workers.WorkerGames`).
     """
 
     def __init__(self, workers: int, threads: int = 1,
@@ -379,12 +379,10 @@ def play_selfplay(net_path: str | os.PathLike, games: int, config: SelfPlayConfi
     if pool is not None:
         if pool.inference is not None and jobs:
             pool.inference.load(str(net_path))
-        if straddle:
-            return _play_round(pool, jobs, games, progress)
-        return _run_jobs(pool, jobs, games, progress, seconds, warmup_seconds)
+        return _play_jobs(pool, jobs, games, progress, seconds, warmup_seconds, straddle)
     processes = 0 if workers == 1 and seconds is None else workers
     with make_pool(net_path, device, processes, threads, config, server=inference_server) as own:
-        return _run_jobs(own, jobs, games, progress, seconds, warmup_seconds)
+        return _play_jobs(own, jobs, games, progress, seconds, warmup_seconds)
 
 
 def make_pool(net_path: str | os.PathLike, device: str, workers: int, threads: int, config: SelfPlayConfig,
@@ -412,116 +410,95 @@ def make_pool(net_path: str | os.PathLike, device: str, workers: int, threads: i
     return WorkerPool(workers, threads, inference=group, cpus=cpus)
 
 
-def _run_jobs(pool: WorkerPool, jobs: list[WorkerJob], games: int, progress: bool, seconds: float | None,
-              warmup_seconds: float) -> SelfPlayStats:
+def _play_jobs(pool: WorkerPool, jobs: list[WorkerJob], games: int, progress: bool,
+               seconds: float | None = None, warmup_seconds: float = 0.0,
+               straddle: bool = False) -> SelfPlayStats:
+    """The main loop: hand the workers their jobs and take in their messages until each job has ended.
+
+    A quota's job ends with its ``"done"`` (or, with ``seconds``, when the time is up: the stop
+    drops the games in flight); a round's when its worker has paused, the round having its
+    ``games`` records (see :class:`zero9.learn.workers.WorkerGames`). The counters measured are the
+    ones after ``warmup_seconds`` (a quota's) or the whole round's (a round is warm throughout).
+    """
     pool.stop.clear()
-    stop = pool.stop
+    round_number = None
+    if straddle:
+        pool.rounds += 1
+        round_number = pool.rounds
+        with pool.left.get_lock():
+            pool.left.value = games  # every worker is paused (or has no session yet): none is claiming
+        jobs = [dataclasses.replace(job, round=round_number) for job in jobs]
     start = time.monotonic()
     for job in jobs:
         pool.submit(job.worker, "selfplay", job)
-    stats = SelfPlayStats()
-    bar = progress_bar(games, progress)
+    stats, bar = SelfPlayStats(), progress_bar(games, progress)
     counters: dict[int, dict] = {}
-    warm_counters: dict[int, dict] | None = None
-    warm_at = None
-    running = len(jobs)
+    warm = _Warm(start, {}) if straddle else None  # a round's counters begin with it
+    ended: set[int] = set()
     try:
-        while running:
-            msg = _next_message(pool)  # a stop: finished games are on disk, the games in flight are dropped
+        while len(ended) < len(jobs):
+            msg = _next_message(pool)  # a stop drops the games in flight (and a session's held records)
             now = time.monotonic()
             if msg is not None:
                 kind, worker = msg[0], msg[1]
                 if kind == "error":
                     raise_worker_error(msg)
-                if kind == "done":
-                    running -= 1
-                counters[worker] = msg[-1] if kind != "error" else counters.get(worker, {})
+                if kind == "done" or (kind == "paused" and msg[2] == round_number):
+                    ended.add(worker)
+                if kind in ("tick", "game", "paused", "done"):
+                    counters[worker] = msg[-1]
                 if kind == "game":
                     add_game(stats, msg[2])
-                    if bar is not None:
-                        bar.update(1)
-            if warm_counters is None and now - start >= warmup_seconds and len(counters) >= len(jobs):
-                warm_counters, warm_at = {k: dict(v) for k, v in counters.items()}, now
-            elapsed = now - start
-            stats.evals = sum(c.get("evals", 0) for c in counters.values())
-            stats.calls = sum(c.get("calls", 0) for c in counters.values())
-            if bar is not None and msg is not None:
-                bar.set_postfix_str(f"{stats.moves / elapsed:.1f} moves/s, "
-                                    f"{stats.evals / elapsed:.0f} evals/s, "
-                                    f"len {stats.moves / max(1, stats.games):.1f}", refresh=False)
-            if seconds is not None and elapsed >= seconds and not stop.is_set():
-                stop.set()
-                _measure(stats, counters, warm_counters, warm_at, now)
-    except BaseException:
-        stop.set()
-        raise
-    finally:
-        if bar is not None:
-            bar.close()
-    stats.seconds = time.monotonic() - start
-    if seconds is None:
-        _measure(stats, counters, warm_counters, warm_at, time.monotonic())
-    return stats
-
-
-def _play_round(pool: WorkerPool, jobs: list[WorkerJob], games: int, progress: bool) -> SelfPlayStats:
-    """A round of the pool's sessions: they play on until ``games`` records are written and every worker
-    has paused (see :class:`_Session`); the counters are the round's."""
-    pool.stop.clear()
-    pool.rounds += 1
-    with pool.left.get_lock():
-        pool.left.value = games  # every worker is paused (or has no session yet): none is claiming
-    start = time.monotonic()
-    for job in jobs:
-        pool.submit(job.worker, "round", dataclasses.replace(job, round=pool.rounds))
-    stats, bar = SelfPlayStats(), progress_bar(games, progress)
-    counters: dict[int, dict] = {}
-    paused: set[int] = set()
-    try:
-        while len(paused) < len(jobs):
-            msg = _next_message(pool)  # a stop drops the games in flight and the held records
-            if msg is None:
-                continue
-            kind, worker = msg[0], msg[1]
-            if kind == "error":
-                raise_worker_error(msg)
-            if kind == "paused" and msg[2] == pool.rounds:
-                paused.add(worker)
-            if kind in ("tick", "game", "paused"):
-                counters[worker] = msg[-1]
-            if kind == "game":
-                add_game(stats, msg[2])
-                if bar is not None:
-                    bar.update(1)
-                    elapsed = time.monotonic() - start
-                    evals = sum(c.get("evals", 0) for c in counters.values())
-                    bar.set_postfix_str(f"{stats.moves / elapsed:.1f} moves/s, "
-                                        f"{evals / elapsed:.0f} evals/s, "
-                                        f"len {stats.moves / stats.games:.1f}", refresh=False)
+                    _show_game(bar, stats, counters, now - start)
+            if warm is None and now - start >= warmup_seconds and len(counters) >= len(jobs):
+                warm = _Warm(now, {k: dict(v) for k, v in counters.items()})
+            if seconds is not None and now - start >= seconds and not pool.stop.is_set():
+                pool.stop.set()
+                _measure(stats, counters, warm, now)
     except BaseException:
         pool.stop.set()
         raise
     finally:
         if bar is not None:
             bar.close()
-    if stats.games != games:  # each worker's records come before its pause: this would be a bug
+    if straddle and stats.games != games:  # each worker's records come before its pause: this would be a bug
         raise RuntimeError(f"a round of {games} games ended with {stats.games} written")
-    stats.seconds = time.monotonic() - start
-    stats.evals, stats.calls, stats.measured_net_seconds = (sum(c.get(name, 0) for c in counters.values())
-                                                            for name in ("evals", "calls", "net_seconds"))
-    stats.measured_evals, stats.measured_seconds = stats.evals, stats.seconds  # the whole round is warm
+    end = time.monotonic()
+    stats.seconds = end - start
+    stats.evals, stats.calls = (_total(counters, name) for name in ("evals", "calls"))
+    if seconds is None:
+        _measure(stats, counters, warm, end)
     return stats
 
 
-def _measure(stats: SelfPlayStats, counters, warm_counters, warm_at, now) -> None:
-    if warm_counters is None or warm_at is None or now <= warm_at:
+@dataclass
+class _Warm:
+    """The moment the measuring window opened, and every worker's counters then."""
+
+    at: float
+    counters: dict[int, dict]
+
+
+def _total(counters: dict[int, dict], name: str) -> float:
+    return sum(c.get(name, 0) for c in counters.values())
+
+
+def _show_game(bar, stats: SelfPlayStats, counters: dict[int, dict], elapsed: float) -> None:
+    if bar is not None:
+        bar.update(1)
+        bar.set_postfix_str(f"{stats.moves / elapsed:.1f} moves/s, {_total(counters, 'evals') / elapsed:.0f} "
+                            f"evals/s, len {stats.moves / stats.games:.1f}", refresh=False)
+
+
+def _measure(stats: SelfPlayStats, counters: dict[int, dict], warm: _Warm | None, now: float) -> None:
+    """The measured counters: from the window's opening to ``now``."""
+    if warm is None or now <= warm.at:
         return
 
     def since_warm(name: str) -> float:
-        total = sum(c.get(name, 0) for c in counters.values())
-        return total - sum(c.get(name, 0) for c in warm_counters.values())
+        return _total(counters, name) - _total(warm.counters, name)
 
-    stats.measured_evals, stats.measured_seconds = since_warm("evals"), now - warm_at
+    stats.measured_evals, stats.measured_seconds = since_warm("evals"), now - warm.at
     stats.measured_net_seconds = since_warm("net_seconds")
 
 
