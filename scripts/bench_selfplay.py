@@ -249,6 +249,7 @@ def concurrent_share(args: argparse.Namespace, run: Path, pool, device: str) -> 
     """Run the concurrent autotrain for ``--train-seconds`` on ``pool``: self-play's share of the wall
     time, the trainer's, and the self-play rate while it trains (rounds after the first)."""
     from zero9.cli import autotrain
+    from zero9.cli.selfplay import selfplay_config
     from zero9.learn.concurrent import ConcurrentAutoTrain
     from zero9.util.files import read_jsonl
 
@@ -265,7 +266,7 @@ def concurrent_share(args: argparse.Namespace, run: Path, pool, device: str) -> 
                                    "--games-parallel", str(args.games_parallel), "--leaves", str(args.leaves),
                                    "--in-flight", str(args.in_flight), "--resign-threshold", "-1",
                                    "--seed", "1"])
-    loop = ConcurrentAutoTrain(loop_args)
+    loop = ConcurrentAutoTrain(loop_args, selfplay_config(loop_args))
     loop.run(pool=_Kept(pool))
     rows = read_jsonl(loop.run_dir.selfplay_log)[1:]  # the first round starts every worker's games
     evals, seconds = sum(r["evals"] for r in rows), sum(r["seconds"] for r in rows)

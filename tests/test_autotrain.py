@@ -24,6 +24,14 @@ def autotrain_cmd(run_dir: Path, extra: list[str] | None = None) -> list[str]:
     return [sys.executable, "-m", "zero9", "autotrain", *TINY, "--dir", str(run_dir), *(extra or [])]
 
 
+def new_loop(args: argparse.Namespace):
+    """The alternating loop for parsed ``zero9 autotrain`` options, as the command builds it."""
+    from zero9.cli.selfplay import selfplay_config
+    from zero9.learn.autotrain import AutoTrain
+
+    return AutoTrain(args, selfplay_config(args))
+
+
 def records(run_dir: Path) -> set[str]:
     return {p.name for p in RunDir(run_dir).chunk_files()}
 
@@ -136,12 +144,12 @@ def test_games_of_pruned_generations_stay_counted(tmp_path):
 
 
 def test_rating_matches_are_played_at_once_over_the_workers(tmp_path):
-    from zero9.learn.autotrain import AutoTrain, add_arguments
+    from zero9.cli.autotrain import add_arguments
     from zero9.learn.selfplay import WorkerPool
 
     parser = argparse.ArgumentParser()
     add_arguments(parser)
-    loop = AutoTrain(parser.parse_args(["--dir", str(tmp_path / "run"), *TINY, "--seed", "1"]))
+    loop = new_loop(parser.parse_args(["--dir", str(tmp_path / "run"), *TINY, "--seed", "1"]))
     with WorkerPool(2) as loop.pool:
         scores = loop.play_matches([("mcts:200", "random", 3, 0), ("random", "mcts:200", 4, 5),
                                     ("random", "random", 0, 0)])
@@ -160,7 +168,8 @@ def test_rerun_with_other_game_shape_is_a_clear_error(tmp_path):
 def test_ownership_head_is_on_by_default_for_new_go_runs_only(tmp_path):
     import argparse
 
-    from zero9.learn.autotrain import AutoTrain, add_arguments, identity_config
+    from zero9.cli.autotrain import add_arguments
+    from zero9.learn.autotrain import identity_config
 
     parser = argparse.ArgumentParser()
     add_arguments(parser)
@@ -177,12 +186,12 @@ def test_ownership_head_is_on_by_default_for_new_go_runs_only(tmp_path):
         identity_config(parser.parse_args([*TINY, "--dir", str(tmp_path / "gm"), "--ownership"]))
     # A run made before the default changed (no ownership head) resumes without the flag ...
     rd = RunDir(tmp_path / "go")
-    AutoTrain(args("--no-ownership")).prepare()  # writes the run directory's config and first net
+    new_loop(args("--no-ownership")).prepare()  # writes the run directory's config and first net
     assert rd.config()["net"]["ownership"] is False
-    assert AutoTrain(args()).config["net"]["ownership"] is False
+    assert new_loop(args()).config["net"]["ownership"] is False
     # ... and asking for the head explicitly is the clear error of a changed shape.
     with pytest.raises(ValueError, match="ownership"):
-        AutoTrain(args("--ownership"))
+        new_loop(args("--ownership"))
 
 
 def test_init_from_copies_the_whole_net_on_the_same_board_and_the_tower_on_another(tmp_path, capsys):
@@ -229,11 +238,11 @@ def test_rate_every_k_rates_every_kth_candidate_against_the_last_rated_one(tmp_p
 
     # A run carried on without its old nets (only the best one committed) rates against the newest
     # rated net whose file is still there, and against the anchors alone when none is.
-    from zero9.learn.autotrain import AutoTrain, add_arguments
+    from zero9.cli.autotrain import add_arguments
 
     parser = argparse.ArgumentParser()
     add_arguments(parser)
-    loop = AutoTrain(parser.parse_args(["--dir", str(run_dir), *TINY, *extra]))
+    loop = new_loop(parser.parse_args(["--dir", str(run_dir), *TINY, *extra]))
     loop.prepare()
     fourth = next(r["a"] for r in games if r["generation"] == 4)
     asked = []

@@ -62,13 +62,7 @@ from zero9.arena.gtpclient import find_gnugo
 from zero9.arena.match import play_match_segments
 from zero9.games import add_game_arguments, game_from_args, make_game
 from zero9.learn.rundir import RunDir
-from zero9.learn.selfplay import (
-    Pool,
-    add_selfplay_arguments,
-    config_summary,
-    make_pool,
-    selfplay_config,
-)
+from zero9.learn.selfplay import Pool, config_summary, make_pool
 from zero9.learn.train import (
     ChunkCache,
     StateHolder,
@@ -80,7 +74,7 @@ from zero9.learn.train import (
 from zero9.nn.checkpoint import load_checkpoint, load_net, save_checkpoint
 from zero9.nn.net import make_net, resolve_device
 from zero9.nn.weights import save_lz_weights
-from zero9.settings import AutotrainConfig, NetConfig
+from zero9.settings import AutotrainConfig, NetConfig, SelfPlayConfig
 from zero9.util.files import append_jsonl, atomic_write_json, read_json, read_jsonl
 from zero9.util.interrupts import StopRequested, check_stop, stop_requested, stop_signals
 from zero9.util.runlock import RunLock
@@ -152,9 +146,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                            "self-play workers share the cores)")
     tr = parser.add_argument_group("training")
     add_training_arguments(tr, AutotrainConfig.steps, "training steps per round")
-    # Playout cap randomisation is on in the loop (None: 0.25 with PUCT, off with --gumbel): at equal
-    # compute it beat full searches on every move 36-4 (docs/runs/ab, 9x9 Gomoku, 8 minutes each).
-    add_selfplay_arguments(parser, {"pcr": None})
 
 
 def identity_config(args: argparse.Namespace) -> dict[str, Any]:
@@ -188,7 +179,7 @@ class AutoTrain:
 
     pool: Pool  # this host's workers or Ray's actors, the same protocol
 
-    def __init__(self, args: argparse.Namespace):
+    def __init__(self, args: argparse.Namespace, selfplay: SelfPlayConfig):
         if args.rate_every < 1:
             raise ValueError(f"--rate-every must be >= 1, got {args.rate_every}")
         self.args = args
@@ -203,7 +194,7 @@ class AutoTrain:
         else:
             self.config = dict(identity_config(args), version=CONFIG_VERSION, created=time.time())
         self.game = make_game(**self.config["game"])
-        self.selfplay = selfplay_config(args)
+        self.selfplay = selfplay
         self.train_opts = train_options(args, args.device)
         self.chunk_cache = ChunkCache()  # the window's chunks stay read from one round to the next
         self.last_plot = -math.inf

@@ -48,6 +48,7 @@ from zero9.learn.selfplay import WorkerPool
 from zero9.learn.train import ChunkCache, clear_train_state
 from zero9.learn.workers import die_with_parent
 from zero9.nn.checkpoint import game_from_meta, load_net
+from zero9.settings import SelfPlayConfig
 from zero9.util.files import DiskFullError, append_jsonl
 from zero9.util.interrupts import StopRequested, check_stop, request_stop, stop_requested, stop_signals
 
@@ -156,7 +157,7 @@ def train_job(job: dict, state: dict) -> dict:
 def rate_job(job: dict, state: dict) -> dict:
     """The rater's job: rating games of one net (the alternating loop's :meth:`AutoTrain.rate`, on a
     pool of one thread in this process)."""
-    loop = AutoTrain(state["args"])
+    loop = AutoTrain(state["args"], state["selfplay"])
     loop.device = state["device"]
     loop.wall_base = job["wall_seconds"]
     with WorkerPool(0, 1) as loop.pool:
@@ -171,14 +172,14 @@ def rate_job(job: dict, state: dict) -> dict:
 class ConcurrentAutoTrain(AutoTrain):
     """The loop with the trainer beside self-play (see the module docstring)."""
 
-    def __init__(self, args: argparse.Namespace):
+    def __init__(self, args: argparse.Namespace, selfplay: SelfPlayConfig):
         if args.gate:
             raise ValueError("--gate needs the alternating loop (--no-concurrent): here every trained net "
                              "plays from the next round on")
         if args.ray:
             raise ValueError("--concurrent runs on one host's GPUs and cores; "
                              "--ray is the alternating loop's")
-        super().__init__(args)
+        super().__init__(args, selfplay)
         self.args.straddle = True  # no round waits for its longest games
         devices = self.gpus()
         self.train_device = args.train_device or devices[-1]
@@ -292,7 +293,8 @@ class ConcurrentAutoTrain(AutoTrain):
 
     def start_rating(self, generation: int, net: str) -> None:
         if self.rater is None:
-            self.rater = Background("rater", rate_job, {"args": self.args, "device": self.train_device,
+            self.rater = Background("rater", rate_job, {"args": self.args, "selfplay": self.selfplay,
+                                                        "device": self.train_device,
                                                         "threads": 1})
         if self.rater.busy and self.rater.poll() is None:
             print(f"rating: the rater is still busy; net generation {generation} is not rated")
