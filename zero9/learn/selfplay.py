@@ -1,21 +1,22 @@
-"""``zero9 selfplay``: play games with a net and write training chunks and SGFs.
+"""Self-play over a pool of workers, the main process's side: the pool, the jobs, the one main loop.
+
+:func:`play_selfplay` deals the games out as jobs to a pool's workers (:class:`WorkerPool`,
+built with its inference servers by :func:`make_pool`; the worker's side is
+:mod:`zero9.learn.workers`) and takes in their messages in one loop (:func:`_play_jobs`)
+until each job has ended, adding up the counters (:class:`SelfPlayStats`). The command
+line is :mod:`zero9.cli.selfplay`.
 
 Vocabulary (search terms are :mod:`zero9.learn.selfplay_game`'s: G games in flight, K leaves
 per tree per net call, full/fast moves, opening moves, no-resign games):
 
-- **worker**: one process running :func:`zero9.learn.selfplay_game.play_games` with its own
-  copy of the net (``--workers W``, default one per core; each gets
+- **worker**: one process playing G games at a time (:class:`zero9.learn.selfplay_game.SelfPlay`)
+  with its own copy of the net (``--workers W``, default one per core; each gets
   ``cores // W`` torch threads so they do not fight). ``W = 1`` plays in-process.
   On CUDA with several workers one inference server owns the GPU
   (:mod:`zero9.nn.inference`) and each worker keeps two batches in flight (``--in-flight``).
-- **record**: one finished game written *as soon as it ends*, atomically: an npz
-  shard (:mod:`zero9.nn.chunks`) with its recorded positions (full-search moves only),
-  and an SGF beside it. The name ``{time_ns}-w{worker}-{seq}-{positions}p`` sorts in
-  creation order and tells the trainer the position count without opening the file.
-  Go shards always carry the ownership target (the final position's Tromp-Taylor
-  owners; after a resignation, of the resigned board), so a net with or without an
-  ownership head can learn from them. ``--lz-chunks`` also writes Leela Zero text
-  chunks (drawn games cannot be written there and are skipped) to ``lz_chunks/``.
+- **record**: one finished game, written by its worker *as soon as it ends*, atomically
+  (:mod:`zero9.learn.records`: its files and their names). ``--lz-chunks`` also writes
+  Leela Zero text chunks (drawn games cannot be written there and are skipped) to ``lz_chunks/``.
 - **net evaluations**: positions the net actually computed (cache hits excluded);
   **batch**: evaluations per net call.
 - **quota**: the games a worker plays; the main process splits ``--games`` among
@@ -61,14 +62,7 @@ CLOSE_WAIT_S = 5.0  # how long closing a pool waits for a worker before killing 
 
 
 # --------------------------------------------------------------------------------------
-# the pool
-
-
-def config_summary(config: SelfPlayConfig) -> dict[str, Any]:
-    """The config as JSON-able options (for SGF roots and logs)."""
-    d = dataclasses.asdict(config)
-    d["search"] = dataclasses.asdict(config.search)
-    return d
+# the pool and its inference servers
 
 
 class Pool(Protocol):
@@ -204,6 +198,31 @@ class WorkerPool:
         self.close()
 
 
+def make_pool(net_path: str | os.PathLike, device: str, workers: int, threads: int, config: SelfPlayConfig,
+              devices: list[str] | None = None, server: bool | None = None,
+              pin: bool | None = None) -> WorkerPool:
+    """The worker pool and its inference servers, built here and nowhere else.
+
+    ``workers`` processes (0: one thread of this process) with ``threads`` torch threads each.
+    ``server`` (default: on for CUDA with several workers) puts one inference server on each of
+    ``devices`` (default ``[device]``; a host's GPUs: ``cuda:0`` ... ``cuda:{N-1}``), the workers
+    spread over them in blocks (:class:`zero9.nn.inference.ServerGroup`). ``pin`` keeps each
+    server's workers on its share of the host's physical cores (:func:`zero9.learn.workers.core_blocks`;
+    off by default: on 4 H200s and 64 cores the host's 4-GPU rate was 666,954 evaluations/s pinned,
+    723,446 unpinned, docs/runs/host-go9).
+    """
+    devices = list(devices or [device])
+    if server is None:
+        server = devices[0].startswith("cuda") and workers > 1
+    slot = config.parallel_games * config.leaves_per_tree  # the most positions a worker sends at once
+    group = ServerGroup(str(net_path), devices, workers, slot) if server and workers > 0 else None
+    cpus = None
+    if group is not None and pin:
+        blocks = core_blocks(len(devices))
+        cpus = [blocks[group.owner[w]] for w in range(workers)]
+    return WorkerPool(workers, threads, inference=group, cpus=cpus)
+
+
 def _next_message(pool: WorkerPool):
     """The workers' next message, or None after a second without one; a stop request or a dead worker
     raises."""
@@ -218,7 +237,7 @@ def _next_message(pool: WorkerPool):
 
 
 # --------------------------------------------------------------------------------------
-# the main process
+# the jobs and the main loop
 
 
 @dataclass
@@ -245,6 +264,13 @@ class SelfPlayStats:
         d["mean_length"] = self.moves / self.games if self.games else 0.0
         d["mean_batch"] = self.evals / self.calls if self.calls else 0.0
         return d
+
+
+def config_summary(config: SelfPlayConfig) -> dict[str, Any]:
+    """The config as JSON-able options (for SGF roots and logs)."""
+    d = dataclasses.asdict(config)
+    d["search"] = dataclasses.asdict(config.search)
+    return d
 
 
 def default_workers(device: str) -> int:
@@ -301,31 +327,6 @@ def play_selfplay(net_path: str | os.PathLike, games: int, config: SelfPlayConfi
     processes = 0 if workers == 1 and seconds is None else workers
     with make_pool(net_path, device, processes, threads, config, server=inference_server) as own:
         return _play_jobs(own, jobs, games, progress, seconds, warmup_seconds)
-
-
-def make_pool(net_path: str | os.PathLike, device: str, workers: int, threads: int, config: SelfPlayConfig,
-              devices: list[str] | None = None, server: bool | None = None,
-              pin: bool | None = None) -> WorkerPool:
-    """The worker pool and its inference servers, built here and nowhere else.
-
-    ``workers`` processes (0: one thread of this process) with ``threads`` torch threads each.
-    ``server`` (default: on for CUDA with several workers) puts one inference server on each of
-    ``devices`` (default ``[device]``; a host's GPUs: ``cuda:0`` ... ``cuda:{N-1}``), the workers
-    spread over them in blocks (:class:`zero9.nn.inference.ServerGroup`). ``pin`` keeps each
-    server's workers on its share of the host's physical cores (:func:`zero9.learn.workers.core_blocks`;
-    off by default: on 4 H200s and 64 cores the host's 4-GPU rate was 666,954 evaluations/s pinned,
-    723,446 unpinned, docs/runs/host-go9).
-    """
-    devices = list(devices or [device])
-    if server is None:
-        server = devices[0].startswith("cuda") and workers > 1
-    slot = config.parallel_games * config.leaves_per_tree  # the most positions a worker sends at once
-    group = ServerGroup(str(net_path), devices, workers, slot) if server and workers > 0 else None
-    cpus = None
-    if group is not None and pin:
-        blocks = core_blocks(len(devices))
-        cpus = [blocks[group.owner[w]] for w in range(workers)]
-    return WorkerPool(workers, threads, inference=group, cpus=cpus)
 
 
 def _play_jobs(pool: WorkerPool, jobs: list[WorkerJob], games: int, progress: bool,
