@@ -53,7 +53,7 @@ from typing import Any, Protocol
 from tqdm import tqdm
 
 from zero9.games import BLACK, EMPTY
-from zero9.learn.workers import JobQueue, WorkerJob, core_blocks, pool_main, raise_worker_error, serve_jobs
+from zero9.learn.workers import JobQueue, WorkerJob, pool_main, raise_worker_error, serve_jobs
 from zero9.nn.inference import InferenceServer, ServerGroup
 from zero9.settings import SelfPlayConfig
 from zero9.util.interrupts import check_stop
@@ -207,7 +207,7 @@ def make_pool(net_path: str | os.PathLike, device: str, workers: int, threads: i
     ``server`` (default: on for CUDA with several workers) puts one inference server on each of
     ``devices`` (default ``[device]``; a host's GPUs: ``cuda:0`` ... ``cuda:{N-1}``), the workers
     spread over them in blocks (:class:`zero9.nn.inference.ServerGroup`). ``pin`` keeps each
-    server's workers on its share of the host's physical cores (:func:`zero9.learn.workers.core_blocks`;
+    server's workers on its share of the host's physical cores (:func:`core_blocks`;
     off by default: on 4 H200s and 64 cores the host's 4-GPU rate was 666,954 evaluations/s pinned,
     723,446 unpinned, docs/runs/host-go9).
     """
@@ -221,6 +221,30 @@ def make_pool(net_path: str | os.PathLike, device: str, workers: int, threads: i
         blocks = core_blocks(len(devices))
         cpus = [blocks[group.owner[w]] for w in range(workers)]
     return WorkerPool(workers, threads, inference=group, cpus=cpus)
+
+
+def core_blocks(parts: int) -> list[frozenset[int]]:
+    """This process's CPUs cut into ``parts`` blocks of whole physical cores (a core's hyperthreads
+    stay together), as equal as they come: one block a GPU, so a GPU's workers keep to their share
+    of the host and one GPU's figure is a quarter host's on four. Linux; elsewhere every block is
+    all CPUs."""
+    allowed = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else []
+    if not allowed:
+        return [frozenset()] * parts
+    cores: dict[str, set[int]] = {}
+    for cpu in allowed:
+        try:
+            topology = Path(f"/sys/devices/system/cpu/cpu{cpu}/topology")
+            key = (topology / "thread_siblings_list").read_text().strip()
+        except OSError:
+            key = str(cpu)
+        cores.setdefault(key, set()).add(cpu)
+    groups = sorted((sorted(c) for c in cores.values()), key=lambda c: c[0])
+    if len(groups) < parts:
+        return [frozenset(allowed)] * parts
+    bounds = [len(groups) * k // parts for k in range(parts + 1)]
+    return [frozenset(cpu for group in groups[bounds[k]:bounds[k + 1]] for cpu in group)
+            for k in range(parts)]
 
 
 def _next_message(pool: WorkerPool):

@@ -364,7 +364,7 @@ def die_with_parent(parent: int) -> None:
 def pool_main(worker: int, jobs, out_queue, stop, threads: int, parent: int, remote: RemoteNet | None,
                left, cpus: frozenset[int] | None = None) -> None:
     """A pool process: run jobs from ``jobs`` until ``None`` arrives or the parent dies; on ``cpus``
-    only when given (its GPU's share of the host's cores, :func:`core_blocks`)."""
+    only when given (its GPU's share of the host's cores, :func:`zero9.learn.selfplay.core_blocks`)."""
 
     die_with_parent(parent)
     if cpus:
@@ -374,29 +374,3 @@ def pool_main(worker: int, jobs, out_queue, stop, threads: int, parent: int, rem
     if threads > 0:
         torch.set_num_threads(threads)
     serve_jobs(worker, JobQueue(jobs, stop, parent), out_queue, remote, left)
-
-
-
-
-def core_blocks(parts: int) -> list[frozenset[int]]:
-    """This process's CPUs cut into ``parts`` blocks of whole physical cores (a core's hyperthreads
-    stay together), as equal as they come: one block a GPU, so a GPU's workers keep to their share
-    of the host and one GPU's figure is a quarter host's on four. Linux; elsewhere every block is
-    all CPUs."""
-    allowed = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else []
-    if not allowed:
-        return [frozenset()] * parts
-    cores: dict[str, set[int]] = {}
-    for cpu in allowed:
-        try:
-            topology = Path(f"/sys/devices/system/cpu/cpu{cpu}/topology")
-            key = (topology / "thread_siblings_list").read_text().strip()
-        except OSError:
-            key = str(cpu)
-        cores.setdefault(key, set()).add(cpu)
-    groups = sorted((sorted(c) for c in cores.values()), key=lambda c: c[0])
-    if len(groups) < parts:
-        return [frozenset(allowed)] * parts
-    bounds = [len(groups) * k // parts for k in range(parts + 1)]
-    return [frozenset(cpu for group in groups[bounds[k]:bounds[k + 1]] for cpu in group)
-            for k in range(parts)]
