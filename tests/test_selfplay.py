@@ -93,7 +93,7 @@ def test_two_worker_processes_write_exactly_the_games_asked(tmp_path):
 def test_bad_options_are_clear_errors(tmp_path):
     import argparse
 
-    from zero9.learn.selfplay import add_selfplay_arguments, selfplay_config
+    from zero9.cli.selfplay import add_selfplay_arguments, selfplay_config
 
     parser = argparse.ArgumentParser()
     add_selfplay_arguments(parser)
@@ -110,7 +110,7 @@ def test_eval_cache_option_reaches_the_workers_evaluator(tmp_path, monkeypatch):
 
     import zero9.learn.workers as workers
     from zero9.cli.autotrain import add_arguments
-    from zero9.learn.selfplay import add_selfplay_arguments, selfplay_config
+    from zero9.cli.selfplay import add_selfplay_arguments, selfplay_config
     from zero9.search.evaluator import NetEvaluator
 
     parser = argparse.ArgumentParser()
@@ -142,7 +142,7 @@ def test_autotrain_turns_pcr_on_for_puct_only():
     import argparse
 
     from zero9.cli.autotrain import add_arguments
-    from zero9.learn.selfplay import selfplay_config
+    from zero9.cli.selfplay import selfplay_config
 
     parser = argparse.ArgumentParser()
     add_arguments(parser)

@@ -13,11 +13,11 @@ import argparse
 from typing import Any
 
 from zero9.cli.common import add_game_arguments, add_training_arguments, game_from_args, train_options
+from zero9.cli.selfplay import add_selfplay_arguments, selfplay_config
 from zero9.learn.autotrain import AutoTrain, concurrent_by_default, run_loop
 from zero9.learn.concurrent import ConcurrentAutoTrain
 from zero9.learn.raynode import SHARING
 from zero9.learn.run_nets import NetShape
-from zero9.learn.selfplay import add_selfplay_arguments, selfplay_config
 from zero9.settings import AutotrainConfig, NetConfig
 
 

@@ -1,21 +1,22 @@
-"""``zero9 selfplay``: play games with a net and write training chunks and SGFs.
+"""Self-play over a pool of workers, the main process's side: the pool, the jobs, the one main loop.
+
+:func:`play_selfplay` deals the games out as jobs to a pool's workers (:class:`WorkerPool`,
+built with its inference servers by :func:`make_pool`; the worker's side is
+:mod:`zero9.learn.workers`) and takes in their messages in one loop (:func:`_play_jobs`)
+until each job has ended, adding up the counters (:class:`SelfPlayStats`). The command
+line is :mod:`zero9.cli.selfplay`.
 
 Vocabulary (search terms are :mod:`zero9.learn.selfplay_game`'s: G games in flight, K leaves
 per tree per net call, full/fast moves, opening moves, no-resign games):
 
-- **worker**: one process running :func:`zero9.learn.selfplay_game.play_games` with its own
-  copy of the net (``--workers W``, default one per core; each gets
+- **worker**: one process playing G games at a time (:class:`zero9.learn.selfplay_game.SelfPlay`)
+  with its own copy of the net (``--workers W``, default one per core; each gets
   ``cores // W`` torch threads so they do not fight). ``W = 1`` plays in-process.
   On CUDA with several workers one inference server owns the GPU
   (:mod:`zero9.nn.inference`) and each worker keeps two batches in flight (``--in-flight``).
-- **record**: one finished game written *as soon as it ends*, atomically: an npz
-  shard (:mod:`zero9.nn.chunks`) with its recorded positions (full-search moves only),
-  and an SGF beside it. The name ``{time_ns}-w{worker}-{seq}-{positions}p`` sorts in
-  creation order and tells the trainer the position count without opening the file.
-  Go shards always carry the ownership target (the final position's Tromp-Taylor
-  owners; after a resignation, of the resigned board), so a net with or without an
-  ownership head can learn from them. ``--lz-chunks`` also writes Leela Zero text
-  chunks (drawn games cannot be written there and are skipped) to ``lz_chunks/``.
+- **record**: one finished game, written by its worker *as soon as it ends*, atomically
+  (:mod:`zero9.learn.records`: its files and their names). ``--lz-chunks`` also writes
+  Leela Zero text chunks (drawn games cannot be written there and are skipped) to ``lz_chunks/``.
 - **net evaluations**: positions the net actually computed (cache hits excluded);
   **batch**: evaluations per net call.
 - **quota**: the games a worker plays; the main process splits ``--games`` among
@@ -23,8 +24,8 @@ per tree per net call, full/fast moves, opening moves, no-resign games):
   ``zero9 autotrain`` without ``--straddle``: every game of a round ends in it).
 - **round**, **session**, **straddling** (``zero9 autotrain``, as KataGo's and Leela Zero's
   continuous self-play): each worker of a kept :class:`WorkerPool` plays one endless
-  session of games (:class:`_Session`) whose games in flight go on from one round into
-  the next, so no round waits for its longest games with its workers idle. A round asks
+  session of games (:class:`zero9.learn.workers.WorkerGames`) whose games in flight go on
+  from one round into the next, so no round waits for its longest games with its workers idle. A round asks
   for N games: the workers share one count of the games the round still lacks
   (``WorkerPool.left``); each game that ends **claims** a place and is written into the
   round's folders, and once none is left every worker **pauses** (its games kept,
@@ -38,7 +39,6 @@ per tree per net call, full/fast moves, opening moves, no-resign games):
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import multiprocessing as mp
 import os
@@ -53,104 +53,16 @@ from typing import Any, Protocol
 from tqdm import tqdm
 
 from zero9.games import BLACK, EMPTY
-from zero9.learn.workers import JobQueue, WorkerJob, core_blocks, pool_main, raise_worker_error, serve_jobs
+from zero9.learn.workers import JobQueue, WorkerJob, pool_main, raise_worker_error, serve_jobs
 from zero9.nn.inference import InferenceServer, ServerGroup
-from zero9.settings import PCR_SHARE, SearchConfig, SelfPlayConfig
+from zero9.settings import SelfPlayConfig
 from zero9.util.interrupts import check_stop
 
 CLOSE_WAIT_S = 5.0  # how long closing a pool waits for a worker before killing it
 
 
 # --------------------------------------------------------------------------------------
-# options
-
-
-def add_selfplay_arguments(parser: argparse.ArgumentParser, defaults: dict | None = None) -> None:
-    """The self-play options shared by ``zero9 selfplay`` and ``zero9 autotrain``."""
-    c = SelfPlayConfig()
-    d = {"visits": c.visits, "workers": 0, "games_parallel": c.parallel_games, "leaves": c.leaves_per_tree,
-         "randomcnt": c.randomcnt, "resign_threshold": c.resign_threshold,
-         "no_resign_share": c.no_resign_share, "pcr": c.full_search_share, "fast_visits": c.fast_visits,
-         "opening_moves": c.opening_moves, "opening_visits": c.opening_visits}
-    d.update(defaults or {})
-    g = parser.add_argument_group("self-play")
-    g.add_argument("--visits", type=int, default=d["visits"], help="visits per recorded move (LZ -v)")
-    g.add_argument("--workers", type=int, default=d["workers"], help="worker processes (0: one per core)")
-    g.add_argument("--games-parallel", type=int, default=d["games_parallel"],
-                   help="games in flight per worker (G)")
-    g.add_argument("--leaves", type=int, default=d["leaves"], help="leaves per game per net call (K)")
-    g.add_argument("--randomcnt", type=int, default=d["randomcnt"],
-                   help="first M moves chosen in proportion to visits (LZ -m)")
-    g.add_argument("--no-noise", action="store_true", help="no Dirichlet noise at the root")
-    g.add_argument("--resign-threshold", type=float, default=d["resign_threshold"],
-                   help="resign below this winrate (negative: never)")
-    g.add_argument("--no-resign-share", type=float, default=d["no_resign_share"],
-                   help="share of games that never resign (measures false resignations)")
-    pcr_default = "1" if d["pcr"] == 1.0 else "0.25; 1 with --gumbel or --visits <= --fast-visits"
-    g.add_argument("--pcr", type=float, default=d["pcr"], metavar="SHARE",
-                   help="playout cap randomisation: share of moves with a full, recorded search "
-                        f"(1 = off; default here: {pcr_default})")
-    g.add_argument("--fast-visits", type=int, default=d["fast_visits"], help="visits of PCR's fast moves")
-    g.add_argument("--opening-moves", type=int, default=d["opening_moves"],
-                   help="cheap random opening: unrecorded moves up to a random move number below this")
-    g.add_argument("--opening-visits", type=int, default=d["opening_visits"], help="visits of opening moves")
-    g.add_argument("--move-cap", type=int, default=None, help="stop games after this many moves")
-    g.add_argument("--gumbel", action="store_true", help="Gumbel root search instead of PUCT + noise")
-    g.add_argument("--gumbel-actions", type=int, default=c.gumbel_actions,
-                   help="root actions Gumbel search samples")
-    g.add_argument("--in-flight", type=int, default=c.in_flight, choices=(1, 2),
-                   help="batches each worker keeps in flight with the inference server (2: it searches "
-                        "half its games while the GPU evaluates the other half's)")
-    g.add_argument("--eval-cache", type=int, default=c.eval_cache, metavar="N",
-                   help="entries of each worker's evaluator cache (0: none; a hit reuses an evaluation "
-                        "made under another random symmetry)")
-    g.add_argument("--no-sgf", action="store_true", help="write no SGF files (sgfmill not needed)")
-    g.add_argument("--lz-chunks", action="store_true", help="also write Leela Zero text chunks (Go)")
-
-
-def selfplay_config(args: argparse.Namespace, seed: int | None = None) -> SelfPlayConfig:
-    """A :class:`SelfPlayConfig` from the parsed options; ValueError for impossible values."""
-
-    for name in ("visits", "games_parallel", "leaves", "fast_visits", "opening_visits"):
-        if getattr(args, name) < 1:
-            raise ValueError(f"--{name.replace('_', '-')} must be >= 1, got {getattr(args, name)}")
-    if args.pcr is None:  # autotrain's default: PCR for PUCT (it won its A/B), off for Gumbel (not measured)
-        args.pcr = 1.0 if args.gumbel or args.fast_visits >= args.visits else PCR_SHARE
-    if not 0 < args.pcr <= 1:
-        raise ValueError(f"--pcr must be in (0, 1], got {args.pcr}")
-    if args.pcr < 1 and args.fast_visits >= args.visits:
-        raise ValueError(f"--fast-visits ({args.fast_visits}) must be below --visits ({args.visits}) "
-                         f"with --pcr {args.pcr:g}: fast moves are the cheap ones (--pcr 1 turns them off)")
-    if getattr(args, "eval_cache", 0) < 0:
-        raise ValueError(f"--eval-cache must be >= 0 (0: no cache), got {args.eval_cache}")
-    if not 0 <= args.no_resign_share <= 1:
-        raise ValueError(f"--no-resign-share must be in [0, 1], got {args.no_resign_share}")
-    return SelfPlayConfig(
-        visits=args.visits,
-        parallel_games=args.games_parallel,
-        leaves_per_tree=args.leaves,
-        search=SearchConfig(noise=not args.no_noise),
-        randomcnt=args.randomcnt,
-        resign_threshold=None if args.resign_threshold < 0 else args.resign_threshold,
-        no_resign_share=args.no_resign_share,
-        full_search_share=args.pcr,
-        fast_visits=args.fast_visits,
-        opening_moves=args.opening_moves,
-        opening_visits=args.opening_visits,
-        move_cap=args.move_cap,
-        gumbel=args.gumbel,
-        gumbel_actions=args.gumbel_actions,
-        in_flight=getattr(args, "in_flight", SelfPlayConfig.in_flight),
-        eval_cache=getattr(args, "eval_cache", SelfPlayConfig.eval_cache),
-        seed=seed,
-    )
-
-
-def config_summary(config: SelfPlayConfig) -> dict[str, Any]:
-    """The config as JSON-able options (for SGF roots and logs)."""
-    d = dataclasses.asdict(config)
-    d["search"] = dataclasses.asdict(config.search)
-    return d
+# the pool and its inference servers
 
 
 class Pool(Protocol):
@@ -185,7 +97,7 @@ class WorkerPool:
     Starting a process costs a torch import (seconds on a busy machine), so the
     autotrain loop starts its pool once. ``workers == 0`` means no processes: jobs
     run in one thread of this process. ``left`` is the count the workers' sessions share:
-    the games the round still lacks (see :class:`_Session`).
+    the games the round still lacks (see :class:`zero9.learn.workers.WorkerGames`).
     """
 
     def __init__(self, workers: int, threads: int = 1,
@@ -286,6 +198,55 @@ class WorkerPool:
         self.close()
 
 
+def make_pool(net_path: str | os.PathLike, device: str, workers: int, threads: int, config: SelfPlayConfig,
+              devices: list[str] | None = None, server: bool | None = None,
+              pin: bool | None = None) -> WorkerPool:
+    """The worker pool and its inference servers, built here and nowhere else.
+
+    ``workers`` processes (0: one thread of this process) with ``threads`` torch threads each.
+    ``server`` (default: on for CUDA with several workers) puts one inference server on each of
+    ``devices`` (default ``[device]``; a host's GPUs: ``cuda:0`` ... ``cuda:{N-1}``), the workers
+    spread over them in blocks (:class:`zero9.nn.inference.ServerGroup`). ``pin`` keeps each
+    server's workers on its share of the host's physical cores (:func:`core_blocks`;
+    off by default: on 4 H200s and 64 cores the host's 4-GPU rate was 666,954 evaluations/s pinned,
+    723,446 unpinned, docs/runs/host-go9).
+    """
+    devices = list(devices or [device])
+    if server is None:
+        server = devices[0].startswith("cuda") and workers > 1
+    slot = config.parallel_games * config.leaves_per_tree  # the most positions a worker sends at once
+    group = ServerGroup(str(net_path), devices, workers, slot) if server and workers > 0 else None
+    cpus = None
+    if group is not None and pin:
+        blocks = core_blocks(len(devices))
+        cpus = [blocks[group.owner[w]] for w in range(workers)]
+    return WorkerPool(workers, threads, inference=group, cpus=cpus)
+
+
+def core_blocks(parts: int) -> list[frozenset[int]]:
+    """This process's CPUs cut into ``parts`` blocks of whole physical cores (a core's hyperthreads
+    stay together), as equal as they come: one block a GPU, so a GPU's workers keep to their share
+    of the host and one GPU's figure is a quarter host's on four. Linux; elsewhere every block is
+    all CPUs."""
+    allowed = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else []
+    if not allowed:
+        return [frozenset()] * parts
+    cores: dict[str, set[int]] = {}
+    for cpu in allowed:
+        try:
+            topology = Path(f"/sys/devices/system/cpu/cpu{cpu}/topology")
+            key = (topology / "thread_siblings_list").read_text().strip()
+        except OSError:
+            key = str(cpu)
+        cores.setdefault(key, set()).add(cpu)
+    groups = sorted((sorted(c) for c in cores.values()), key=lambda c: c[0])
+    if len(groups) < parts:
+        return [frozenset(allowed)] * parts
+    bounds = [len(groups) * k // parts for k in range(parts + 1)]
+    return [frozenset(cpu for group in groups[bounds[k]:bounds[k + 1]] for cpu in group)
+            for k in range(parts)]
+
+
 def _next_message(pool: WorkerPool):
     """The workers' next message, or None after a second without one; a stop request or a dead worker
     raises."""
@@ -300,7 +261,7 @@ def _next_message(pool: WorkerPool):
 
 
 # --------------------------------------------------------------------------------------
-# the main process
+# the jobs and the main loop
 
 
 @dataclass
@@ -327,6 +288,13 @@ class SelfPlayStats:
         d["mean_length"] = self.moves / self.games if self.games else 0.0
         d["mean_batch"] = self.evals / self.calls if self.calls else 0.0
         return d
+
+
+def config_summary(config: SelfPlayConfig) -> dict[str, Any]:
+    """The config as JSON-able options (for SGF roots and logs)."""
+    d = dataclasses.asdict(config)
+    d["search"] = dataclasses.asdict(config.search)
+    return d
 
 
 def default_workers(device: str) -> int:
@@ -379,149 +347,101 @@ def play_selfplay(net_path: str | os.PathLike, games: int, config: SelfPlayConfi
     if pool is not None:
         if pool.inference is not None and jobs:
             pool.inference.load(str(net_path))
-        if straddle:
-            return _play_round(pool, jobs, games, progress)
-        return _run_jobs(pool, jobs, games, progress, seconds, warmup_seconds)
+        return _play_jobs(pool, jobs, games, progress, seconds, warmup_seconds, straddle)
     processes = 0 if workers == 1 and seconds is None else workers
     with make_pool(net_path, device, processes, threads, config, server=inference_server) as own:
-        return _run_jobs(own, jobs, games, progress, seconds, warmup_seconds)
+        return _play_jobs(own, jobs, games, progress, seconds, warmup_seconds)
 
 
-def make_pool(net_path: str | os.PathLike, device: str, workers: int, threads: int, config: SelfPlayConfig,
-              devices: list[str] | None = None, server: bool | None = None,
-              pin: bool | None = None) -> WorkerPool:
-    """The worker pool and its inference servers, built here and nowhere else.
+def _play_jobs(pool: WorkerPool, jobs: list[WorkerJob], games: int, progress: bool,
+               seconds: float | None = None, warmup_seconds: float = 0.0,
+               straddle: bool = False) -> SelfPlayStats:
+    """The main loop: hand the workers their jobs and take in their messages until each job has ended.
 
-    ``workers`` processes (0: one thread of this process) with ``threads`` torch threads each.
-    ``server`` (default: on for CUDA with several workers) puts one inference server on each of
-    ``devices`` (default ``[device]``; a host's GPUs: ``cuda:0`` ... ``cuda:{N-1}``), the workers
-    spread over them in blocks (:class:`zero9.nn.inference.ServerGroup`). ``pin`` keeps each
-    server's workers on its share of the host's physical cores (:func:`zero9.learn.workers.core_blocks`;
-    off by default: on 4 H200s and 64 cores the host's 4-GPU rate was 666,954 evaluations/s pinned,
-    723,446 unpinned, docs/runs/host-go9).
+    A quota's job ends with its ``"done"`` (or, with ``seconds``, when the time is up: the stop
+    drops the games in flight); a round's when its worker has paused, the round having its
+    ``games`` records (see :class:`zero9.learn.workers.WorkerGames`). The counters measured are the
+    ones after ``warmup_seconds`` (a quota's) or the whole round's (a round is warm throughout).
     """
-    devices = list(devices or [device])
-    if server is None:
-        server = devices[0].startswith("cuda") and workers > 1
-    slot = config.parallel_games * config.leaves_per_tree  # the most positions a worker sends at once
-    group = ServerGroup(str(net_path), devices, workers, slot) if server and workers > 0 else None
-    cpus = None
-    if group is not None and pin:
-        blocks = core_blocks(len(devices))
-        cpus = [blocks[group.owner[w]] for w in range(workers)]
-    return WorkerPool(workers, threads, inference=group, cpus=cpus)
-
-
-def _run_jobs(pool: WorkerPool, jobs: list[WorkerJob], games: int, progress: bool, seconds: float | None,
-              warmup_seconds: float) -> SelfPlayStats:
     pool.stop.clear()
-    stop = pool.stop
+    round_number = None
+    if straddle:
+        pool.rounds += 1
+        round_number = pool.rounds
+        with pool.left.get_lock():
+            pool.left.value = games  # every worker is paused (or has no session yet): none is claiming
+        jobs = [dataclasses.replace(job, round=round_number) for job in jobs]
     start = time.monotonic()
     for job in jobs:
         pool.submit(job.worker, "selfplay", job)
-    stats = SelfPlayStats()
-    bar = progress_bar(games, progress)
+    stats, bar = SelfPlayStats(), progress_bar(games, progress)
     counters: dict[int, dict] = {}
-    warm_counters: dict[int, dict] | None = None
-    warm_at = None
-    running = len(jobs)
+    warm = _Warm(start, {}) if straddle else None  # a round's counters begin with it
+    ended: set[int] = set()
     try:
-        while running:
-            msg = _next_message(pool)  # a stop: finished games are on disk, the games in flight are dropped
+        while len(ended) < len(jobs):
+            msg = _next_message(pool)  # a stop drops the games in flight (and a session's held records)
             now = time.monotonic()
             if msg is not None:
                 kind, worker = msg[0], msg[1]
                 if kind == "error":
                     raise_worker_error(msg)
-                if kind == "done":
-                    running -= 1
-                counters[worker] = msg[-1] if kind != "error" else counters.get(worker, {})
+                if kind == "done" or (kind == "paused" and msg[2] == round_number):
+                    ended.add(worker)
+                if kind in ("tick", "game", "paused", "done"):
+                    counters[worker] = msg[-1]
                 if kind == "game":
                     add_game(stats, msg[2])
-                    if bar is not None:
-                        bar.update(1)
-            if warm_counters is None and now - start >= warmup_seconds and len(counters) >= len(jobs):
-                warm_counters, warm_at = {k: dict(v) for k, v in counters.items()}, now
-            elapsed = now - start
-            stats.evals = sum(c.get("evals", 0) for c in counters.values())
-            stats.calls = sum(c.get("calls", 0) for c in counters.values())
-            if bar is not None and msg is not None:
-                bar.set_postfix_str(f"{stats.moves / elapsed:.1f} moves/s, "
-                                    f"{stats.evals / elapsed:.0f} evals/s, "
-                                    f"len {stats.moves / max(1, stats.games):.1f}", refresh=False)
-            if seconds is not None and elapsed >= seconds and not stop.is_set():
-                stop.set()
-                _measure(stats, counters, warm_counters, warm_at, now)
-    except BaseException:
-        stop.set()
-        raise
-    finally:
-        if bar is not None:
-            bar.close()
-    stats.seconds = time.monotonic() - start
-    if seconds is None:
-        _measure(stats, counters, warm_counters, warm_at, time.monotonic())
-    return stats
-
-
-def _play_round(pool: WorkerPool, jobs: list[WorkerJob], games: int, progress: bool) -> SelfPlayStats:
-    """A round of the pool's sessions: they play on until ``games`` records are written and every worker
-    has paused (see :class:`_Session`); the counters are the round's."""
-    pool.stop.clear()
-    pool.rounds += 1
-    with pool.left.get_lock():
-        pool.left.value = games  # every worker is paused (or has no session yet): none is claiming
-    start = time.monotonic()
-    for job in jobs:
-        pool.submit(job.worker, "round", dataclasses.replace(job, round=pool.rounds))
-    stats, bar = SelfPlayStats(), progress_bar(games, progress)
-    counters: dict[int, dict] = {}
-    paused: set[int] = set()
-    try:
-        while len(paused) < len(jobs):
-            msg = _next_message(pool)  # a stop drops the games in flight and the held records
-            if msg is None:
-                continue
-            kind, worker = msg[0], msg[1]
-            if kind == "error":
-                raise_worker_error(msg)
-            if kind == "paused" and msg[2] == pool.rounds:
-                paused.add(worker)
-            if kind in ("tick", "game", "paused"):
-                counters[worker] = msg[-1]
-            if kind == "game":
-                add_game(stats, msg[2])
-                if bar is not None:
-                    bar.update(1)
-                    elapsed = time.monotonic() - start
-                    evals = sum(c.get("evals", 0) for c in counters.values())
-                    bar.set_postfix_str(f"{stats.moves / elapsed:.1f} moves/s, "
-                                        f"{evals / elapsed:.0f} evals/s, "
-                                        f"len {stats.moves / stats.games:.1f}", refresh=False)
+                    _show_game(bar, stats, counters, now - start)
+            if warm is None and now - start >= warmup_seconds and len(counters) >= len(jobs):
+                warm = _Warm(now, {k: dict(v) for k, v in counters.items()})
+            if seconds is not None and now - start >= seconds and not pool.stop.is_set():
+                pool.stop.set()
+                _measure(stats, counters, warm, now)
     except BaseException:
         pool.stop.set()
         raise
     finally:
         if bar is not None:
             bar.close()
-    if stats.games != games:  # each worker's records come before its pause: this would be a bug
+    if straddle and stats.games != games:  # each worker's records come before its pause: this would be a bug
         raise RuntimeError(f"a round of {games} games ended with {stats.games} written")
-    stats.seconds = time.monotonic() - start
-    stats.evals, stats.calls, stats.measured_net_seconds = (sum(c.get(name, 0) for c in counters.values())
-                                                            for name in ("evals", "calls", "net_seconds"))
-    stats.measured_evals, stats.measured_seconds = stats.evals, stats.seconds  # the whole round is warm
+    end = time.monotonic()
+    stats.seconds = end - start
+    stats.evals, stats.calls = (_total(counters, name) for name in ("evals", "calls"))
+    if seconds is None:
+        _measure(stats, counters, warm, end)
     return stats
 
 
-def _measure(stats: SelfPlayStats, counters, warm_counters, warm_at, now) -> None:
-    if warm_counters is None or warm_at is None or now <= warm_at:
+@dataclass
+class _Warm:
+    """The moment the measuring window opened, and every worker's counters then."""
+
+    at: float
+    counters: dict[int, dict]
+
+
+def _total(counters: dict[int, dict], name: str) -> float:
+    return sum(c.get(name, 0) for c in counters.values())
+
+
+def _show_game(bar, stats: SelfPlayStats, counters: dict[int, dict], elapsed: float) -> None:
+    if bar is not None:
+        bar.update(1)
+        bar.set_postfix_str(f"{stats.moves / elapsed:.1f} moves/s, {_total(counters, 'evals') / elapsed:.0f} "
+                            f"evals/s, len {stats.moves / stats.games:.1f}", refresh=False)
+
+
+def _measure(stats: SelfPlayStats, counters: dict[int, dict], warm: _Warm | None, now: float) -> None:
+    """The measured counters: from the window's opening to ``now``."""
+    if warm is None or now <= warm.at:
         return
 
     def since_warm(name: str) -> float:
-        total = sum(c.get(name, 0) for c in counters.values())
-        return total - sum(c.get(name, 0) for c in warm_counters.values())
+        return _total(counters, name) - _total(warm.counters, name)
 
-    stats.measured_evals, stats.measured_seconds = since_warm("evals"), now - warm_at
+    stats.measured_evals, stats.measured_seconds = since_warm("evals"), now - warm.at
     stats.measured_net_seconds = since_warm("net_seconds")
 
 

@@ -1,11 +1,12 @@
-"""The worker process's side of self-play: its job loop, its games, its session across rounds.
+"""The worker process's side of self-play: its job loop and its one game loop.
 
 A **worker** (one process of a :class:`zero9.learn.selfplay.WorkerPool`, or a thread of this
-process when the pool has none) runs jobs from its queue (:func:`serve_jobs`): a **quota**
-(``"selfplay"``: play N games, :func:`run_worker`), a **call** (``"call"``: rating matches),
-or a **round** of its **session** (:class:`_Session`: one endless game loop whose games go on
-from one round into the next; see :mod:`zero9.learn.selfplay`'s docstring). It writes each
-finished game's record itself (:mod:`zero9.learn.records`) and reports to the main process:
+process when the pool has none) runs jobs from its queue (:func:`serve_jobs`): **self-play**
+(``"selfplay"``, :func:`play_job`) or a **call** (``"call"``: rating matches). Self-play is one
+loop (:class:`WorkerGames`) for both of its kinds: a **quota** (play N games) and a **round** of
+the worker's **session** (endless games that go on from one round into the next; see
+:mod:`zero9.learn.selfplay`'s docstring). It writes each finished game's record itself
+(:mod:`zero9.learn.records`) and reports to the main process:
 ``("tick", worker, counters)``, ``("game", worker, summary, counters)``, ``("paused", worker,
 round, counters)``, ``("done", worker, counters)``, ``("result", worker, value)`` or
 ``("error", worker, text, disk)`` (:func:`error_message`). It dies with its parent
@@ -28,7 +29,8 @@ import numpy as np
 import torch
 
 from zero9.learn.records import game_summary, new_stem, write_record
-from zero9.learn.selfplay_game import GameRecord, SelfPlay, play_games
+from zero9.learn.selfplay_game import GameRecord, SelfPlay
+from zero9.learn.selfplay_loop import check_config
 from zero9.nn.checkpoint import game_from_meta, load_net
 from zero9.nn.inference import RemoteNet
 from zero9.search.evaluator import NetEvaluator
@@ -41,7 +43,6 @@ PR_SET_PDEATHSIG = 1  # prctl option: the signal a process gets when its parent 
 
 class StopSelfPlay(Exception):
     """Raised inside a worker's evaluator when the main process asks it to stop."""
-
 
 
 @dataclass
@@ -58,12 +59,12 @@ class WorkerJob:
     lz_dir: str | None
     threads: int
     options: dict = field(default_factory=dict)
-    round: int = 0  # a round's number: the worker's "paused" message names it
+    round: int = 0  # 0: a quota; else a round of the pool's sessions (its "paused" message names it)
 
 
 class _CountingEvaluator:
     """The NetEvaluator plus periodic counter reports, a stop check (see StopSelfPlay) and, in a
-    session, the pause between rounds (``pause``: see :class:`_Session`)."""
+    session, the pause between rounds (``pause``: see :class:`WorkerGames`)."""
 
     def __init__(self, inner, report, stop, pause=None):
         self.inner, self.report, self.stop, self.pause = inner, report, stop, pause
@@ -147,42 +148,6 @@ class _CountingEvaluator:
         self.base = self.totals()
 
 
-def run_worker(job: WorkerJob, out_queue, stop=None, remote: RemoteNet | None = None) -> None:
-    """Play ``job.games`` games, writing each record at once and reporting to ``out_queue``.
-
-    Messages: ``("tick", worker, counters)``, ``("game", worker, summary, counters)``,
-    ``("done", worker, counters)`` or ``("error", worker, text, disk)`` (:func:`error_message`).
-    With ``remote`` (a :class:`zero9.nn.inference.RemoteNet`), the pool's inference server evaluates the
-    positions and this process only reads the net's game from its file.
-    """
-    try:
-        if job.threads > 0:
-            torch.set_num_threads(job.threads)
-        net, meta = load_net(job.net_path, device="cpu" if remote is not None else job.device)
-        if remote is not None:
-            net = remote
-        game = game_from_meta(meta)
-        inner = NetEvaluator(net, cache_size=job.config.eval_cache,
-                             rng=np.random.default_rng(job.config.seed))
-
-        def report() -> None:
-            out_queue.put(("tick", job.worker, evaluator.counters()))
-
-        evaluator = _CountingEvaluator(inner, report, stop)
-        chunk_dir, sgf_dir = Path(job.chunk_dir), Path(job.sgf_dir) if job.sgf_dir else None
-        lz_dir = Path(job.lz_dir) if job.lz_dir else None
-        try:
-            for seq, record in enumerate(play_games(game, evaluator, job.games, job.config)):
-                stem = new_stem(job.worker, seq)
-                path = write_record(record, stem, chunk_dir, sgf_dir, meta["hash"], job.options, lz_dir)
-                out_queue.put(("game", job.worker, game_summary(record, path), evaluator.counters()))
-        except StopSelfPlay:
-            pass
-        out_queue.put(("done", job.worker, evaluator.counters()))
-    except BaseException as e:  # the main process must hear about it, not wait forever
-        out_queue.put(error_message(job.worker, e))
-
-
 def error_message(worker: int, error: BaseException) -> tuple:
     """A worker's failure as a message: ``("error", worker, text, disk)``; ``disk`` is ``(path, errno)``
     for a full disk, so that the main process ends with docs/durability.md's one line."""
@@ -206,7 +171,7 @@ def raise_worker_error(msg: tuple) -> None:
 
 
 # --------------------------------------------------------------------------------------
-# sessions: games that straddle rounds
+# the worker loop: a quota's games, or a session's across rounds
 
 
 def claim(left) -> bool:
@@ -218,30 +183,37 @@ def claim(left) -> bool:
         return True
 
 
-class _Session:
-    """One worker's games across autotrain's rounds: one :class:`SelfPlay`, paused between rounds.
+class WorkerGames:
+    """One worker's self-play: a **quota** (``job.round == 0``: ``job.games`` games, then ``"done"``)
+    or a **session** (a round's job: endless games across autotrain's rounds, paused between them).
 
-    A round's job brings the net, the folders and the seed-bearing config (the first round's
-    starts the session; later rounds' configs are not used). Each game that ends takes a
-    place in the round (:func:`claim`) and is written into the round's folders; when none
-    is left the record is **held** and written first in the next round. The pause is inside
-    the evaluator (:meth:`_CountingEvaluator.wait`): once the round has all its games, the
-    worker reports ``("paused", worker, round, counters)`` and runs other jobs (rating
-    matches) until the next round's job; then it serves that round's net (the cache
-    emptied when it is another one) and its games search on from where they were.
+    Both are one :class:`SelfPlay` whose records are written as their games end; a quota is a
+    session of one round whose every game has its place. In a session the first round's job
+    brings the seed-bearing config (later rounds' configs are not used) and each round's job its
+    net and folders. Each game that ends takes a place in the round (:func:`claim`); when none is
+    left the record is **held** and written first in the next round. The pause is inside the
+    evaluator (:meth:`_CountingEvaluator.wait`): once the round has all its games, the worker
+    reports ``("paused", worker, round, counters)`` and runs other jobs (rating matches) until
+    the next round's job; then it serves that round's net (the cache emptied when it is another
+    one) and its games search on from where they were.
     """
 
-    def __init__(self, job: WorkerJob, jobs: JobQueue, out_queue, stop, remote: RemoteNet | None, left):
+    def __init__(self, job: WorkerJob, jobs: JobQueue, out_queue, remote: RemoteNet | None, left):
         if job.threads > 0:
             torch.set_num_threads(job.threads)
-        self.jobs, self.out_queue, self.remote, self.left = jobs, out_queue, remote, left
+        self.jobs, self.out_queue, self.remote = jobs, out_queue, remote
+        self.session = job.round > 0
+        self.left = left if self.session else None  # a quota's games all have their place
         self.worker, self.options = job.worker, job.options
         net, self.meta = self.load(job)
         inner = NetEvaluator(remote if remote is not None else net, cache_size=job.config.eval_cache,
                              rng=np.random.default_rng(job.config.seed))
-        self.evaluator = _CountingEvaluator(inner, self.report, stop, pause=self.wait_while_full)
-        # No quota: a session plays until the pool closes (or stops it).
-        self.selfplay = SelfPlay(game_from_meta(self.meta), self.evaluator, sys.maxsize, job.config)
+        pause = self.wait_while_full if self.session else None
+        self.evaluator = _CountingEvaluator(inner, self.report, jobs.stop, pause=pause)
+        check_config(job.config)
+        # A session plays until the pool closes (or stops it); a quota, its games.
+        games = sys.maxsize if self.session else job.games
+        self.selfplay = SelfPlay(game_from_meta(self.meta), self.evaluator, games, job.config)
         self.rounds: list[tuple[int, str]] = []  # per round: (games begun before it, its net's hash)
         self.held: list[tuple[GameRecord, list[str]]] = []  # (record, its nets) ended after the round's last
         self.seq = 0  # records written
@@ -268,6 +240,7 @@ class _Session:
             self.commit(record, nets, carried=True)
 
     def play(self) -> None:
+        """Play until the quota is done, or the pool stops the games (:class:`StopSelfPlay`)."""
         for record in self.selfplay.games():
             first = max(k for k, (begun, _) in enumerate(self.rounds) if begun <= record.index)
             hashes = [h for _, h in self.rounds[first:]]
@@ -276,7 +249,7 @@ class _Session:
 
     def commit(self, record: GameRecord, nets: list[str], carried: bool) -> None:
         """Write the record into the round's folders if the round still lacks a game, else hold it."""
-        if not claim(self.left):
+        if self.left is not None and not claim(self.left):
             self.held.append((record, nets))
             return
         job = self.job
@@ -288,28 +261,35 @@ class _Session:
                             self.evaluator.counters()))
 
     def wait_while_full(self) -> None:
-        """The pause: while the round has all its games, say so and wait for the next round's job."""
+        """A session's pause: while the round has all its games, say so and wait for the next round's job."""
         while self.left.value <= 0:
             self.out_queue.put(("paused", self.worker, self.job.round, self.evaluator.counters()))
             while True:
                 item = self.jobs.next()
-                if item is None or item[0] == "selfplay":  # the pool closes, or a quota takes this worker
+                if item is None or (item[0] == "selfplay" and item[1].round == 0):  # closing, or a quota
                     self.jobs.back = item
                     raise self.evaluator.stopping()  # these games are dropped
-                if item[0] == "round":
+                if item[0] == "selfplay":
                     self.begin(item[1])
                     break
-                run_job(self.worker, item, self.out_queue, self.jobs.stop, self.remote)
+                run_job(self.worker, item, self.jobs, self.out_queue, self.remote, self.left)
 
 
-def run_session(job: WorkerJob, jobs: JobQueue, out_queue, stop, remote: RemoteNet | None, left) -> None:
-    """Play rounds of a session from ``job`` on, until the pool closes or stops its games."""
+def play_job(job: WorkerJob, jobs: JobQueue, out_queue, remote: RemoteNet | None, left) -> None:
+    """The worker loop: play a quota, or rounds of a session from ``job`` on until the pool closes or
+    stops its games; a quota ends with ``("done", worker, counters)``.
+
+    With ``remote`` (a :class:`zero9.nn.inference.RemoteNet`), the pool's inference server evaluates the
+    positions and this process only reads the net's game from its file.
+    """
     try:
-        session = _Session(job, jobs, out_queue, stop, remote, left)
+        games = WorkerGames(job, jobs, out_queue, remote, left)
         try:
-            session.play()
+            games.play()
         except StopSelfPlay:
-            pass  # the games in flight (and the held records) are dropped, as a quota's are
+            pass  # the games in flight (and a session's held records) are dropped
+        if not games.session:
+            out_queue.put(("done", job.worker, games.evaluator.counters()))
     except BaseException as e:  # the main process must hear about it, not wait forever
         out_queue.put(error_message(job.worker, e))
 
@@ -345,11 +325,12 @@ class JobQueue:
         return None
 
 
-def run_job(worker: int, item: tuple, out_queue, stop, remote: RemoteNet | None) -> None:
-    """A quota (``"selfplay"``) or a function call (``"call"``: rating matches) on this worker."""
+def run_job(worker: int, item: tuple, jobs: JobQueue, out_queue, remote: RemoteNet | None, left) -> None:
+    """Self-play (``"selfplay"``: a quota, or a round of a session, :func:`play_job`) or a function call
+    (``"call"``: rating matches) on this worker."""
     kind, payload = item
     if kind == "selfplay":
-        run_worker(payload, out_queue, stop, remote)
+        play_job(payload, jobs, out_queue, remote, left)
     elif kind == "call":
         fn, kwargs = payload
         try:
@@ -359,13 +340,9 @@ def run_job(worker: int, item: tuple, out_queue, stop, remote: RemoteNet | None)
 
 
 def serve_jobs(worker: int, jobs: JobQueue, out_queue, remote: RemoteNet | None, left) -> None:
-    """A worker's loop: quotas, calls, and rounds of its session (which runs the next rounds' jobs
-    itself), until the pool closes."""
+    """A worker's job loop, until the pool closes (a session runs the next rounds' jobs itself)."""
     while (item := jobs.next()) is not None:
-        if item[0] == "round":
-            run_session(item[1], jobs, out_queue, jobs.stop, remote, left)
-        else:
-            run_job(worker, item, out_queue, jobs.stop, remote)
+        run_job(worker, item, jobs, out_queue, remote, left)
 
 
 def die_with_parent(parent: int) -> None:
@@ -387,7 +364,7 @@ def die_with_parent(parent: int) -> None:
 def pool_main(worker: int, jobs, out_queue, stop, threads: int, parent: int, remote: RemoteNet | None,
                left, cpus: frozenset[int] | None = None) -> None:
     """A pool process: run jobs from ``jobs`` until ``None`` arrives or the parent dies; on ``cpus``
-    only when given (its GPU's share of the host's cores, :func:`core_blocks`)."""
+    only when given (its GPU's share of the host's cores, :func:`zero9.learn.selfplay.core_blocks`)."""
 
     die_with_parent(parent)
     if cpus:
@@ -397,29 +374,3 @@ def pool_main(worker: int, jobs, out_queue, stop, threads: int, parent: int, rem
     if threads > 0:
         torch.set_num_threads(threads)
     serve_jobs(worker, JobQueue(jobs, stop, parent), out_queue, remote, left)
-
-
-
-
-def core_blocks(parts: int) -> list[frozenset[int]]:
-    """This process's CPUs cut into ``parts`` blocks of whole physical cores (a core's hyperthreads
-    stay together), as equal as they come: one block a GPU, so a GPU's workers keep to their share
-    of the host and one GPU's figure is a quarter host's on four. Linux; elsewhere every block is
-    all CPUs."""
-    allowed = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else []
-    if not allowed:
-        return [frozenset()] * parts
-    cores: dict[str, set[int]] = {}
-    for cpu in allowed:
-        try:
-            topology = Path(f"/sys/devices/system/cpu/cpu{cpu}/topology")
-            key = (topology / "thread_siblings_list").read_text().strip()
-        except OSError:
-            key = str(cpu)
-        cores.setdefault(key, set()).add(cpu)
-    groups = sorted((sorted(c) for c in cores.values()), key=lambda c: c[0])
-    if len(groups) < parts:
-        return [frozenset(allowed)] * parts
-    bounds = [len(groups) * k // parts for k in range(parts + 1)]
-    return [frozenset(cpu for group in groups[bounds[k]:bounds[k + 1]] for cpu in group)
-            for k in range(parts)]
