@@ -22,7 +22,8 @@ import pygame
 from gui.controller import Controller, UiState
 from gui.engine import DEFAULT_LEVEL, Engine
 from gui.layout import MIN_HEIGHT, MIN_WIDTH, Layout
-from gui.model import PlayModel, Settings
+from gui.model import PlayModel
+from gui.settings import Settings
 from gui.view import View
 
 FPS_IDLE, FPS_BUSY = 30, 15  # fewer frames while the AI thinks: the search shares the GIL with drawing

@@ -29,7 +29,7 @@ os.environ.setdefault("PYGAME_HIDE_SUPPORT_PROMPT", "1")
 import torch
 
 from gui.engine import DEFAULT_LEVEL, LEVELS, build_engine  # noqa: E402
-from gui.model import Settings  # noqa: E402
+from gui.settings import Settings  # noqa: E402
 from zero9.games import EMPTY, make_game  # noqa: E402
 
 # your moves: the first empty point of this list each turn (a plausible 9x9 opening)

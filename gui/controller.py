@@ -28,7 +28,8 @@ import pygame
 
 from gui.chooser import Chooser, remember
 from gui.engine import LEVELS
-from gui.model import DEFAULT_KOMI, DEFAULT_SIZES, PlayModel, Settings
+from gui.model import PlayModel
+from gui.settings import DEFAULT_KOMI, DEFAULT_SIZES, Settings
 from gui.view import View
 from gui.widgets import TextField
 from zero9.games import BLACK, WHITE

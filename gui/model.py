@@ -2,8 +2,8 @@
 
 Vocabulary:
 
-- **settings**: what the player chooses before a game (:class:`Settings`): game,
-  size, the **human**'s colour, the level and visits, komi, the net file.
+- **settings**: what the player chooses before a game (:class:`gui.settings.Settings`):
+  game, size, the **human**'s colour, the level and visits, komi, the net file, the clock.
 - **tree** (:mod:`gui.history`): the game's variation tree; the **line** shown is
   ``history`` (``history[i]`` is after ``i`` moves of it) and the **cursor** is the
   index on the board. Playing at an earlier move starts a branch; the later moves stay.
@@ -34,7 +34,7 @@ for each input and :meth:`PlayModel.update` once a frame; the view reads it.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -43,44 +43,16 @@ import numpy as np
 from gui.ai import AiJobs
 from gui.clock import GameClock
 from gui.coach import BAD_CLASSES, Coach, describe_reviewed, plural
-from gui.engine import DEFAULT_LEVEL, LEVELS, Engine, Worker, build_engine
+from gui.engine import Engine, Worker, build_engine
 from gui.history import GameTree, replay, setup_stones
 from gui.jobs import Analysis
 from gui.players import Players, loaded_text
+from gui.settings import Settings
 from gui.sgfio import Record, open_game, save_sgf
-from zero9.arena.levels import LEVELS as AI_LEVELS
 from zero9.arena.review import opening_length
-from zero9.games import BLACK, COLOUR_NAMES, EMPTY, WHITE, Game, IllegalMove, Position, make_game, opponent
+from zero9.games import BLACK, COLOUR_NAMES, EMPTY, WHITE, Game, IllegalMove, Position, opponent
 
 OVERLAYS = ("winrate", "candidates", "policy", "variation", "territory")
-DEFAULT_KOMI = 7.5
-DEFAULT_SIZES = {"go": 9, "gomoku": 15}
-
-
-@dataclass
-class Settings:
-    game: str = "go"
-    size: int = 9
-    human: int = BLACK
-    level: str = DEFAULT_LEVEL
-    visits: int = LEVELS[DEFAULT_LEVEL]
-    komi: float = DEFAULT_KOMI
-    net: str | None = None  # None: the shipped net for the game and size
-    clock: tuple[float, float, int] | None = None  # (main seconds, byo-yomi seconds, periods); None: no clock
-
-    def make_game(self) -> Game:
-        """The game these settings describe; ValueError if the rules module refuses them."""
-        if self.game == "go":
-            return make_game("go", self.size, komi=self.komi)
-        return make_game(self.game, self.size)
-
-    def engine_key(self) -> tuple:
-        return (self.game, self.size, self.komi if self.game == "go" else None, self.net or "")
-
-    def level_name(self) -> str:
-        """The named level these visits belong to ('custom' when the visits were changed)."""
-        level = AI_LEVELS.get(self.level)
-        return self.level if level is not None and level.visits == self.visits else "custom"
 
 
 class PlayModel:
@@ -608,4 +580,4 @@ class PlayModel:
         self.jobs.schedule()
 
 
-__all__ = ["Analysis", "OVERLAYS", "PlayModel", "Settings", "replay", "WHITE"]
+__all__ = ["Analysis", "OVERLAYS", "PlayModel", "replay", "WHITE"]

@@ -28,7 +28,7 @@ except ImportError:
     Image = None
 
 from gui.app import App  # noqa: E402
-from gui.model import Settings  # noqa: E402
+from gui.settings import Settings  # noqa: E402
 from zero9.games import make_game  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]

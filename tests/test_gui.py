@@ -24,7 +24,7 @@ import pygame  # noqa: E402
 from gui.app import App  # noqa: E402
 from gui.engine import LEVELS, UNIFORM_NOTICE, build_engine  # noqa: E402
 from gui.layout import Layout  # noqa: E402
-from gui.model import Settings  # noqa: E402
+from gui.settings import Settings  # noqa: E402
 from gui.sgfio import Record, load_sgf, save_sgf  # noqa: E402
 from zero9.cli import play as app_module  # noqa: E402
 from zero9.games import BLACK, EMPTY, WHITE, make_game  # noqa: E402
@@ -527,7 +527,7 @@ def test_a_window_resized_below_the_minimum_grows_back_and_the_panel_fits(make_a
 REAL_X_SCRIPT = r"""
 import sys, time, pygame
 from gui.app import App
-from gui.model import Settings
+from gui.settings import Settings
 app = App(Settings(visits=4, net=sys.argv[1]))
 m = app.model
 end = time.monotonic() + 120

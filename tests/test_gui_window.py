@@ -20,8 +20,8 @@ os.environ.setdefault("PYGAME_HIDE_SUPPORT_PROMPT", "1")
 import pygame  # noqa: E402
 
 from gui.history import GameTree, tree_from_lines  # noqa: E402
-from gui.model import Settings  # noqa: E402
 from gui.scoring import count_text_of, dead_stones_of, territory_of, winning_line_of  # noqa: E402
+from gui.settings import Settings  # noqa: E402
 from gui.sgfio import Record, load_sgf, open_game, save_sgf  # noqa: E402
 from gui.widgets import TextField  # noqa: E402
 from tests import test_gui as base  # noqa: E402

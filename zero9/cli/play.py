@@ -15,7 +15,7 @@ import sys
 
 from gui.clock import GameClock
 from gui.engine import DEFAULT_LEVEL, LEVELS, build_engine
-from gui.model import DEFAULT_KOMI, DEFAULT_SIZES, Settings
+from gui.settings import DEFAULT_KOMI, DEFAULT_SIZES, Settings
 from gui.sgfio import open_game
 from zero9.arena.levels import LEVELS as AI_LEVELS
 from zero9.games import parse_colour

@@ -54,9 +54,9 @@ PostgreSQL with ``--db postgresql://...``. An upload's files are written before 
 transaction commits; on start the server deletes temporary files and files no row names, so
 after ``kill -9`` at any moment nothing accepted is lost and nothing half-done remains.
 
-Pages: ``GET /status.json`` (counts, clients in the last hour, the best net and its Elo) and
-``GET /`` (best net, games per hour, the match table with SPRT state, recent nets, and the
-Elo graph as an SVG picture).
+Pages (:mod:`zero9.distributed.status` reads what they show): ``GET /status.json`` (counts, clients in
+the last hour, the best net and its Elo) and ``GET /`` (best net, games per hour, the match table
+with SPRT state, recent nets, and the Elo graph as an SVG picture).
 """
 
 
@@ -65,7 +65,6 @@ from __future__ import annotations
 
 import errno
 import gzip
-import json
 import logging
 import secrets
 import threading
@@ -75,16 +74,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import SimpleNamespace
 
-from zero9.arena.elo import bayeselo, sprt
-from zero9.distributed import db
+from zero9.distributed import db, status
 from zero9.distributed.config import (
     FILE_DIRS,
     HANDED_OUT_MEMORY,
     MINIMUM_LEELAZ_VERSION,
     PROTOCOL_VERSION,
-    SPRT_ALPHA,
-    SPRT_BETA,
-    SPRT_ELO0,
     STATE_SECONDS,
     TASK_MAX_AGE,
     Gating,
@@ -152,7 +147,7 @@ class Server:
         self.roster = Roster(self.engine)
         self.gate = Gate(self.engine, self.gating, self.roster, self._forget_state)
         self.resign_check = ResignCheck(game, self.network_file, options.resign_pct)
-        self._ratings_cache: tuple[tuple, dict] = ((), {})
+        self._ratings = status.Ratings(self.engine, self.roster)
         self._quota_counts: dict[str, tuple[float, int]] = {}  # client -> (read at, games this hour)
         self._gzip_hash_cache: dict[str, str] = {}  # a net's files never change
         self._state: tuple[float, str | None, bool] = (0.0, None, True)  # (read at, best net, a match open)
@@ -503,88 +498,30 @@ class Server:
                     name, moved, len(matches))
         return {"chunks_removed": moved, "matches_recounted": matches}
 
-    # --- status -------------------------------------------------------------------------------
+    # --- status (zero9.distributed.status) ------------------------------------------------
 
     def ratings(self) -> dict[str, tuple[float, float, float]]:
         """Elo with 95% intervals of every net in a counted match game, the start net at 0."""
-        g = db.match_games.c
-        with self.engine.connect() as c:
-            rows = c.execute(db.select(g.winner_net, g.loser_net, g.client)).all()
-            anchor = c.execute(db.select(db.networks.c.hash).where(db.networks.c.number == 0)).scalar()
-        revoked = self.roster.revoked()
-        key = (len(rows), revoked)
-        if self._ratings_cache[0] == key:
-            return self._ratings_cache[1]
-        results = [(w, l, 1.0) for w, l, client in rows if client not in revoked]
-        ratings = bayeselo(results, anchor=anchor or "") if results else {}
-        if anchor:
-            ratings.setdefault(anchor, (0.0, 0.0, 0.0))
-        self._ratings_cache = (key, ratings)
-        return ratings
-
-    def contributions(self, c) -> list[dict]:
-        """Per client (roster and anonymous): games, positions, match games, last upload, revoked."""
-        g, m = db.games.c, db.match_games.c
-        found: dict[str, dict] = {}
-        for row in self.roster.entries():
-            found[row.name] = {"client": row.name, "games": 0, "positions": 0, "match_games": 0,
-                               "last_seen": None, "revoked": row.revoked is not None}
-
-        def entry(name: str) -> dict:
-            return found.setdefault(name, {"client": name, "games": 0, "positions": 0, "match_games": 0,
-                                           "last_seen": None, "revoked": False})
-
-        per_client = db.select(g.client, db.func.count(), db.func.sum(g.positions), db.func.max(g.submitted))
-        for name, games, positions, last in c.execute(per_client.group_by(g.client)):
-            e = entry(name)
-            e.update(games=games, positions=int(positions or 0), last_seen=last)
-        for name, games, last in c.execute(db.select(m.client, db.func.count(), db.func.max(m.submitted))
-                                           .group_by(m.client)):
-            e = entry(name)
-            e["match_games"] = games
-            e["last_seen"] = max(last, e["last_seen"] or 0.0)
-        return sorted(found.values(), key=lambda e: (-e["games"] - e["match_games"], e["client"]))
+        return self._ratings.read()
 
     def status(self) -> dict:
-        hour_ago = db.now() - 3600
+        """Counts, matches, ratings and contributions: what ``GET /status.json`` answers."""
         with self.engine.connect() as c:
-            def count(table, *where) -> int:
-                return c.execute(db.select(db.func.count()).select_from(table).where(*where)).scalar_one()
-
-            games, match_games = count(db.games), count(db.match_games)
-            networks = count(db.networks)
-            games_hour = count(db.games, db.games.c.submitted > hour_ago)
-            clients = c.execute(db.select(db.func.count(db.distinct(db.tasks.c.client)))
-                                .where(db.tasks.c.issued > hour_ago)).scalar_one()
-            nets = c.execute(db.select(db.networks).order_by(db.networks.c.number)).all()
-            match_rows = c.execute(db.select(db.matches).order_by(db.matches.c.id.desc()).limit(20)).all()
-            matches = []
-            for m in match_rows:
-                wins, losses, contributors = self.gate.score(c, m)
-                llr, lower, upper, _ = sprt(wins, losses, 0, SPRT_ELO0, self.gating.elo1, SPRT_ALPHA,
-                                            SPRT_BETA)
-                matches.append({"id": m.id, "candidate": m.candidate, "best": m.best, "wins": wins,
-                                "losses": losses, "llr": round(llr, 3), "lower": round(lower, 3),
-                                "upper": round(upper, 3), "decision": m.decision,
-                                "contributors": (json.loads(m.contributors) if m.contributors
-                                                 else contributors)})
-            contributions = self.contributions(c)
+            numbers = status.counts(c)
+            nets = status.networks(c)
+            matches = status.recent_matches(c, self.gate, self.gating.elo1)
+            clients = status.contributions(c, self.roster)
         best = self.best_network()
         ratings = self.ratings()
         return {
-            "games": games, "match_games": match_games, "networks": networks, "games_last_hour": games_hour,
-            "clients_last_hour": clients, "best_network": best,
+            **numbers, "best_network": best,
             "best_elo": round(ratings.get(best, (0.0,))[0], 1) if best else None,
             "game": self.game.to_dict(), "options": self.selfplay_options, "elo1": self.gating.elo1,
-            "trust_anonymous": self.trust_anonymous, "matches": matches, "clients": contributions,
+            "trust_anonymous": self.trust_anonymous, "matches": matches, "clients": clients,
             "group_commit": {"batches": self.commits.batches,  # of the process that answers
                              "entries": self.commits.entries,
                              "busy_seconds": round(self.commits.busy_seconds, 3)},
-            "network_list": [{"number": n.number, "hash": n.hash, "blocks": n.blocks, "filters": n.filters,
-                              "training_steps": n.training_steps, "created": n.created,
-                              "best": n.best_since is not None,
-                              "elo": [round(x, 1) for x in ratings[n.hash]] if n.hash in ratings else None}
-                             for n in nets],
+            "network_list": status.network_list(nets, ratings),
         }
 
 

@@ -72,8 +72,6 @@ class RateLimiter:
         return allowed
 
 
-
-
 def refuse(request: Request, rejected: Rejected) -> PlainTextResponse:
     """The refusal's answer, and a log line (the same refusal of the same client repeated: one line per
     ten seconds with a count, so a flood of forgeries cannot flood the log)."""
@@ -192,7 +190,14 @@ def create_app(server: Server):
              if "telemetry" in inspect.signature(FastAPI.__init__).parameters else {})
     app = FastAPI(title="zero9 server", docs_url=None, redoc_url=None, **quiet)
     app.add_middleware(guard, server=server, limiter=RateLimiter(server.limits.requests_per_minute))
-    body_seconds = edge.edge_settings().body_seconds
+    add_client_routes(app, server, edge.edge_settings().body_seconds)
+    add_download_routes(app, server)
+    return app
+
+
+def add_client_routes(app: FastAPI, server: Server, body_seconds: float) -> None:
+    """The routes the clients call in their task cycle: get a task, submit a game or a match, and the
+    trainer's new network (by API key)."""
 
     async def committed(files: dict[str, bytes], rows: list) -> None:
         """Wait, without holding a thread, until the group commit has made ``files`` and ``rows`` durable."""
@@ -243,6 +248,10 @@ def create_app(server: Server):
                                   ("/submit-network", submit_network, "POST")):
         app.add_route(path, answered(handler), methods=[method])
 
+
+def add_download_routes(app: FastAPI, server: Server) -> None:
+    """The routes that only read: the networks' files, the status as JSON and as the status page."""
+
     @app.get("/networks/{name}")
     def network(name: str):
         path = server.network_file(name.removesuffix(".gz")) if name.endswith(".gz") else None
@@ -264,8 +273,6 @@ def create_app(server: Server):
     @app.get("/", response_class=HTMLResponse)
     def index() -> HTMLResponse:
         return HTMLResponse(status_page(server.status()))
-
-    return app
 
 
 def app_from_environment():

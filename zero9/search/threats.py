@@ -254,96 +254,122 @@ def find_vct(position: Position, max_threats: int = MAX_THREATS, budget: int = V
     """
     if position.is_terminal():
         return None
-    attacker, defender = position.to_play, 3 - position.to_play
-    expanded = [0]
-    proven: dict[int, list[int]] = {}  # position hash -> the line from there
-    failed: dict[int, int] = {}  # position hash -> the most threats it was searched with, in vain
-    vcf_lines: dict[int, list[int] | None] = {}
+    search = _VCTSearch(position.to_play, budget, vcf_budget)
+    for threats in range(1, max_threats + 1):
+        line = search.attack(position, threats)
+        if line is not None or search.spent():
+            return line
+    return None
 
-    def vcf(pos: Position) -> list[int] | None:
-        if pos.hash not in vcf_lines:
-            vcf_lines[pos.hash] = find_vcf(pos, budget=vcf_budget)
-        return vcf_lines[pos.hash]
 
-    def known(pos: Position, threats: int) -> tuple[bool, list[int] | None]:
-        """(settled, line): a transposition's answer, or out of budget (settled, no line)."""
-        if pos.hash in proven:
-            return True, proven[pos.hash]
-        if failed.get(pos.hash, -1) >= threats or expanded[0] >= budget:
+class _VCTSearch:
+    """One :func:`find_vct`'s AND/OR search and the tables its nodes share.
+
+    :meth:`attack` is an OR node (the attacker needs one four or three that wins), :meth:`defend`
+    an AND node (every answer of the defender's must lose); they call each other, ``threats``
+    counting down the attacker's fours and threes left. A four leaves one answer, read by
+    :meth:`block`. Positions already proven, or already failed with as many threats, are not
+    searched again (:meth:`known`, :meth:`settle`); all of it within one budget of nodes.
+    """
+
+    def __init__(self, attacker: int, budget: int, vcf_budget: int):
+        self.attacker, self.defender = attacker, 3 - attacker
+        self.budget, self.vcf_budget = budget, vcf_budget
+        self.expanded = 0
+        self.proven: dict[int, list[int]] = {}  # position hash -> the line from there
+        self.failed: dict[int, int] = {}  # position hash -> the most threats it was searched with, in vain
+        self.vcf_lines: dict[int, list[int] | None] = {}
+
+    def spent(self) -> bool:
+        return self.expanded >= self.budget
+
+    def vcf(self, pos: Position) -> list[int] | None:
+        """:func:`find_vcf` for the side to move, each position tested once."""
+        if pos.hash not in self.vcf_lines:
+            self.vcf_lines[pos.hash] = find_vcf(pos, budget=self.vcf_budget)
+        return self.vcf_lines[pos.hash]
+
+    def known(self, pos: Position, threats: int) -> tuple[bool, list[int] | None]:
+        """(settled, line): a transposition's answer, or out of budget (settled, no line).
+
+        Not settled: the caller expands ``pos``, and it counts against the budget.
+        """
+        if pos.hash in self.proven:
+            return True, self.proven[pos.hash]
+        if self.failed.get(pos.hash, -1) >= threats or self.spent():
             return True, None
-        expanded[0] += 1
+        self.expanded += 1
         return False, None
 
-    def settle(pos: Position, threats: int, line: list[int] | None) -> list[int] | None:
+    def settle(self, pos: Position, threats: int, line: list[int] | None) -> list[int] | None:
+        """Remember a node's result: its line, or that it failed with ``threats``."""
         if line is not None:
-            proven[pos.hash] = line
-        elif expanded[0] < budget:  # a search cut short by the budget proves nothing
-            failed[pos.hash] = threats
+            self.proven[pos.hash] = line
+        elif not self.spent():  # a search cut short by the budget proves nothing
+            self.failed[pos.hash] = threats
         return line
 
-    def forced(pos: Position, block: int, then, threats: int) -> list[int] | None:
-        """The one answer to a four: ``block`` it, then ``then`` on the new position."""
-        if not pos.is_legal(block):  # renju: black may not block there, so the four wins
-            return [] if then is attack else None
-        rest = then(pos.play(block), threats)
-        return None if rest is None else [block, *rest]
+    def block(self, pos: Position, point: int, then, threats: int,
+              if_illegal: list[int] | None) -> list[int] | None:
+        """The one answer to a four: take ``point``, then ``then`` on the new position.
 
-    def attack(pos: Position, threats: int) -> list[int] | None:
+        ``if_illegal`` is the result where the blocker may not play there (renju): the four wins.
+        """
+        if not pos.is_legal(point):
+            return if_illegal
+        rest = then(pos.play(point), threats)
+        return None if rest is None else [point, *rest]
+
+    def attack(self, pos: Position, threats: int) -> list[int] | None:
         """The attacker to move: a five, a forced block, a VCF, or a four or three that wins."""
         lines = _Lines(pos)
-        mine = lines.winning(attacker)
+        mine = lines.winning(self.attacker)
         if mine:
             return [mine[0]]
-        theirs = lines.winning(defender)
+        theirs = lines.winning(self.defender)
         if len(theirs) > 1:
             return None
-        if theirs:
-            return forced(pos, theirs[0], defend, threats)
-        fours = lines.fours(attacker)
-        line = vcf(pos) if fours else None
+        if theirs:  # the attacker must block; unable to (renju), they lose
+            return self.block(pos, theirs[0], self.defend, threats, if_illegal=None)
+        fours = lines.fours(self.attacker)
+        line = self.vcf(pos) if fours else None
         if line is not None or threats == 0:
             return line
-        settled, line = known(pos, threats)
+        settled, line = self.known(pos, threats)
         if settled:
             return line
-        for move in _unique(fours + lines.threes(attacker)):
+        for move in _unique(fours + lines.threes(self.attacker)):  # one that wins will do
             if pos.is_legal(move):
-                rest = defend(pos.play(move), threats - 1)
+                rest = self.defend(pos.play(move), threats - 1)
                 if rest is not None:
-                    return settle(pos, threats, [move, *rest])
-        return settle(pos, threats, None)
+                    return self.settle(pos, threats, [move, *rest])
+        return self.settle(pos, threats, None)
 
-    def defend(pos: Position, threats: int) -> list[int] | None:
+    def defend(self, pos: Position, threats: int) -> list[int] | None:
         """The defender to move: the attacker wins only if every answer loses."""
         lines = _Lines(pos)
-        if lines.winning(defender):
+        if lines.winning(self.defender):
             return None
-        mine = lines.winning(attacker)
+        mine = lines.winning(self.attacker)
         if len(mine) > 1:
             return [mine[0], mine[1]]  # one block, then the other five
-        if mine:
-            return forced(pos, mine[0], attack, threats)
-        doubles = lines.doubles(attacker)
-        fours = lines.fours(defender)
-        if not doubles or fours and vcf(pos) is not None:
+        if mine:  # the defender must block; unable to (renju), they lose
+            return self.block(pos, mine[0], self.attack, threats, if_illegal=[])
+        doubles = lines.doubles(self.attacker)
+        fours = lines.fours(self.defender)
+        if not doubles or fours and self.vcf(pos) is not None:
             return None  # no threat left, or the defender's fours come first
-        settled, line = known(pos, threats)
+        settled, line = self.known(pos, threats)
         if settled:
             return line
         first = None
-        for move in _unique(_spoilers(doubles) + fours):
+        for move in _unique(_spoilers(doubles) + fours):  # every answer must lose
             if pos.is_legal(move):
-                rest = attack(pos.play(move), threats)
+                rest = self.attack(pos.play(move), threats)
                 if rest is None:
-                    return settle(pos, threats, None)
+                    return self.settle(pos, threats, None)
                 first = first or [move, *rest]
-        return settle(pos, threats, first if first is not None else [])
-
-    for threats in range(1, max_threats + 1):
-        line = attack(position, threats)
-        if line is not None or expanded[0] >= budget:
-            return line
-    return None
+        return self.settle(pos, threats, first if first is not None else [])
 
 
 def refute_vct(position: Position, ranked: list[int], budget: int = VCT_BUDGET,
