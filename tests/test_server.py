@@ -28,9 +28,11 @@ from zero9.distributed.client import (  # noqa: E402
 from zero9.distributed.local import LocalServer  # noqa: E402
 
 pytestmark = pytest.mark.timeout(600)
-# A random 1x8 net at 2 visits can end a game in 10 moves (two passes): the server's shortest-game
-# rule (20 moves by default, tests/test_server_attacks.py) is off here, or an upload is refused at random.
-TINY = ("--blocks", "1", "--filters", "8", "--visits", "2", "--rate-limit", "0", "--min-moves", "0")
+# A random 1x8 net at 2 visits can end a game in 10 moves (two passes), and resign where its raw net
+# sees an even game: the server's shortest-game rule and its resignation check (tests/test_server_attacks.py)
+# would refuse such uploads at random, so these servers hand out tasks that never resign and take short games.
+TINY = ("--blocks", "1", "--filters", "8", "--visits", "2", "--rate-limit", "0", "--min-moves", "0",
+        "--resign-pct", "0")
 
 
 def get_task(url: str) -> dict:

@@ -45,7 +45,7 @@ SHIPPED = ROOT / "example-data" / "go_9x9_best.txt.gz"
 HEADER_SECONDS, BODY_SECONDS, LEASE_MINUTES = 1.0, 2.0, 0.05
 ARGS = ("--blocks", "1", "--filters", "8", "--visits", "2", "--rate-limit", "0", "--elo1", "400",
         "--header-timeout", str(HEADER_SECONDS), "--body-timeout", str(BODY_SECONDS),
-        "--connections-per-address", "40", "--match-lease", str(LEASE_MINUTES))
+        "--connections-per-address", "40", "--match-lease", str(LEASE_MINUTES), "--resign-pct", "0")
 FORGED = b"(;GM[1]FF[4]SZ[9]KM[7.5]RE[B+R];B[ee])"  # the one-move "win"
 
 

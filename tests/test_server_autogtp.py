@@ -76,7 +76,7 @@ def run_autogtp(work: Path, bin_dir: Path, transcript: Path) -> subprocess.Compl
 
 def test_stock_autogtp_plays_selfplay_and_match(tmp_path):
     args = ("--blocks", "1", "--filters", "8", "--visits", "2", "--randomcnt", "4", "--rate-limit", "0",
-            "--min-moves", "0")
+            "--min-moves", "0", "--resign-pct", "0")
     with LocalServer(tmp_path / "run", *args) as server:
         work, bin_dir, transcript = tmp_path / "work", tmp_path / "bin", tmp_path / "autogtp.txt"
         work.mkdir()

@@ -28,7 +28,8 @@ from zero9.distributed.local import LocalServer  # noqa: E402
 ROOT = Path(__file__).resolve().parents[1]
 SHIPPED = ROOT / "example-data" / "go_9x9_best.txt.gz"
 SERVER_ARGS = ("--blocks", "1", "--filters", "8", "--visits", "2", "--rate-limit", "0", "--elo1", "400",
-               "--match-in-flight", "4", "--min-moves", "0")
+               "--match-in-flight", "4", "--min-moves", "0",
+               "--resign-pct", "0")
 ENV = {**os.environ, "OMP_NUM_THREADS": "1"}
 FLOW_SECONDS = 480
 

@@ -85,7 +85,7 @@ def post(url: str, endpoint: str, fields: dict, files: dict, headers: dict | Non
 def test_server_flow_on_postgresql(tmp_path, postgres):
     run_dir, cache = tmp_path / "run", tmp_path / "cache"
     args = ("--db", postgres, "--blocks", "1", "--filters", "8", "--visits", "2", "--rate-limit", "0",
-            "--elo1", "400", "--min-moves", "0")
+            "--elo1", "400", "--min-moves", "0", "--resign-pct", "0")
     server = LocalServer(run_dir, *args).start()
     try:
         assert not (run_dir / "server.db").exists()  # the rows are in PostgreSQL
