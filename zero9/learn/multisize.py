@@ -20,10 +20,11 @@ Vocabulary:
 - **fit and test loss**: before and after each round's training, the loss terms on up to
   ``test_positions`` of each size's training window (fit) and of its held-out chunks (test),
   without symmetries; ``logs/multisize.jsonl`` keeps one row per size and round.
-- **the run directory** (``--dir``): ``net.pt`` (the current net with its optimizer state and
-  the next round's number, rewritten atomically after each round), ``nets/<hash>.pt`` (each
-  round's net), ``data/``, ``sgf/``, ``logs/multisize.jsonl``. A stopped run resumes at its
-  round: the round's games already on disk count, the round's training starts again.
+- **the run directory** (``--dir``): ``net.pt`` (the current net with its optimizer state, kept
+  while the optimizer stays the same, and the next round's number; rewritten atomically after
+  each round), ``nets/<hash>.pt`` (each round's net), ``data/``, ``sgf/``, ``logs/multisize.jsonl``.
+  A stopped run resumes at its round: the round's games already on disk count, the round's
+  training starts again.
 - **workers**: self-play processes (0: in this process). Each loads ``net.pt`` on the device
   and plays its share of a size's games, G at a time (:func:`zero9.learn.selfplay_game.play_games`).
 
@@ -217,8 +218,10 @@ def start_or_resume(root: Path, game: Game, blocks: int, filters: int, opts: Mul
         ckpt = load_checkpoint(path, device)
         net, extra = ckpt.net, ckpt.extra or {}
         optimizer = make_optimizer(net, opts.train)
-        if ckpt.optimizer_state is not None:
+        if ckpt.optimizer_state is not None and extra.get("optimizer") == opts.train.optimizer:
             optimizer.load_state_dict(ckpt.optimizer_state)
+        elif ckpt.optimizer_state is not None and opts.progress:
+            print(f"optimizer changed from {extra.get('optimizer')} to {opts.train.optimizer}: fresh state")
         check_sizes(net, opts.sizes)
         return net, optimizer, int(extra.get("round", 0)), int(extra.get("global_step", 0)), ckpt.meta["game"]
     if init is not None:
@@ -226,6 +229,8 @@ def start_or_resume(root: Path, game: Game, blocks: int, filters: int, opts: Mul
         net.set_channels_last(False)
         game_dict = meta["game"]
     else:
+        if opts.train.seed is not None:
+            torch.manual_seed(opts.train.seed)  # the same seed, the same first net
         net, game_dict = new_multisize_net(game, blocks, filters), game.to_dict()
     check_sizes(net, opts.sizes)
     net.to(device)
@@ -239,7 +244,8 @@ def save_run_net(root: Path, net: ZeroNet, game_dict: dict, optimizer, next_roun
     """``net.pt`` (atomically) and its copy ``nets/<hash>.pt``; returns the hash."""
     meta = save_checkpoint(root / NET_FILE, net, {"game": game_dict, "step": global_step,
                                                   "sizes": list(opts.sizes), "round": next_round},
-                           optimizer, extra={"round": next_round, "global_step": global_step})
+                           optimizer, extra={"round": next_round, "global_step": global_step,
+                                             "optimizer": opts.train.optimizer})
     (root / "nets").mkdir(parents=True, exist_ok=True)
     shutil.copyfile(root / NET_FILE, root / "nets" / f"{meta['hash']}.pt")
     return meta["hash"]
@@ -255,7 +261,8 @@ def run_multisize(root: str | os.PathLike, game: Game, opts: MultiSizeOptions, b
     root = Path(root)
     root.mkdir(parents=True, exist_ok=True)
     dev = resolve_device(device)
-    net, optimizer, first, global_step, game_dict = start_or_resume(root, game, blocks, filters, opts, dev)
+    net, optimizer, first, global_step, game_dict = start_or_resume(root, game, blocks, filters, opts, dev,
+                                                                    init)
     rules = make_game(**game_dict)
     rows = []
     for rnd in range(first, opts.rounds):

@@ -42,7 +42,7 @@ weights run on every size within :mod:`zero9.nn.net_limits` (a Gomoku net plays 
   are as they always were, so shipped nets load and hash as before. Leela Zero's weight
   files cannot hold pooled heads: :func:`zero9.nn.weights.lz_text` refuses them.
 - **serves**: :meth:`ZeroNet.serves_size`: a fixed-head net its one size, a pooled one any
-  size in the net limits (:data:`zero9.nn.net_limits.MIN_SIZE` .. ``MAX_SIZE``). Batches hold one
+  size in the net limits (:data:`MIN_BOARD` .. :data:`MAX_BOARD`, 2..25). Batches hold one
   board size each (pooling has no mask for padding, unlike KataGo's mixed-size batches).
 
 Batch norm and Leela Zero's weight files. Leela Zero's files hold, per conv
@@ -93,6 +93,7 @@ HEAD_KINDS = (FIXED_HEADS, POOLED_HEADS)
 POOLED_HEAD_CHANNELS = 32  # KataGo's b10c128 heads are 32 wide too
 POOL_FEATURES = 3  # mean, width-scaled mean, max
 WIDTH_CENTRE, WIDTH_SCALE = 14, 10  # KataGo's: the scaled mean is 0 at 14x14, +-0.5 at 9x9 and 19x19
+MIN_BOARD, MAX_BOARD = 2, 25  # the board sides zero9 nets take (zero9.nn.net_limits checks files by them)
 
 
 def resolve_device(name: str | torch.device = "auto") -> torch.device:
@@ -252,17 +253,13 @@ class ZeroNet(nn.Module):
         """Whether the net plays a ``size`` x ``size`` board: its own, or any in the limits when pooled."""
         if not self.size_independent:
             return size == self.size
-        from zero9.nn.net_limits import MAX_SIZE, MIN_SIZE  # that module reads this one's constants
-
-        return MIN_SIZE <= size <= MAX_SIZE
+        return MIN_BOARD <= size <= MAX_BOARD
 
     def sizes_served(self) -> str:
         """The sizes :meth:`serves_size` accepts, in words for error messages."""
         if not self.size_independent:
             return f"a {self.size}x{self.size} board"
-        from zero9.nn.net_limits import MAX_SIZE, MIN_SIZE
-
-        return f"any board from {MIN_SIZE}x{MIN_SIZE} to {MAX_SIZE}x{MAX_SIZE} (size-independent heads)"
+        return f"any board from {MIN_BOARD}x{MIN_BOARD} to {MAX_BOARD}x{MAX_BOARD} (size-independent heads)"
 
     def actions_for(self, size: int) -> int:
         """The policy's length on a ``size`` x ``size`` board (one per point, and pass for Go)."""

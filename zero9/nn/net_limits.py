@@ -16,13 +16,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from zero9.nn.net import HEAD_KINDS, POOL_FEATURES, POOLED_HEADS, VALUE_HIDDEN
+from zero9.nn.net import HEAD_KINDS, MAX_BOARD, MIN_BOARD, POOL_FEATURES, POOLED_HEADS, VALUE_HIDDEN
 
 MAX_BLOCKS = 80
 MAX_FILTERS = 512
 MAX_IN_PLANES = 64
-MIN_SIZE = 2
-MAX_SIZE = 25  # the board's side; a net with pooled heads plays every size from MIN_SIZE to this
+MIN_SIZE = MIN_BOARD
+MAX_SIZE = MAX_BOARD  # the board's side; a net with pooled heads plays every size from MIN_SIZE to this
 MAX_PARAMETERS = 200_000_000  # 800 MB of float32; a 40x256 19x19 net holds 47 million
 INT_KEYS = ("in_planes", "size", "num_actions", "blocks", "filters")
 

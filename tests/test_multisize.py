@@ -1,0 +1,86 @@
+"""One size-independent net self-played and trained on 15x15 and 20x20 Gomoku (zero9/learn/multisize.py)."""
+
+from __future__ import annotations
+
+import dataclasses
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+from zero9.games import make_game
+from zero9.learn.multisize import LOG_FILE, NET_FILE, MultiSizeOptions, run_multisize
+from zero9.learn.rundir import sorted_chunk_files
+from zero9.nn.checkpoint import EXAMPLE_DATA, load_checkpoint, read_meta
+from zero9.nn.chunks import read_chunk
+from zero9.search.player import NetSource
+from zero9.settings import SelfPlayConfig, TrainOptions
+from zero9.util.files import read_jsonl
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
+import train_multisize  # noqa: E402
+
+GAME = make_game("gomoku", 15)
+torch.set_num_threads(1)  # tiny nets: threads only fight (the machine runs several test suites)
+
+
+def tiny_options(**kw) -> MultiSizeOptions:
+    selfplay = SelfPlayConfig(visits=4, parallel_games=2, leaves_per_tree=2, seed=5)
+    train = TrainOptions(batch_size=32, optimizer="adam", lr=1e-2, seed=5, test_positions=256,
+                         window_min=10**6)
+    return MultiSizeOptions(sizes=(15, 20), rounds=1, games=3, steps=80, selfplay=selfplay, train=train,
+                            progress=False, **kw)
+
+
+def test_a_round_plays_both_sizes_lowers_both_losses_and_resumes(tmp_path):
+    rows = run_multisize(tmp_path, GAME, tiny_options(), blocks=1, filters=8)
+    assert [r["size"] for r in rows] == [15, 20]
+    for row in rows:
+        size = row["size"]
+        shards = sorted_chunk_files(tmp_path / "data" / f"size{size}" / "r0000")
+        assert len(shards) == 3 and row["selfplay"]["games"] == 3
+        data = read_chunk(shards[0])
+        assert data.game["size"] == size and data.planes.shape[-1] == size
+        assert data.policy.shape[1] == size * size
+        # 80 steps (40 a size) on the round's own positions: the loss on them falls on both sizes
+        before, after = row["before"]["fit"], row["after"]["fit"]
+        assert after["total"] < before["total"] - 0.3 and after["policy_loss"] < before["policy_loss"], row
+        assert row["train"]["policy_loss"] > 0
+    meta = read_meta(tmp_path / NET_FILE)
+    assert meta["heads"] == "pooled" and meta["sizes"] == [15, 20] and meta["game"]["size"] == 15
+    assert (tmp_path / "nets" / f"{meta['hash']}.pt").exists()
+    source = NetSource(tmp_path / NET_FILE, device="cpu")
+    for size in (15, 20):
+        source.check(make_game("gomoku", size))
+    # resumed: the round is done, so nothing is played or trained again
+    assert run_multisize(tmp_path, GAME, tiny_options(), blocks=1, filters=8) == []
+    assert len(read_jsonl(tmp_path / LOG_FILE)) == 2
+    # the script goes on to round 2, from the saved net and optimizer
+    argv = ["--dir", str(tmp_path), "--rounds", "2", "--games", "1", "--visits", "8", "--steps", "4",
+            "--batch-size", "16", "--parallel-games", "2", "--leaves", "4", "--seed", "1", "--quiet"]
+    assert train_multisize.main(argv) == 0
+    rows = read_jsonl(tmp_path / LOG_FILE)
+    assert [(r["round"], r["size"]) for r in rows] == [(0, 15), (0, 20), (1, 15), (1, 20)]
+    assert load_checkpoint(tmp_path / NET_FILE).extra == {"round": 2, "global_step": 84, "optimizer": "sgd"}
+    assert len(sorted_chunk_files(tmp_path / "data" / "size20" / "r0001")) == 1
+
+
+def test_a_fixed_size_net_cannot_learn_two_sizes(tmp_path):
+    with pytest.raises(ValueError, match=r"15x15 board, so it cannot learn size\(s\) 20.*pooled"):
+        run_multisize(tmp_path, GAME, tiny_options(), init=str(EXAMPLE_DATA / "gomoku_15x15_best.pt"))
+
+
+def test_sizes_argument():
+    assert train_multisize.parse_args(["--dir", "x", "--sizes", "15,20,9"]).sizes == (15, 20, 9)
+    with pytest.raises(SystemExit):
+        train_multisize.parse_args(["--dir", "x", "--sizes", "15;20"])
+
+
+@pytest.mark.slow
+def test_worker_processes_play_the_round(tmp_path):
+    opts = dataclasses.replace(tiny_options(workers=2), games=3, steps=4)
+    rows = run_multisize(tmp_path, GAME, opts, blocks=1, filters=8)
+    for size in (15, 20):
+        assert len(sorted_chunk_files(tmp_path / "data" / f"size{size}" / "r0000")) == 3
+    assert {r["selfplay"]["games"] for r in rows} == {3}
