@@ -10,9 +10,16 @@ import pytest
 import torch
 
 from zero9.games import make_game
-from zero9.learn.multisize import LOG_FILE, NET_FILE, MultiSizeOptions, run_multisize
+from zero9.learn.multisize import (
+    LOG_FILE,
+    NET_FILE,
+    MultiSizeOptions,
+    check_sizes,
+    run_multisize,
+    start_or_resume,
+)
 from zero9.learn.rundir import sorted_chunk_files
-from zero9.nn.checkpoint import EXAMPLE_DATA, load_checkpoint, read_meta
+from zero9.nn.checkpoint import EXAMPLE_DATA, load_checkpoint, load_net, read_meta
 from zero9.nn.chunks import read_chunk
 from zero9.search.player import NetSource
 from zero9.settings import SelfPlayConfig, TrainOptions
@@ -66,9 +73,17 @@ def test_a_round_plays_both_sizes_lowers_both_losses_and_resumes(tmp_path):
     assert len(sorted_chunk_files(tmp_path / "data" / "size20" / "r0001")) == 1
 
 
-def test_a_fixed_size_net_cannot_learn_two_sizes(tmp_path):
+def test_a_fixed_size_net_gives_its_tower_to_a_pooled_one(tmp_path):
+    shipped, _ = load_net(EXAMPLE_DATA / "gomoku_15x15_best.pt", device="cpu")
     with pytest.raises(ValueError, match=r"15x15 board, so it cannot learn size\(s\) 20.*pooled"):
-        run_multisize(tmp_path, GAME, tiny_options(), init=str(EXAMPLE_DATA / "gomoku_15x15_best.pt"))
+        check_sizes(shipped, (15, 20))
+    net, _, first, step, game = start_or_resume(tmp_path, GAME, 1, 8, tiny_options(), torch.device("cpu"),
+                                                init=str(EXAMPLE_DATA / "gomoku_15x15_best.pt"))
+    assert net.size_independent and (first, step) == (0, 0) and game["size"] == 15
+    theirs, ours = shipped.state_dict(), net.state_dict()
+    tower = [k for k in theirs if k.startswith(("input_block.", "tower."))]
+    assert len(tower) == 5 + 6 * 2 * 5 and all(torch.equal(theirs[k], ours[k]) for k in tower)  # 6 blocks
+    assert read_meta(tmp_path / NET_FILE)["heads"] == "pooled"
 
 
 def test_sizes_argument():

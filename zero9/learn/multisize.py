@@ -63,7 +63,7 @@ from zero9.learn.train import (
 )
 from zero9.nn.checkpoint import load_checkpoint, load_net, net_hash, save_checkpoint
 from zero9.nn.chunks import ChunkData
-from zero9.nn.net import POOLED_HEADS, ZeroNet, make_net, resolve_device
+from zero9.nn.net import POOLED_HEAD_CHANNELS, POOLED_HEADS, ZeroNet, make_net, resolve_device
 from zero9.search.evaluator import NetEvaluator
 from zero9.settings import SelfPlayConfig, TrainOptions
 from zero9.util.files import append_jsonl
@@ -139,14 +139,16 @@ def _worker_play(args: tuple) -> dict[str, Any]:
 
 
 def selfplay_round(net_path: Path, net: ZeroNet, game: Game, games: int, config: SelfPlayConfig,
-                   chunk_dir: Path, sgf_dir: Path | None, workers: int, device: str) -> dict[str, Any]:
-    """``games`` games of ``game`` (less those of this folder already on disk: a resumed round)."""
+                   chunk_dir: Path, sgf_dir: Path | None, workers: int, device: str,
+                   pool=None) -> dict[str, Any]:
+    """``games`` games of ``game`` (less those of this folder already on disk: a resumed round), here
+    or shared out over the ``workers`` processes of ``pool`` (a multiprocessing pool kept by the run)."""
     done = len(sorted_chunk_files(chunk_dir))
     left = max(0, games - done)
     if left == 0:
         return {"games": 0, "moves": 0, "positions": 0, "seconds": 0.0, "evals": 0, "on_disk": done}
     seed = config.seed if config.seed is not None else int.from_bytes(os.urandom(4), "little")
-    if workers <= 0:
+    if workers <= 0 or pool is None:
         out = play_size(net, game, left, dataclasses.replace(config, seed=seed + done), chunk_dir, sgf_dir)
         return {**out, "on_disk": done}
     shares = [left // workers + (1 if w < left % workers else 0) for w in range(workers)]
@@ -155,8 +157,7 @@ def selfplay_round(net_path: Path, net: ZeroNet, game: Game, games: int, config:
              str(chunk_dir), None if sgf_dir is None else str(sgf_dir), w)
             for w, n in enumerate(shares) if n]
     start = time.monotonic()
-    with mp.get_context("spawn").Pool(len(jobs)) as pool:
-        parts = pool.map(_worker_play, jobs)
+    parts = pool.map(_worker_play, jobs, chunksize=1)
     total = {k: sum(p[k] for p in parts) for k in ("games", "moves", "positions", "evals")}
     return {**total, "seconds": time.monotonic() - start, "on_disk": done}
 
@@ -228,6 +229,10 @@ def start_or_resume(root: Path, game: Game, blocks: int, filters: int, opts: Mul
         net, meta = load_net(init, device="cpu")
         net.set_channels_last(False)
         game_dict = meta["game"]
+        if not net.size_independent:
+            net = pooled_from(net)
+            if opts.progress:
+                print(f"--init {init}: its input block and tower, with new pooled heads")
     else:
         if opts.train.seed is not None:
             torch.manual_seed(opts.train.seed)  # the same seed, the same first net
@@ -237,6 +242,19 @@ def start_or_resume(root: Path, game: Game, blocks: int, filters: int, opts: Mul
     optimizer = make_optimizer(net, opts.train)
     save_run_net(root, net, game_dict, optimizer, 0, 0, opts)
     return net, optimizer, 0, 0, game_dict
+
+
+def pooled_from(source: ZeroNet) -> ZeroNet:
+    """A net with pooled heads that starts from ``source``'s input block and residual tower.
+
+    Convolutions do not care about the board size, so a fixed-head net's tower (the shipped 15x15
+    net's) carries over; its heads do not fit and start fresh.
+    """
+    net = ZeroNet.from_config({**source.config, "heads": POOLED_HEADS, "head_channels": POOLED_HEAD_CHANNELS})
+    own = net.state_dict()
+    own.update({k: v for k, v in source.state_dict().items() if k.startswith(("input_block.", "tower."))})
+    net.load_state_dict(own)
+    return net
 
 
 def save_run_net(root: Path, net: ZeroNet, game_dict: dict, optimizer, next_round: int, global_step: int,
@@ -264,6 +282,17 @@ def run_multisize(root: str | os.PathLike, game: Game, opts: MultiSizeOptions, b
     net, optimizer, first, global_step, game_dict = start_or_resume(root, game, blocks, filters, opts, dev,
                                                                     init)
     rules = make_game(**game_dict)
+    pool = mp.get_context("spawn").Pool(opts.workers) if opts.workers > 0 and first < opts.rounds else None
+    try:
+        return _rounds(root, net, optimizer, first, global_step, game_dict, rules, opts, dev, pool)
+    finally:
+        if pool is not None:
+            pool.terminate()
+
+
+def _rounds(root: Path, net: ZeroNet, optimizer, first: int, global_step: int, game_dict: dict, rules: Game,
+            opts: MultiSizeOptions, dev: torch.device, pool) -> list[dict[str, Any]]:
+    """Rounds ``first`` .. ``opts.rounds - 1`` of :func:`run_multisize`."""
     rows = []
     for rnd in range(first, opts.rounds):
         windows, played = {}, {}
@@ -274,7 +303,7 @@ def run_multisize(root: str | os.PathLike, game: Game, opts: MultiSizeOptions, b
             config = dataclasses.replace(opts.selfplay, seed=None if opts.selfplay.seed is None
                                          else opts.selfplay.seed + 7919 * rnd + size)
             played[size] = selfplay_round(root / NET_FILE, net, g, opts.games, config, chunk_dir, sgf_dir,
-                                          opts.workers, str(dev))
+                                          opts.workers, str(dev), pool)
             rng = np.random.default_rng(None if opts.train.seed is None else opts.train.seed + rnd + size)
             train, test, info = load_window([root / "data" / f"size{size}"], g, opts.train, rng)
             windows[size] = (train, test)
