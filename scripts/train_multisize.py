@@ -1,21 +1,23 @@
 """Self-play and train one size-independent Gomoku net on several board sizes (default 15x15 and 20x20).
 
 The loop is :mod:`zero9.learn.multisize`; this is its command line. A run directory resumes at
-its round. On the CPU, a tiny demonstration (the figures in docs/cli-pbrain.md):
+its round. The self-play options are ``zero9 autotrain``'s (``--visits``, ``--pcr``,
+``--games-parallel``, ``--workers``: processes, 0 = one per core, ...). On the CPU, a tiny
+demonstration (docs/cli-pbrain.md):
 
-    nice python scripts/train_multisize.py --dir /tmp/ms --blocks 2 --filters 16 --rounds 2 \\
-        --games 6 --visits 24 --steps 120 --batch-size 64 --seed 1
+    nice python scripts/train_multisize.py --dir /tmp/ms --blocks 2 --filters 16 --rounds 3 \\
+        --games 8 --visits 32 --steps 300 --batch-size 64 --threads 1 --seed 1
 
-On a GPU host (one process per core plays, the trainer uses the GPU):
+On a GPU host, from the shipped 15x15 net's tower (each worker process holds the net on the GPU):
 
     python scripts/train_multisize.py --dir runs/gomoku-multi --device cuda --workers 15 \\
-        --blocks 10 --filters 128 --rounds 40 --games 256 --visits 200 --steps 1000 --batch-size 256
+        --init example-data/gomoku_15x15_best.pt --rounds 40 --games 256 --visits 160 \\
+        --steps 600 --batch-size 512 --window-min 30000
 """
 
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import json
 import os
 import sys
@@ -24,7 +26,8 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 
 from zero9.games import make_game  # noqa: E402
 from zero9.learn.multisize import MultiSizeOptions, run_multisize  # noqa: E402
-from zero9.settings import ADAM_LR, SelfPlayConfig, TrainOptions  # noqa: E402
+from zero9.learn.selfplay import add_selfplay_arguments, selfplay_config  # noqa: E402
+from zero9.settings import ADAM_LR, TrainOptions  # noqa: E402
 
 
 def sizes_arg(text: str) -> tuple[int, ...]:
@@ -39,7 +42,7 @@ def sizes_arg(text: str) -> tuple[int, ...]:
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    sp, tr = SelfPlayConfig(), TrainOptions()
+    tr = TrainOptions()
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--dir", required=True, help="run directory (resumed when it holds net.pt)")
     p.add_argument("--sizes", type=sizes_arg, default=(15, 20), help="board sizes, first = the net's own")
@@ -49,11 +52,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--steps", type=int, default=200, help="training steps per round, shared by the sizes")
     p.add_argument("--blocks", type=int, default=2)
     p.add_argument("--filters", type=int, default=16)
-    p.add_argument("--init", help="start from this net file (it must have pooled heads)")
-    p.add_argument("--visits", type=int, default=sp.visits)
-    p.add_argument("--parallel-games", type=int, default=sp.parallel_games)
-    p.add_argument("--leaves", type=int, default=sp.leaves_per_tree)
-    p.add_argument("--workers", type=int, default=0, help="self-play processes (0: this one)")
+    p.add_argument("--init", help="start from this net file: one with pooled heads goes on; a fixed-head "
+                   "net (e.g. example-data/gomoku_15x15_best.pt) gives its tower to new pooled heads")
     p.add_argument("--batch-size", type=int, default=tr.batch_size)
     p.add_argument("--optimizer", default=tr.optimizer, choices=["sgd", "adam"])
     p.add_argument("--lr", type=float, default=None)
@@ -63,6 +63,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--threads", type=int, default=0, help="torch threads here (0: torch's default)")
     p.add_argument("--seed", type=int, default=None)
     p.add_argument("--quiet", action="store_true")
+    add_selfplay_arguments(p, {"pcr": None})  # autotrain's: PCR 0.25 for PUCT when the visits allow it
     return p.parse_args(argv)
 
 
@@ -73,12 +74,12 @@ def main(argv: list[str] | None = None) -> int:
 
         torch.set_num_threads(args.threads)
     lr = args.lr if args.lr is not None else (TrainOptions.lr if args.optimizer == "sgd" else ADAM_LR)
-    selfplay = dataclasses.replace(SelfPlayConfig(), visits=args.visits, parallel_games=args.parallel_games,
-                                   leaves_per_tree=args.leaves, seed=args.seed)
+    selfplay = selfplay_config(args, seed=args.seed)
+    workers = args.workers or os.cpu_count() or 1
     train = TrainOptions(batch_size=args.batch_size, optimizer=args.optimizer, lr=lr, window=args.window,
                          window_min=args.window_min, seed=args.seed, device=args.device)
     opts = MultiSizeOptions(sizes=args.sizes, rounds=args.rounds, games=args.games, steps=args.steps,
-                            workers=args.workers, selfplay=selfplay, train=train, progress=not args.quiet)
+                            workers=workers, selfplay=selfplay, sgf=not args.no_sgf, train=train, progress=not args.quiet)
     game = make_game("gomoku", args.sizes[0], connect=5, variant=args.variant)
     rows = run_multisize(args.dir, game, opts, blocks=args.blocks, filters=args.filters, device=args.device,
                          init=args.init)

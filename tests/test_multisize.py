@@ -65,7 +65,8 @@ def test_a_round_plays_both_sizes_lowers_both_losses_and_resumes(tmp_path):
     assert len(read_jsonl(tmp_path / LOG_FILE)) == 2
     # the script goes on to round 2, from the saved net and optimizer
     argv = ["--dir", str(tmp_path), "--rounds", "2", "--games", "1", "--visits", "8", "--steps", "4",
-            "--batch-size", "16", "--parallel-games", "2", "--leaves", "4", "--seed", "1", "--quiet"]
+            "--batch-size", "16", "--games-parallel", "2", "--leaves", "4", "--seed", "1", "--quiet",
+            "--workers", "1"]
     assert train_multisize.main(argv) == 0
     rows = read_jsonl(tmp_path / LOG_FILE)
     assert [(r["round"], r["size"]) for r in rows] == [(0, 15), (0, 20), (1, 15), (1, 20)]

@@ -83,6 +83,7 @@ class MultiSizeOptions:
     workers: int = 0  # self-play processes; 0: in this process
     selfplay: SelfPlayConfig = field(default_factory=SelfPlayConfig)
     train: TrainOptions = field(default_factory=TrainOptions)
+    sgf: bool = True  # an SGF beside each game's shard
     progress: bool = True
 
 
@@ -299,7 +300,7 @@ def _rounds(root: Path, net: ZeroNet, optimizer, first: int, global_step: int, g
         for size in opts.sizes:
             g = game_of_size(rules, size)
             chunk_dir = root / "data" / f"size{size}" / f"r{rnd:04d}"
-            sgf_dir = root / "sgf" / f"size{size}" / f"r{rnd:04d}"
+            sgf_dir = root / "sgf" / f"size{size}" / f"r{rnd:04d}" if opts.sgf else None
             config = dataclasses.replace(opts.selfplay, seed=None if opts.selfplay.seed is None
                                          else opts.selfplay.seed + 7919 * rnd + size)
             played[size] = selfplay_round(root / NET_FILE, net, g, opts.games, config, chunk_dir, sgf_dir,
