@@ -79,7 +79,8 @@ def main(argv: list[str] | None = None) -> int:
     train = TrainOptions(batch_size=args.batch_size, optimizer=args.optimizer, lr=lr, window=args.window,
                          window_min=args.window_min, seed=args.seed, device=args.device)
     opts = MultiSizeOptions(sizes=args.sizes, rounds=args.rounds, games=args.games, steps=args.steps,
-                            workers=workers, selfplay=selfplay, sgf=not args.no_sgf, train=train, progress=not args.quiet)
+                            workers=workers, selfplay=selfplay, sgf=not args.no_sgf, train=train,
+                            progress=not args.quiet)
     game = make_game("gomoku", args.sizes[0], connect=5, variant=args.variant)
     rows = run_multisize(args.dir, game, opts, blocks=args.blocks, filters=args.filters, device=args.device,
                          init=args.init)
