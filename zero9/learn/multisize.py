@@ -127,7 +127,7 @@ def play_size(net: ZeroNet, game: Game, games: int, config: SelfPlayConfig, chun
         moves += len(record.moves)
         positions += sum(m.recorded for m in record.moves)
     return {"games": played, "moves": moves, "positions": positions, "seconds": time.monotonic() - start,
-            "evals": evaluator.positions}
+            "evals": evaluator.positions - evaluator.cache_hits}  # positions the net itself evaluated
 
 
 def _worker_play(args: tuple) -> dict[str, Any]:
@@ -312,7 +312,8 @@ def _rounds(root: Path, net: ZeroNet, optimizer, first: int, global_step: int, g
             if opts.progress:
                 p = played[size]
                 print(f"round {rnd} size {size}: played {p['games']} games ({p['positions']} positions) in "
-                      f"{p['seconds']:.1f} s; window {len(train)} train / {len(test) if test else 0} test")
+                      f"{p['seconds']:.1f} s ({p['evals'] / max(p['seconds'], 1e-9):.0f} net evaluations/s); "
+                      f"window {len(train)} train / {len(test) if test else 0} test")
         before = size_losses(net, windows, opts.train)
         rng = np.random.default_rng(None if opts.train.seed is None else opts.train.seed * 31 + rnd)
         start = time.monotonic()
