@@ -54,6 +54,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--filters", type=int, default=16)
     p.add_argument("--init", help="start from this net file: one with pooled heads goes on; a fixed-head "
                    "net (e.g. example-data/gomoku_15x15_best.pt) gives its tower to new pooled heads")
+    p.add_argument("--distill-games", type=int, default=0, help="with --init from a fixed-head net: its "
+                   "self-play games (at --fast-visits), whose positions teach the new heads its policy and "
+                   "value")
+    p.add_argument("--distill-steps", type=int, default=0, help="steps of that teaching, the tower frozen")
     p.add_argument("--batch-size", type=int, default=tr.batch_size)
     p.add_argument("--optimizer", default=tr.optimizer, choices=["sgd", "adam"])
     p.add_argument("--lr", type=float, default=None)
@@ -80,6 +84,7 @@ def main(argv: list[str] | None = None) -> int:
                          window_min=args.window_min, seed=args.seed, device=args.device)
     opts = MultiSizeOptions(sizes=args.sizes, rounds=args.rounds, games=args.games, steps=args.steps,
                             workers=workers, selfplay=selfplay, sgf=not args.no_sgf, train=train,
+                            distill_games=args.distill_games, distill_steps=args.distill_steps,
                             progress=not args.quiet)
     game = make_game("gomoku", args.sizes[0], connect=5, variant=args.variant)
     rows = run_multisize(args.dir, game, opts, blocks=args.blocks, filters=args.filters, device=args.device,

@@ -25,6 +25,12 @@ Vocabulary:
   each round), ``nets/<hash>.pt`` (each round's net), ``data/``, ``sgf/``, ``logs/multisize.jsonl``.
   A stopped run resumes at its round: the round's games already on disk count, the round's
   training starts again.
+- **start from a fixed-head net** (``init``, e.g. the shipped 15x15 net): its input block and
+  tower go under new pooled heads (:func:`pooled_from`). With ``distill_games`` and
+  ``distill_steps``, before round 0 the new heads learn the old net's policy and value
+  (:func:`distill_heads`, the tower frozen) on the positions of that many of its own self-play
+  games on its own board (``distill/``), so the first rounds play as well as the old net on its
+  size instead of from random heads; the row ``{"kind": "distill"}`` of the log says how close.
 - **workers**: self-play processes (0: in this process). Each loads ``net.pt`` on the device
   and plays its share of a size's games, G at a time (:func:`zero9.learn.selfplay_game.play_games`).
 
@@ -62,7 +68,7 @@ from zero9.learn.train import (
     make_optimizer,
 )
 from zero9.nn.checkpoint import load_checkpoint, load_net, net_hash, save_checkpoint
-from zero9.nn.chunks import ChunkData
+from zero9.nn.chunks import ChunkData, load_chunks
 from zero9.nn.net import POOLED_HEAD_CHANNELS, POOLED_HEADS, ZeroNet, make_net, resolve_device
 from zero9.search.evaluator import NetEvaluator
 from zero9.settings import SelfPlayConfig, TrainOptions
@@ -84,6 +90,8 @@ class MultiSizeOptions:
     selfplay: SelfPlayConfig = field(default_factory=SelfPlayConfig)
     train: TrainOptions = field(default_factory=TrainOptions)
     sgf: bool = True  # an SGF beside each game's shard
+    distill_games: int = 0  # init from a fixed-head net: its games whose positions teach the new heads
+    distill_steps: int = 0  # ... and the steps of that teaching (0: none)
     progress: bool = True
 
 
@@ -212,9 +220,9 @@ def size_losses(net: ZeroNet, windows: dict[int, tuple[ChunkData, ChunkData | No
 
 
 def start_or_resume(root: Path, game: Game, blocks: int, filters: int, opts: MultiSizeOptions,
-                    device: torch.device, init: str | None = None):
+                    device: torch.device, init: str | None = None, pool=None):
     """The run's net, optimizer, next round and global step: from ``root/net.pt``, or a new net
-    (pooled heads, ``blocks`` x ``filters``; or the net file ``init``) saved there."""
+    (pooled heads, ``blocks`` x ``filters``; or from the net file ``init``) saved there."""
     path = root / NET_FILE
     if path.exists():
         ckpt = load_checkpoint(path, device)
@@ -231,9 +239,11 @@ def start_or_resume(root: Path, game: Game, blocks: int, filters: int, opts: Mul
         net.set_channels_last(False)
         game_dict = meta["game"]
         if not net.size_independent:
-            net = pooled_from(net)
+            teacher, net = net.to(device), pooled_from(net).to(device)
             if opts.progress:
                 print(f"--init {init}: its input block and tower, with new pooled heads")
+            if opts.distill_games > 0 and opts.distill_steps > 0:
+                distill_from(root, net, teacher, init, make_game(**game_dict), opts, pool)
     else:
         if opts.train.seed is not None:
             torch.manual_seed(opts.train.seed)  # the same seed, the same first net
@@ -258,6 +268,85 @@ def pooled_from(source: ZeroNet) -> ZeroNet:
     return net
 
 
+def distill_heads(net: ZeroNet, teacher: ZeroNet, positions: ChunkData, opts: TrainOptions, steps: int,
+                  rng: np.random.Generator, held_out: float = 0.1) -> dict[str, float]:
+    """Teach ``net``'s heads ``teacher``'s policy and value on ``positions`` (one board size), its input
+    block and tower frozen (they should be the teacher's: :func:`pooled_from`).
+
+    The targets are the teacher's outputs; batches take random symmetries as training does. Returns
+    the top-1 agreement with the teacher and the policy's KL divergence from it, on the last
+    ``held_out`` share of the positions (the last games), before and after.
+    """
+    device = net.device
+    probs, value = [], []
+    for start in range(0, len(positions), 256):  # the teacher's answers, once
+        p, v = teacher.predict(positions.planes[start:start + 256].astype(np.float32))
+        probs.append(p)
+        value.append(v)
+    labelled = dataclasses.replace(positions, policy=np.concatenate(probs), value=np.concatenate(value),
+                                   ownership=None)
+    cut = max(1, int(len(labelled) * (1 - held_out)))
+    train, test = labelled.take(np.arange(cut)), labelled.take(np.arange(cut, len(labelled)))
+    frozen = [p for m in (net.input_block, net.tower) for p in m.parameters()]
+    for p in frozen:
+        p.requires_grad_(False)
+    heads = [p for p in net.parameters() if p.requires_grad]
+    optimizer = torch.optim.Adam(heads, lr=opts.lr if opts.optimizer == "adam" else 1e-3)
+    before = _agreement(net, test)
+    try:
+        net.train()
+        net.input_block.eval()  # the tower's batch-norm statistics stay the teacher's
+        net.tower.eval()
+        batch = min(opts.batch_size, len(train))
+        for _ in range(steps):
+            idx = rng.integers(0, len(train), batch)
+            arrays = make_batch(train, idx, rng, train.size)
+            planes, policy, target = (torch.from_numpy(np.ascontiguousarray(a)).to(device)
+                                      for a in arrays[:3])
+            terms = compute_losses(net, planes, policy, target, None, opts)
+            optimizer.zero_grad(set_to_none=True)
+            terms["total"].backward()
+            optimizer.step()
+    finally:
+        for p in frozen:
+            p.requires_grad_(True)
+    after = _agreement(net, test)
+    return {"positions": len(labelled), "steps": steps, **{f"{k}_before": v for k, v in before.items()},
+            **{f"{k}_after": v for k, v in after.items()}}
+
+
+def _agreement(net: ZeroNet, test: ChunkData) -> dict[str, float]:
+    """Top-1 agreement with ``test.policy`` (the teacher's) and the mean KL(teacher || net) of the policy."""
+    probs, value = net.predict(test.planes.astype(np.float32))
+    teacher = test.policy
+    kl = (teacher * (np.log(np.maximum(teacher, 1e-12)) - np.log(np.maximum(probs, 1e-12)))).sum(1)
+    return {"agreement": float((probs.argmax(1) == teacher.argmax(1)).mean()), "kl": float(kl.mean()),
+            "value_mse": float(((value - test.value) ** 2).mean())}
+
+
+def distill_from(root: Path, net: ZeroNet, teacher: ZeroNet, teacher_path: str, game: Game,
+                 opts: MultiSizeOptions, pool=None) -> dict:
+    """Play the teacher's games (``root/distill/``, kept: a restart reads them) and distill its heads.
+
+    The games need positions, not good search targets (the targets are the teacher's outputs), so
+    they search with PCR's fast visits only.
+    """
+    chunk_dir = root / "distill"
+    config = dataclasses.replace(opts.selfplay, visits=opts.selfplay.fast_visits, full_search_share=1.0)
+    played = selfplay_round(Path(teacher_path), teacher, game, opts.distill_games, config, chunk_dir, None,
+                            opts.workers, str(net.device), pool)
+    positions = load_chunks(sorted_chunk_files(chunk_dir), game)
+    rng = np.random.default_rng(opts.train.seed)
+    row = {"kind": "distill", "selfplay": played,
+           **distill_heads(net, teacher, positions, opts.train, opts.distill_steps, rng), "time": time.time()}
+    append_jsonl(root / LOG_FILE, row)
+    if opts.progress:
+        print(f"distilled the heads on {row['positions']} positions of {opts.distill_games} games: top-1 "
+              f"agreement with the old net {row['agreement_before']:.1%} -> {row['agreement_after']:.1%}, "
+              f"policy KL {row['kl_before']:.3f} -> {row['kl_after']:.3f}")
+    return row
+
+
 def save_run_net(root: Path, net: ZeroNet, game_dict: dict, optimizer, next_round: int, global_step: int,
                  opts: MultiSizeOptions) -> str:
     """``net.pt`` (atomically) and its copy ``nets/<hash>.pt``; returns the hash."""
@@ -280,11 +369,11 @@ def run_multisize(root: str | os.PathLike, game: Game, opts: MultiSizeOptions, b
     root = Path(root)
     root.mkdir(parents=True, exist_ok=True)
     dev = resolve_device(device)
-    net, optimizer, first, global_step, game_dict = start_or_resume(root, game, blocks, filters, opts, dev,
-                                                                    init)
-    rules = make_game(**game_dict)
-    pool = mp.get_context("spawn").Pool(opts.workers) if opts.workers > 0 and first < opts.rounds else None
+    pool = mp.get_context("spawn").Pool(opts.workers) if opts.workers > 0 else None
     try:
+        net, optimizer, first, global_step, game_dict = start_or_resume(
+            root, game, blocks, filters, opts, dev, init, pool)
+        rules = make_game(**game_dict)
         return _rounds(root, net, optimizer, first, global_step, game_dict, rules, opts, dev, pool)
     finally:
         if pool is not None:
