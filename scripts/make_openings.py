@@ -78,8 +78,8 @@ def main(argv: list[str] | None = None) -> int:
 
     game = make_game(args.game, args.size)
     net, meta = load_net(args.net, device="cpu")
-    if net.size != args.size:
-        parser.error(f"{args.net} is a {net.size}x{net.size} net, not {args.size}x{args.size}")
+    if not net.serves_size(args.size):  # a net with size-independent heads serves 20x20 too
+        parser.error(f"{args.net} is a net for {net.sizes_served()}, not {args.size}x{args.size}")
     player = SearchPlayer(game, NetEvaluator(net), visits=args.visits, seed=0, resign_threshold=None)
     rng = random.Random(args.seed)
     excluded = {canonical_opening(opening, args.size) for path in args.exclude

@@ -315,3 +315,76 @@ def test_subprocess_swap2_then_board_then_a_quick_end():
     finally:
         if proc.poll() is None:
             proc.kill()
+
+
+# -- a size-independent net (pooled heads: zero9.nn.net) serves START 20; a fixed-size net refuses it --
+
+
+def pooled_net_file(tmp_path) -> str:
+    """A real tiny Gomoku net with pooled heads, made for 15x15, saved as a checkpoint."""
+    import torch
+
+    from zero9.games import make_game
+    from zero9.nn.checkpoint import save_checkpoint
+    from zero9.nn.net import POOLED_HEADS, make_net
+
+    torch.manual_seed(0)
+    game = make_game("gomoku", 15)
+    path = tmp_path / "gomoku_multi.pt"
+    save_checkpoint(path, make_net(game, 2, 16, heads=POOLED_HEADS), {"game": game.to_dict()})
+    return str(path)
+
+
+def test_a_pooled_net_plays_start_20_15_and_9(tmp_path):
+    b = PbrainEngine(NetSource(pooled_net_file(tmp_path), device="cpu"), visits=8, seed=1)
+    for size in (20, 15, 9):
+        assert b.execute(f"START {size}") == ["OK"]
+        first = move_of(b.execute("BEGIN"), size)
+        reply = b.execute("TURN 0,0" if xy_from_point(first, size) != "0,0" else "TURN 1,1")
+        ours = move_of(reply, size)
+        board = b.position.board_array()
+        assert board.shape == (size * size,) and board[first] == 1 and board[ours] == 1
+    assert b.execute("START 20") == ["OK"]
+    for line in ("BOARD", "10,10,2", "11,11,1", "10,11,2"):
+        assert b.execute(line) == []
+    assert (b.position.board_array() != 0).sum() == 0  # nothing until DONE
+    move_of(b.execute("DONE"), 20)
+    assert (b.position.board_array() != 0).sum() == 4
+
+
+def test_a_fixed_size_net_refuses_start_20_naming_its_size():
+    from zero9.nn.checkpoint import default_net_path
+
+    b = PbrainEngine(NetSource(default_net_path("gomoku", 15), device="cpu"), visits=4, seed=1)
+    assert b.execute("START 20") == ["ERROR unacceptable size: the net gomoku_15x15_best.pt is for a 15x15 "
+                                     "board, not 20x20"]
+    assert b.game is None
+    assert b.execute("START 15") == ["OK"]
+    assert b.execute("START 20")[0].startswith("ERROR unacceptable size") and b.game.size == 15
+
+
+@pytest.mark.timeout(120)
+def test_subprocess_start_20_with_a_pooled_net(tmp_path):
+    path = pooled_net_file(tmp_path)
+    proc = subprocess.Popen([sys.executable, "-m", "zero9", "pbrain", "-w", path, "-v", "16", "-s", "4",
+                             "--device", "cpu"],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        def send(*lines: str) -> None:
+            proc.stdin.write("".join(line + "\n" for line in lines))
+            proc.stdin.flush()
+
+        send("START 20", "INFO timeout_turn 2000")
+        assert proc.stdout.readline().strip() == "OK"
+        send("BEGIN")
+        x, y = (int(v) for v in proc.stdout.readline().strip().split(","))
+        assert 0 <= x < 20 and 0 <= y < 20
+        send("TURN 19,19" if (x, y) != (19, 19) else "TURN 0,0")
+        x2, y2 = (int(v) for v in proc.stdout.readline().strip().split(","))
+        assert 0 <= x2 < 20 and 0 <= y2 < 20 and (x2, y2) not in ((x, y), (19, 19))
+        send("START 26")
+        assert proc.stdout.readline().startswith("ERROR unsupported size 26")
+        about_and_end(proc, send)
+    finally:
+        if proc.poll() is None:
+            proc.kill()

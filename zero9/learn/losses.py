@@ -156,7 +156,7 @@ def evaluate(net, samples: ChunkData, opts: TrainOptions, device) -> dict:
     with torch.no_grad(), autocast(device):
         for start in range(0, n, opts.batch_size):
             idx = np.arange(start, min(n, start + opts.batch_size))
-            batch = (*make_batch(samples, idx, None, net.size), komi_view(samples, idx))
+            batch = (*make_batch(samples, idx, None, samples.size), komi_view(samples, idx))
             planes, policy, value, own, komi = to_tensors(batch, device)
             terms = compute_losses(net, planes, policy, value, own, opts, komi)
             sums.add(terms, weight=len(idx))

@@ -144,7 +144,8 @@ def transplant_tower(net, path: str) -> None:
                          f"planes) does not fit {dst['filters']} filters, {dst['in_planes']} planes")
     own, theirs = net.state_dict(), source.state_dict()
     # The same board: every tensor both nets have (a head only one has, e.g. a new score head, starts fresh)
-    same_board = src["size"] == dst["size"] and src["num_actions"] == dst["num_actions"]
+    same_board = (src["size"] == dst["size"] and src["num_actions"] == dst["num_actions"]
+                  and src.get("heads") == dst.get("heads"))  # fixed heads into pooled ones: the tower only
     copied = 0
     for key, value in theirs.items():
         tower = key.startswith(("input_block.", "tower."))

@@ -126,7 +126,7 @@ def train_round(net, train: ChunkData, test: ChunkData | None, opts: TrainOption
             group["lr"] = lr
         idx = rng.integers(0, len(train), batch_size)
         planes, policy, value, own, komi = to_tensors(
-            (*make_batch(train, idx, rng, net.size), komi_view(train, idx)), device)
+            (*make_batch(train, idx, rng, train.size), komi_view(train, idx)), device)
         with autocast(device):
             terms = compute_losses(net, planes, policy, value, own, opts, komi)
         optimizer.zero_grad(set_to_none=True)

@@ -5,8 +5,10 @@ Vocabulary:
 - **checkpoint** (``.pt``): one ``torch.save`` dict, loadable with
   ``weights_only=True``: ``format`` (``"zero9-checkpoint"``), ``version`` (1),
   ``config`` (``net.config``: in_planes, size, num_actions, blocks, filters,
-  ownership), ``state_dict``, ``meta``, and for resuming ``optimizer``,
-  ``scheduler``, ``rng`` (Python, NumPy, torch CPU and CUDA generator states) and
+  ownership, and for size-independent nets ``heads: "pooled"`` and ``head_channels``
+  (:mod:`zero9.nn.net`; ``size`` is then the board it was made for)), ``state_dict``,
+  ``meta``, and for resuming ``optimizer``, ``scheduler``, ``rng`` (Python, NumPy, torch
+  CPU and CUDA generator states) and
   ``extra`` (anything the trainer wants back, e.g. a data cursor). Written
   atomically (temporary file, then ``os.replace``), so a crash leaves the old file
   or the new one.
@@ -115,6 +117,8 @@ def net_meta(net: ZeroNet, game: dict[str, Any], **extra: Any) -> dict[str, Any]
         raise ValueError(f"net is for {net.size}x{net.size} but the game is {n}x{n}")
     meta = dict(extra)
     meta.update({k: net.config[k] for k in SHAPE_KEYS})
+    if net.size_independent:  # only then: fixed-head metas stay as they were
+        meta["heads"] = net.config["heads"]
     meta["game"] = dict(game)
     meta.setdefault("input_encoding", input_encoding(game, net.config["in_planes"]))
     meta.setdefault("step", 0)
@@ -295,8 +299,8 @@ def load_net(path: str | os.PathLike, device: str | torch.device = "auto",
     else:
         ckpt = load_checkpoint(path, "cpu")
         net, meta = ckpt.net, ckpt.meta
-        if expected_size is not None and net.size != expected_size:
-            raise ValueError(f"net file {path} holds a {net.size}x{net.size} net, "
+        if expected_size is not None and not net.serves_size(expected_size):
+            raise ValueError(f"net file {path} holds a net for {net.sizes_served()}, "
                              f"but a {expected_size}x{expected_size} net is needed")
     return net.to(resolve_device(device)).eval().tune_for_device(), meta
 

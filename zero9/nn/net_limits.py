@@ -16,12 +16,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from zero9.nn.net import VALUE_HIDDEN
+from zero9.nn.net import HEAD_KINDS, MAX_BOARD, MIN_BOARD, POOL_FEATURES, POOLED_HEADS, VALUE_HIDDEN
 
 MAX_BLOCKS = 80
 MAX_FILTERS = 512
 MAX_IN_PLANES = 64
-MAX_SIZE = 25  # the board's side
+MIN_SIZE = MIN_BOARD
+MAX_SIZE = MAX_BOARD  # the board's side; a net with pooled heads plays every size from MIN_SIZE to this
 MAX_PARAMETERS = 200_000_000  # 800 MB of float32; a 40x256 19x19 net holds 47 million
 INT_KEYS = ("in_planes", "size", "num_actions", "blocks", "filters")
 
@@ -31,6 +32,11 @@ def parameter_count(config: dict[str, Any]) -> int:
     f, c, n2 = config["filters"], config["in_planes"], config["size"] ** 2
     actions, blocks = config["num_actions"], config["blocks"]
     convs = 9 * f * c + blocks * 2 * 9 * f * f + 3 * f * (1 + 2 * blocks)
+    if config.get("heads") == POOLED_HEADS:  # three 1x1 conv blocks of h, the FCs from the pool
+        h = config["head_channels"]
+        pooled = POOL_FEATURES * h
+        heads = 3 * (f * h + 3 * h) + pooled * h + h + h + 1 + pooled + 1 + pooled * VALUE_HIDDEN
+        return convs + heads + 2 * VALUE_HIDDEN + 1 + 2 * f
     heads = 2 * f + actions * 2 * n2 + actions + f + VALUE_HIDDEN * n2 + 2 * VALUE_HIDDEN + 1 + 2 * f
     return convs + heads
 
@@ -43,7 +49,13 @@ def shape_problem(config: Any) -> str | None:
         value = config.get(key)
         if isinstance(value, bool) or not isinstance(value, int):
             return f"its config's {key} is {value!r}, not a whole number"
-    bounds = {"in_planes": (1, MAX_IN_PLANES), "size": (2, MAX_SIZE), "blocks": (0, MAX_BLOCKS),
+    if config.get("heads", HEAD_KINDS[0]) not in HEAD_KINDS:
+        return f"its config's heads is {config['heads']!r}, not one of {', '.join(HEAD_KINDS)}"
+    if config.get("heads") == POOLED_HEADS:
+        value = config.get("head_channels")
+        if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_FILTERS:
+            return f"its config's head_channels is {value!r}, not a whole number from 1 to {MAX_FILTERS}"
+    bounds = {"in_planes": (1, MAX_IN_PLANES), "size": (MIN_SIZE, MAX_SIZE), "blocks": (0, MAX_BLOCKS),
               "filters": (1, MAX_FILTERS)}
     for key, (low, high) in bounds.items():
         if not low <= config[key] <= high:

@@ -140,6 +140,10 @@ def save_lz_weights(net: ZeroNet, path: str | os.PathLike, drop_ownership: bool 
 
 def lz_text(net: ZeroNet, drop_ownership: bool = False) -> str:
     """The LZ v1 text of ``net`` (see the module docstring for the layout)."""
+    if net.size_independent:  # the format's policy and value heads are fully connected over N*N points
+        raise ValueError("this net has size-independent (pooled) heads, which Leela Zero weights cannot "
+                         "hold (the format's heads are fully connected layers for one board size); "
+                         "keep it as a zero9 .pt checkpoint")
     if net.config["ownership"] and not drop_ownership:
         raise ValueError("this net has an ownership head, which Leela Zero weights cannot hold; "
                          "pass drop_ownership=True to write the rest")

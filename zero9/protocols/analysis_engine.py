@@ -333,7 +333,7 @@ class NetFinder:
 
     def net(self, size: int):
         if self._net is not None:
-            if self._net.size != size:
+            if not self._net.serves_size(size):
                 raise ValueError(f"the net {self._name} plays {self._net.size}x{self._net.size}, "
                                  f"not {size}x{size}")
             return self._net

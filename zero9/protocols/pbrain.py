@@ -30,6 +30,11 @@ Vocabulary:
   ``ERROR`` (a bad BOARD line is remembered and reported at ``DONE``), so the brain
   stays in step, and the position is unchanged. A known command inside a BOARD block
   (the manager gave up on it) drops the block and runs. A ``SWAP2BOARD`` block is a unit too.
+- **sizes**: ``START n`` builds the game and asks the net whether it serves it
+  (:meth:`zero9.search.player.NetSource.check`): a net with size-independent heads
+  (``heads="pooled"``, :mod:`zero9.nn.net`) plays every size 5..25, Gomocup's 20x20 too; a
+  fixed-size net only its own, and other sizes get ``ERROR unacceptable size: the net ... is for
+  a 15x15 board, not 20x20``; without a net (uniform priors) every size.
 - **swap2** (the Gomocup extension, sent between START and BOARD): ``SWAP2BOARD``, 0, 3 or
   5 ``x,y`` lines (stones alternating from black), ``DONE``. With 0 stones we answer three
   (``x,y x,y x,y``): the most balanced of a few random central openings by our search's
@@ -53,7 +58,7 @@ from zero9.games.game import actions_played
 from zero9.games.gomoku import point_from_xy, xy_from_point
 from zero9.settings import PlayConfig
 
-MIN_SIZE, MAX_SIZE = 5, 25  # zero9.games.gomoku's range; a net serves one size only
+MIN_SIZE, MAX_SIZE = 5, 25  # zero9.games.gomoku's range; the net decides which it serves (NetSource.check)
 SAFETY_S = 0.25  # reply this much before the manager's deadline: pipes, process wake-up
 # Only what is known: the project has no web page or e-mail address of its own, so those keys are left out.
 ABOUT = f'name="zero9", version="{__version__}", author="zero9 contributors"'

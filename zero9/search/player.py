@@ -430,7 +430,8 @@ class NetSource:
             print("zero9: no net file found; playing with uniform priors (weak). Use -w FILE.", file=warn)
 
     def check(self, game: Game) -> None:
-        """Raise :class:`NetMismatch`, naming the file, unless the net was made for ``game``'s name and size.
+        """Raise :class:`NetMismatch`, naming the file, unless the net was made for ``game``'s name and
+        serves its size.
 
         The one check that a net serves a game (gtp's ``boardsize``, the window, match, pbrain).
         """
@@ -441,10 +442,10 @@ class NetSource:
         if name != game.name:
             raise NetMismatch(f"the net {self.path.name} is for {name} {size}x{size}, "
                               f"not {game.name} {game.size}x{game.size}")
-        if size != game.size:
-            raise NetMismatch(f"unacceptable size: the net {self.path.name} is for a {size}x{size} board, "
-                              f"not {game.size}x{game.size}")
-        actions = getattr(self.net, "num_actions", game.num_actions)
+        if not self.net.serves_size(game.size):  # one size, or any for size-independent heads (zero9.nn.net)
+            raise NetMismatch(f"unacceptable size: the net {self.path.name} is for "
+                              f"{self.net.sizes_served()}, not {game.size}x{game.size}")
+        actions = self.net.actions_for(game.size)
         if actions != game.num_actions:
             raise NetMismatch(f"the net {self.path.name} has {actions} moves per position; {game.name} "
                               f"{game.size}x{game.size} has {game.num_actions}")
