@@ -284,7 +284,7 @@ def test_trusted_anonymous_quota_and_x_forwarded_for(tmp_path, real_game):
     """--trust-anonymous: anonymous clients play self-play, never a match game; the quota per client
     holds; X-Forwarded-For from 127.0.0.1 does not pick the address the rate limit counts."""
     args = ("--blocks", "1", "--filters", "8", "--visits", "2", "--rate-limit", "600", "--trust-anonymous",
-            "--client-games-per-hour", "1")
+            "--client-games-per-hour", "1", "--resign-pct", "0")
     with LocalServer(tmp_path / "run", *args) as server:
         assert post(server.url, as_new_task(server.url, real_game))["accepted"]
         over = as_new_task(server.url, real_game)

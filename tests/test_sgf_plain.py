@@ -50,7 +50,8 @@ def test_every_sgf_in_the_repo_reads_the_same_and_plainly():
     assert len(files) >= 20
     for path in files[::7]:  # a seventh of the 2,000 files: every kind of run they come from
         raw = path.read_bytes()
-        assert _parse_plain(raw) is not None, path  # written by zero9: the plain reader takes them
+        if not path.name.endswith("-review.sgf"):  # a reviewed game holds its better lines as variations
+            assert _parse_plain(raw) is not None, path  # written by zero9: the plain reader takes them
         assert parse_sgf(raw) == _parse_whole(raw), path
 
 
