@@ -16,12 +16,17 @@ TINY = ["--game", "gomoku", "--size", "6", "--connect", "4", "--blocks", "1", "-
         "--workers", "1", "--no-plots", "--no-sgf", "--device", "cpu", "--seed", "1"]
 
 
-def make_loop(run_dir, *extra: str):
+def loop_for(*options: str):
+    """The loop ``zero9 autotrain`` would run with ``options``."""
     from zero9.cli.autotrain import add_arguments, make_loop
 
     parser = argparse.ArgumentParser()
     add_arguments(parser)
-    return make_loop(parser.parse_args(["--dir", str(run_dir), *TINY, *extra]))
+    return make_loop(parser.parse_args(list(options)))
+
+
+def make_loop(run_dir, *extra: str):
+    return loop_for("--dir", str(run_dir), *TINY, *extra)
 
 
 @pytest.mark.timeout(120)
@@ -72,6 +77,13 @@ def test_a_fixed_run_keeps_its_config_and_init_from_a_fixed_net_copies_the_tower
     for key, value in src.state_dict().items():
         if key.startswith(("input_block.", "tower.")):
             assert torch.equal(net.state_dict()[key], value), key
+
+    # Go: a pooled net has no Leela Zero weights beside it (that format has no pooled heads).
+    go = loop_for("--dir", str(tmp_path / "go"), "--game", "go", "--size", "7", "--blocks", "1",
+                  "--filters", "8", "--heads", "pooled", "--device", "cpu", "--no-plots")
+    go.prepare()
+    go_nets = RunDir(tmp_path / "go").nets_dir
+    assert len(list(go_nets.glob("*.pt"))) == 1 and not list(go_nets.glob("*.txt.gz"))
 
 
 def play_one_job(job) -> list[tuple]:
