@@ -128,3 +128,24 @@ def test_a_pooled_net_made_for_6x6_plays_a_selfplay_job_on_7x7(tmp_path):
     go = dataclasses.replace(job, game=make_game("go", 7))
     error = play_one_job(go)[-1]
     assert error[0] == "error" and "asks for go" in error[2], error
+
+
+def test_init_from_a_pooled_net_into_a_pooled_net_of_another_board_copies_the_whole_net(tmp_path, capsys):
+    import torch
+
+    from zero9.games import make_game
+    from zero9.learn.run_nets import transplant_tower
+    from zero9.nn.checkpoint import save_checkpoint
+    from zero9.nn.net import make_net
+
+    torch.manual_seed(0)
+    six = make_game("gomoku", 6, connect=4)
+    source = make_net(six, 1, 8, heads="pooled")
+    path = tmp_path / "pooled6.pt"
+    save_checkpoint(path, source, {"game": six.to_dict()})
+    seven = make_net(make_game("gomoku", 7, connect=4), 1, 8, heads="pooled")
+    transplant_tower(seven, str(path))
+    assert "the whole net" in capsys.readouterr().out
+    assert seven.state_dict().keys() == source.state_dict().keys()
+    for key, value in source.state_dict().items():
+        assert torch.equal(seven.state_dict()[key], value), key
