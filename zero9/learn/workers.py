@@ -61,7 +61,7 @@ class WorkerJob:
     threads: int
     options: dict = field(default_factory=dict)
     round: int = 0  # 0: a quota; else a round of the pool's sessions (its "paused" message names it)
-    game: Game | None = None  # the game (board size) to play; None: the net's own (its checkpoint's)
+    game: Game | None = None  # the board to play (None: the net's own); a session keeps its first round's
 
 
 class _CountingEvaluator:
