@@ -18,6 +18,7 @@ from zero9.learn.autotrain import AutoTrain, concurrent_by_default, run_loop
 from zero9.learn.concurrent import ConcurrentAutoTrain
 from zero9.learn.raynode import SHARING
 from zero9.learn.run_nets import NetShape
+from zero9.nn.net import HEAD_KINDS
 from zero9.settings import AutotrainConfig, NetConfig
 
 
@@ -34,8 +35,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     g.add_argument("--score-head", action="store_true",
                    help="Go with ownership: a score-lead head too, learnt from the ownership target and komi "
                         "(a run keeps it for life; its held-out error is logged beside the ownership sum's)")
+    g.add_argument("--heads", default=NetShape.heads, choices=HEAD_KINDS,
+                   help="fixed: the heads' fully connected layers fit the run's board only (Leela Zero's); "
+                        "pooled: size-independent heads (KataGo's global pooling), the run's nets play every "
+                        "board size (the run itself plays and trains on --size)")
     g.add_argument("--init-from", default=None, metavar="NET",
-                   help="start from this net's conv tower (heads rebuilt when the board differs)")
+                   help="start from this net's conv tower (heads rebuilt when the board differs, or fixed "
+                        "heads go into pooled ones)")
     loop = parser.add_argument_group("loop")
     loop.add_argument("--generations", type=int, default=None, help="stop after this many rounds in all")
     loop.add_argument("--hours", type=float, default=None, help="stop after this many hours")
@@ -99,7 +105,7 @@ def loop_settings(args: argparse.Namespace) -> dict[str, Any]:
         train_device=args.train_device, threads=args.threads, workers=args.workers, sgf=not args.no_sgf,
         lz_chunks=args.lz_chunks, device=args.device, seed=args.seed)
     net = NetShape(blocks=args.blocks, filters=args.filters, ownership=args.ownership,
-                   score=args.score_head, init_from=args.init_from)
+                   score=args.score_head, init_from=args.init_from, heads=args.heads)
     selfplay = selfplay_config(args)  # before vars(args): it fills in --pcr's default
     return {"run_dir": args.dir, "game": game_from_args(args), "net": net, "config": config,
             "selfplay": selfplay, "train": train_options(args, args.device), "command": dict(vars(args))}

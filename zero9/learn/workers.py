@@ -28,6 +28,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from zero9.games import Game
 from zero9.learn.records import game_summary, new_stem, write_record
 from zero9.learn.selfplay_game import GameRecord, SelfPlay
 from zero9.learn.selfplay_loop import check_config
@@ -60,6 +61,7 @@ class WorkerJob:
     threads: int
     options: dict = field(default_factory=dict)
     round: int = 0  # 0: a quota; else a round of the pool's sessions (its "paused" message names it)
+    game: Game | None = None  # the board to play (None: the net's own); a session keeps its first round's
 
 
 class _CountingEvaluator:
@@ -148,6 +150,24 @@ class _CountingEvaluator:
         self.base = self.totals()
 
 
+def job_game(job: WorkerJob, net, meta: dict, remote: RemoteNet | None):
+    """The game a job plays: ``job.game`` when it has one (a net with pooled heads plays other board
+    sizes than the one it was made for), else the net's own; ValueError when the net cannot play it."""
+    own, name = game_from_meta(meta), meta.get("hash")
+    game = job.game
+    if game is None or game.to_dict() == own.to_dict():
+        return own
+    if game.name != own.name:
+        raise ValueError(f"self-play job asks for {game.name}, but net {name} plays {own.name}")
+    if not net.serves_size(game.size):
+        raise ValueError(f"self-play job asks for a {game.size}x{game.size} board, but net {name} "
+                         f"serves {net.sizes_served()}")
+    if remote is not None and remote.size != game.size:  # its shared buffers are shaped for one board
+        raise ValueError(f"self-play job asks for a {game.size}x{game.size} board, but the pool's inference "
+                         f"server evaluates {remote.size}x{remote.size} positions only")
+    return game
+
+
 def error_message(worker: int, error: BaseException) -> tuple:
     """A worker's failure as a message: ``("error", worker, text, disk)``; ``disk`` is ``(path, errno)``
     for a full disk, so that the main process ends with docs/durability.md's one line."""
@@ -213,7 +233,7 @@ class WorkerGames:
         check_config(job.config)
         # A session plays until the pool closes (or stops it); a quota, its games.
         games = sys.maxsize if self.session else job.games
-        self.selfplay = SelfPlay(game_from_meta(self.meta), self.evaluator, games, job.config)
+        self.selfplay = SelfPlay(job_game(job, net, self.meta, remote), self.evaluator, games, job.config)
         self.rounds: list[tuple[int, str]] = []  # per round: (games begun before it, its net's hash)
         self.held: list[tuple[GameRecord, list[str]]] = []  # (record, its nets) ended after the round's last
         self.seq = 0  # records written
