@@ -14,11 +14,11 @@ import os
 from pathlib import Path
 
 from zero9.cli.common import add_game_arguments, add_training_arguments, game_from_args, train_options
+from zero9.learn.run_nets import write_lz_weights
 from zero9.learn.rundir import RunDir
 from zero9.learn.train import StateHolder, clear_train_state, train_generation
-from zero9.nn.checkpoint import load_checkpoint, load_net, save_checkpoint
+from zero9.nn.checkpoint import game_from_meta, load_checkpoint, load_net, save_checkpoint
 from zero9.nn.net import make_net, resolve_device
-from zero9.nn.weights import save_lz_weights
 from zero9.settings import NetConfig, TrainOptions
 from zero9.util.interrupts import StopRequested, stop_signals
 from zero9.util.runlock import RunLock
@@ -86,9 +86,8 @@ def train_command(args: argparse.Namespace, run_dir: RunDir) -> int:
     path = run_dir.net_path(new_meta["hash"])
     os.replace(run_dir.nets_dir / ".trained.pt", path)
     print(f"saved {path}")
-    if meta["game"].get("game") == "go":
-        lz = run_dir.lz_weights_path(new_meta["hash"])
-        save_lz_weights(result.net, lz, drop_ownership=True)  # atomic itself
+    write_lz_weights(run_dir, game_from_meta(meta), result.net, new_meta["hash"])  # Go with fixed heads only
+    if (lz := run_dir.lz_weights_path(new_meta["hash"])).exists():
         print(f"saved {lz} (Leela Zero weights)")
     clear_train_state(run_dir)
     return 0
