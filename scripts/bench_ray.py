@@ -23,10 +23,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 
-def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--workers", type=int, default=2, help="local processes = Ray actors")
-    p.add_argument("--games", type=int, default=64, help="games per measured round")
+def add_workload_arguments(p: argparse.ArgumentParser, games: int, games_parallel: int) -> None:
+    """The measured self-play: rounds of games of a fresh net (also scripts/bench_ray_server.py's)."""
+    p.add_argument("--games", type=int, default=games, help="games per measured round")
     p.add_argument("--repeats", type=int, default=3)
     p.add_argument("--game", default="gomoku", choices=["go", "gomoku"])
     p.add_argument("--size", type=int, default=6)
@@ -34,8 +33,14 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--blocks", type=int, default=1)
     p.add_argument("--filters", type=int, default=16)
     p.add_argument("--visits", type=int, default=16)
-    p.add_argument("--games-parallel", type=int, default=32)
+    p.add_argument("--games-parallel", type=int, default=games_parallel)
     p.add_argument("--leaves", type=int, default=4)
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--workers", type=int, default=2, help="local processes = Ray actors")
+    add_workload_arguments(p, games=64, games_parallel=32)
     args = p.parse_args(argv)
     os.environ["CUDA_VISIBLE_DEVICES"] = ""  # before torch and Ray look for GPUs
 

@@ -29,6 +29,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from bench_ray import add_workload_arguments  # noqa: E402  (scripts/ is on the path when this runs as a script)
+
 
 def rss_mib(pid: int) -> float:
     """Resident memory of a local process (Linux), MiB."""
@@ -41,17 +43,8 @@ def rss_mib(pid: int) -> float:
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--workers", type=int, default=2, help="Ray actors in each mode")
-    p.add_argument("--games", type=int, default=16, help="games per measured round")
-    p.add_argument("--repeats", type=int, default=3)
     p.add_argument("--net", default=None, help="a net file (default: a fresh net of the shape below)")
-    p.add_argument("--game", default="gomoku", choices=["go", "gomoku"])
-    p.add_argument("--size", type=int, default=6)
-    p.add_argument("--connect", type=int, default=4, help="Gomoku only")
-    p.add_argument("--blocks", type=int, default=1)
-    p.add_argument("--filters", type=int, default=16)
-    p.add_argument("--visits", type=int, default=16)
-    p.add_argument("--games-parallel", type=int, default=8)
-    p.add_argument("--leaves", type=int, default=4)
+    add_workload_arguments(p, games=16, games_parallel=8)
     args = p.parse_args(argv)
     os.environ["CUDA_VISIBLE_DEVICES"] = ""  # before torch and Ray look for GPUs
 
