@@ -168,6 +168,22 @@ class _Slot:
     handle: Any
 
 
+@dataclass
+class _Round:
+    """One ``play_round``: what its actors are told, and the games still to come."""
+    digest: str
+    box: Any
+    max_batch: int
+    config: Any
+    options: dict
+    base_seed: int
+    dirs: list
+    leftover: int  # games neither played nor asked of a session
+    sessions: list = field(default_factory=list)
+    pending: dict = field(default_factory=dict)  # call -> its session
+    net: str | None = None  # the hash the actors report for the published net
+
+
 class RayPool:
     """Self-play actors over a Ray cluster, with the interface autotrain uses for a WorkerPool.
 
@@ -318,99 +334,100 @@ class RayPool:
         max_batch = config.parallel_games * config.leaves_per_tree  # the most positions an actor sends
         self.servers.new_round()
         self.servers.serve(digest, box, max_batch, self.node_actors())
-        options = options if options is not None else config_summary(config)
         base_seed = config.seed if config.seed is not None else int.from_bytes(os.urandom(4), "little")
+        r = _Round(digest, box, max_batch, config, options if options is not None else config_summary(config),
+                   base_seed, dirs, leftover=games)
         stats, bar = SelfPlayStats(), progress_bar(games, progress)
         log = self.log
         if bar is not None:
             self.log = bar.write  # messages about lost actors go above the progress bar
-        sessions: list[_Session] = []
-        pending: dict[Any, _Session] = {}
-        leftover = games
-        round_net: dict[str, str] = {}  # the hash the actors report for the published net
         start = time.monotonic()
-
-        def ask(session: _Session) -> None:
-            # Keep AHEAD calls queued per actor, so it plays on while the driver writes the last game.
-            while session.asked < min(session.quota, session.seq + AHEAD):
-                if session.asked == 0:
-                    ref = session.handle.start.remote(digest, box, session.quota, session.config, options,
-                                                      dirs[1] is not None, dirs[2] is not None,
-                                                      self.served(session.slot))
-                else:
-                    ref = session.handle.next_game.remote()
-                pending[ref] = session
-                session.asked += 1
-
-        def assign() -> None:
-            nonlocal leftover
-            busy = {s.slot for s in sessions if not s.over}
-            idle = [i for i, slot in enumerate(self.slots) if slot is not None and i not in busy]
-            for k, i in enumerate(idle):
-                quota = -(-leftover // (len(idle) - k))  # ceil: the leftover spread over the idle actors
-                if quota == 0:
-                    continue
-                # a fresh seed per session: a replacement must not replay the lost actor's finished games
-                seed = (base_seed * 1009 + len(sessions)) % 2**32
-                session = _Session(i, self.slots[i].worker, self.slots[i].handle, quota,
-                                   dataclasses.replace(config, seed=seed))
-                sessions.append(session)
-                leftover -= quota
-                ask(session)
-
         try:
             while True:
                 check_stop()  # Ctrl-C: the games written so far are the round's; actors stop with the pool
-                assign()
-                if not pending:
-                    if leftover:
-                        raise RuntimeError(f"no Ray actors left to play the remaining {leftover} games")
+                self._assign(r)
+                if not r.pending:
+                    if r.leftover:
+                        raise RuntimeError(f"no Ray actors left to play the remaining {r.leftover} games")
                     break
-                ready, _ = self.ray.wait(list(pending), num_returns=1, timeout=WAIT_SECONDS)
+                ready, _ = self.ray.wait(list(r.pending), num_returns=1, timeout=WAIT_SECONDS)
                 for ref in ready:
-                    session = pending.pop(ref)
-                    try:
-                        result = self.ray.get(ref)
-                    except Exception as e:
-                        server_lost = is_server_lost(e)
-                        if not (server_lost or self._is_lost(e)):
-                            raise RuntimeError(f"Ray self-play worker {session.worker} failed: {e}") from e
-                        if not session.lost:  # its other queued calls fail the same way: count it once
-                            session.lost = session.over = True
-                            leftover += session.quota - session.seq
-                            if server_lost:  # the actor lives: its next session connects to the new server
-                                node = self.slots[session.slot].plan.node_id
-                                self.servers.check(node, e, digest, box, max_batch, self.node_actors())
-                            else:
-                                self._lose(session.slot, e)
-                        continue
-                    if session.lost:
-                        # A game the actor finished before it died, read after its death was: the
-                        # leftover already holds it, so keeping it too would play it twice.
-                        continue
-                    if result is None:  # the session ran out early (not expected): replay the rest
-                        session.over, leftover = True, leftover + session.quota - session.seq
-                        continue
-                    if result["net"] != round_net.setdefault("hash", result["net"]):
-                        raise RuntimeError(f"Ray worker {session.worker} played with net {result['net']}, "
-                                           f"others with {round_net['hash']}: one net per round expected")
-                    session.seq += 1
-                    session.over = session.seq >= session.quota
-                    ask(session)
-                    self._write(result, session, dirs)
-                    add_game(stats, result["summary"])
-                    session.counters = result["counters"]
-                    if bar is not None:
+                    if self._receive(r, ref, stats) and bar is not None:
                         bar.update(1)
         finally:
             self.log = log
             if bar is not None:
                 bar.close()
         stats.seconds = time.monotonic() - start
-        stats.evals = sum(s.counters.get("evals", 0) for s in sessions)
-        stats.calls = sum(s.counters.get("calls", 0) for s in sessions)
+        stats.evals = sum(s.counters.get("evals", 0) for s in r.sessions)
+        stats.calls = sum(s.counters.get("calls", 0) for s in r.sessions)
         stats.measured_evals, stats.measured_seconds = stats.evals, stats.seconds
         return stats
+
+    def _ask(self, r: _Round, session: _Session) -> None:
+        """Keep AHEAD calls queued per actor, so it plays on while the driver writes the last game."""
+        while session.asked < min(session.quota, session.seq + AHEAD):
+            if session.asked == 0:
+                ref = session.handle.start.remote(r.digest, r.box, session.quota, session.config, r.options,
+                                                  r.dirs[1] is not None, r.dirs[2] is not None,
+                                                  self.served(session.slot))
+            else:
+                ref = session.handle.next_game.remote()
+            r.pending[ref] = session
+            session.asked += 1
+
+    def _assign(self, r: _Round) -> None:
+        """The games still to play, spread over the idle actors as sessions of their own."""
+        busy = {s.slot for s in r.sessions if not s.over}
+        idle = [i for i, slot in enumerate(self.slots) if slot is not None and i not in busy]
+        for k, i in enumerate(idle):
+            quota = -(-r.leftover // (len(idle) - k))  # ceil: the leftover spread over the idle actors
+            if quota == 0:
+                continue
+            # a fresh seed per session: a replacement must not replay the lost actor's finished games
+            seed = (r.base_seed * 1009 + len(r.sessions)) % 2**32
+            session = _Session(i, self.slots[i].worker, self.slots[i].handle, quota,
+                               dataclasses.replace(r.config, seed=seed))
+            r.sessions.append(session)
+            r.leftover -= quota
+            self._ask(r, session)
+
+    def _receive(self, r: _Round, ref, stats: SelfPlayStats) -> bool:
+        """One answer: a game written (True), or a lost actor or server whose games go back to the round."""
+        session = r.pending.pop(ref)
+        try:
+            result = self.ray.get(ref)
+        except Exception as e:
+            server_lost = is_server_lost(e)
+            if not (server_lost or self._is_lost(e)):
+                raise RuntimeError(f"Ray self-play worker {session.worker} failed: {e}") from e
+            if not session.lost:  # its other queued calls fail the same way: count it once
+                session.lost = session.over = True
+                r.leftover += session.quota - session.seq
+                if server_lost:  # the actor lives: its next session connects to the new server
+                    node = self.slots[session.slot].plan.node_id
+                    self.servers.check(node, e, r.digest, r.box, r.max_batch, self.node_actors())
+                else:
+                    self._lose(session.slot, e)
+            return False
+        if session.lost:
+            # A game the actor finished before it died, read after its death was: the
+            # leftover already holds it, so keeping it too would play it twice.
+            return False
+        if result is None:  # the session ran out early (not expected): replay the rest
+            session.over, r.leftover = True, r.leftover + session.quota - session.seq
+            return False
+        if result["net"] != (r.net or result["net"]):
+            raise RuntimeError(f"Ray worker {session.worker} played with net {result['net']}, "
+                               f"others with {r.net}: one net per round expected")
+        r.net = result["net"]
+        session.seq += 1
+        session.over = session.seq >= session.quota
+        self._ask(r, session)
+        self._write(result, session, r.dirs)
+        add_game(stats, result["summary"])
+        session.counters = result["counters"]
+        return True
 
     def _write(self, result: dict, session: _Session, dirs: list[Path | None]) -> None:
         """One record into the run directory as local mode names it: SGF, LZ chunk, then the shard

@@ -406,67 +406,83 @@ def _serve(specs: list[tuple[SlotSpec, ...]], requests, replies, control, contro
             control_reply.put(("stats", dict(stats)))
         if kind == "load":
             try:
-                new, _ = load_net(payload, device="cpu")
-                stats["loads"] += 1
-                if net is None or new.config != net.config:
-                    began = time.perf_counter()
-                    net, forward = new, compiled_forward(new, device)
-                    stats["compile_s"] = time.perf_counter() - began
-                    print(f"inference server: net ready on {device} in {stats['compile_s']:.1f} s "
-                          f"(batch buckets {', '.join(map(str, BUCKETS))})", file=sys.stderr, flush=True)
-                else:  # same shape: copy the weights into the compiled net (its CUDA graphs stay valid)
-                    with torch.no_grad():
-                        pairs = zip(net.state_dict().values(), new.state_dict().values(), strict=True)
-                        for mine, theirs in pairs:
-                            mine.copy_(theirs)
+                net, forward = _load(payload, net, forward, device, stats)
                 control_reply.put(("loaded", dict(stats)))
             except Exception as e:  # tell the caller, keep serving
                 control_reply.put(("error", f"{type(e).__name__}: {e}"))
         with lock:
             clients = list(joined)
-        asking = {id(c[0] if isinstance(c, tuple) else c): w for w, c in clients}
-        replies = {w: (c[1] if isinstance(c, tuple) else c) for w, c in clients}
-        waiting = []  # (worker, slot, n): everything already sent joins this round
-        ready = [c[0] if isinstance(c, tuple) else c for _, c in clients]
-        if not ready:  # a listening server before its first client
+        if not clients:  # a listening server before its first client
             time.sleep(0.05)
             continue
-        for pipe in connection.wait(ready, timeout=0.05):
-            w = asking[id(pipe)]
-            try:
-                while pipe.poll():
-                    waiting.append((w, *REQUEST.unpack(pipe.recv_bytes())))
-            except (EOFError, OSError):  # a client left (a listening server frees its number)
-                with lock:
-                    joined[:] = [(k, c) for k, c in joined if k != w]
-        if not waiting:
-            continue
-        start = time.perf_counter()
-        while waiting:
-            group, total = [], 0
-            while waiting and total + waiting[0][2] <= BUCKETS[-1]:
-                w, s, n = waiting.pop(0)
-                pinned[total:total + n].numpy()[:] = slots[w][s].planes[:n]
-                group.append((w, s, total, n))
-                total += n
-            x = pinned[:total].to(device, non_blocking=True)
-            probs, value = forward(x)
-            probs, value = probs.cpu().numpy(), value.cpu().numpy()
-            for w, s, at, n in group:
-                slots[w][s].probs[:n] = probs[at:at + n]
-                slots[w][s].value[:n] = value[at:at + n]
-                try:
-                    replies[w].send_bytes(bytes((s,)))
-                except OSError:  # the client left while its batch was evaluated
-                    pass
-            stats["batches"] += 1
-            stats["positions"] += total
-        stats["busy_s"] += time.perf_counter() - start
+        waiting, replies = _requests(clients, joined, lock)
+        if waiting:
+            _answer(waiting, replies, slots, pinned, forward, device, stats)
     if listener is not None:
         listener.close()
     for mine in slots:
         for slot in mine:
             slot.close()
+
+
+def _load(path: str, net, forward, device: torch.device, stats: dict) -> tuple:
+    """The control message "load": ``(net, forward)`` with the weights of the net file ``path``."""
+    new, _ = load_net(path, device="cpu")
+    stats["loads"] += 1
+    if net is None or new.config != net.config:
+        began = time.perf_counter()
+        forward = compiled_forward(new, device)
+        stats["compile_s"] = time.perf_counter() - began
+        print(f"inference server: net ready on {device} in {stats['compile_s']:.1f} s "
+              f"(batch buckets {', '.join(map(str, BUCKETS))})", file=sys.stderr, flush=True)
+        return new, forward
+    with torch.no_grad():  # same shape: copy the weights into the compiled net (its CUDA graphs stay valid)
+        for mine, theirs in zip(net.state_dict().values(), new.state_dict().values(), strict=True):
+            mine.copy_(theirs)
+    return net, forward
+
+
+def _requests(clients: list, joined: list, lock: threading.Lock) -> tuple[list, dict]:
+    """``(waiting, replies)``: the batches the clients sent, as ``(worker, slot, n)`` (waiting up to
+    50 ms for the first; everything already sent joins), and each client's reply end."""
+    asking = {id(c[0] if isinstance(c, tuple) else c): w for w, c in clients}
+    replies = {w: (c[1] if isinstance(c, tuple) else c) for w, c in clients}
+    waiting = []
+    for pipe in connection.wait([c[0] if isinstance(c, tuple) else c for _, c in clients], timeout=0.05):
+        w = asking[id(pipe)]
+        try:
+            while pipe.poll():
+                waiting.append((w, *REQUEST.unpack(pipe.recv_bytes())))
+        except (EOFError, OSError):  # a client left (a listening server frees its number)
+            with lock:
+                joined[:] = [(k, c) for k, c in joined if k != w]
+    return waiting, replies
+
+
+def _answer(waiting: list, replies: dict, slots: list, pinned: torch.Tensor, forward, device: torch.device,
+            stats: dict) -> None:
+    """Evaluate the waiting batches, as few net calls as the largest bucket allows, and tell each client."""
+    start = time.perf_counter()
+    while waiting:
+        group, total = [], 0
+        while waiting and total + waiting[0][2] <= BUCKETS[-1]:
+            w, s, n = waiting.pop(0)
+            pinned[total:total + n].numpy()[:] = slots[w][s].planes[:n]
+            group.append((w, s, total, n))
+            total += n
+        x = pinned[:total].to(device, non_blocking=True)
+        probs, value = forward(x)
+        probs, value = probs.cpu().numpy(), value.cpu().numpy()
+        for w, s, at, n in group:
+            slots[w][s].probs[:n] = probs[at:at + n]
+            slots[w][s].value[:n] = value[at:at + n]
+            try:
+                replies[w].send_bytes(bytes((s,)))
+            except OSError:  # the client left while its batch was evaluated
+                pass
+        stats["batches"] += 1
+        stats["positions"] += total
+    stats["busy_s"] += time.perf_counter() - start
 
 
 class ServerGroup:
