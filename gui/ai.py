@@ -174,7 +174,9 @@ class AiJobs:
             wr = jobs.best_winrate(stats)
             a.winrate, a.quick = (wr, False) if wr is not None else (a.winrate, a.quick)
         if not result.progress:
-            a.done = True
+            # Cut short by another job (the quick pass, a hint): not done, so it resumes when wanted
+            # again; Stop marks it done itself before cancelling.
+            a.done = a.done or not result.cancelled
             self.m.live_visits = 0
 
     def _took_sketch(self, result: Result) -> None:

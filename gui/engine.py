@@ -95,6 +95,7 @@ class Result:
     value: Any = None
     error: str = ""
     progress: bool = False  # True for live updates posted while the job runs
+    cancelled: bool = False  # the job was asked to stop early (its value is partial)
 
 
 Job = Callable[[Callable[[Any], None]], Any]  # job(progress) -> value
@@ -106,6 +107,7 @@ class _Submitted:
     tag: Any
     job: Job
     cancel: Callable[[], None] | None
+    cancelled: bool = False
 
 
 class Worker:
@@ -140,6 +142,7 @@ class Worker:
 
     def cancel_running(self) -> None:
         if self.busy and self._running is not None and self._running.cancel is not None:
+            self._running.cancelled = True
             self._running.cancel()
 
     def drop_pending(self) -> None:
@@ -176,7 +179,7 @@ class Worker:
 
         try:
             value = sub.job(progress)
-            self._results.put(Result(sub.kind, sub.tag, value))
+            self._results.put(Result(sub.kind, sub.tag, value, cancelled=sub.cancelled))
         except Exception as e:  # shown in the window: the loop must survive a failing job
             message = str(e) if isinstance(e, ValueError) else f"{type(e).__name__}: {e}"
             if not isinstance(e, ValueError):

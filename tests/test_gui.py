@@ -574,3 +574,28 @@ def test_on_a_real_x_server(tmp_path):
     finally:
         server.terminate()
         server.wait(10)
+
+
+def test_a_job_cut_short_by_another_says_so_and_its_analysis_resumes():
+    """The quick pass or a hint cancels a live analysis: its partial result is not "done" (it resumes
+    when wanted again); a job that ran to its end is. (A cut analysis once stayed done with a few visits.)"""
+    import threading
+
+    from gui.engine import Worker
+
+    worker, started, stop = Worker(), threading.Event(), threading.Event()
+
+    def slow(progress):
+        started.set()
+        stop.wait(10)
+        return "partial"
+
+    worker.submit("analyze", "p", slow, stop.set)
+    assert started.wait(10)
+    worker.submit("sketch", "q", lambda progress: "whole")
+    results, end = [], time.monotonic() + 10
+    while len(results) < 2 and time.monotonic() < end:
+        results += worker.poll()
+        time.sleep(0.01)
+    assert [(r.kind, r.value, r.cancelled) for r in results] == [("analyze", "partial", True),
+                                                                  ("sketch", "whole", False)]
