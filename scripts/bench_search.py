@@ -255,7 +255,20 @@ def per_core_selfplay(args) -> tuple[float, float, float, float]:
             raise TimeoutError
         return inner(positions)
 
+    # the fast path calls the evaluator's *_encoded twin of the same step
+    encoded = getattr(evaluator, f"{step}_encoded")
+
+    def encoded_until_deadline(batch, **kw):
+        evaluate_until_deadline.__wrapped__ = None
+        nonlocal inner
+        inner_saved, inner = inner, (lambda _p: encoded(batch, **kw))
+        try:
+            return evaluate_until_deadline(batch)
+        finally:
+            inner = inner_saved
+
     setattr(evaluator, step, evaluate_until_deadline)
+    setattr(evaluator, f"{step}_encoded", encoded_until_deadline)
     try:
         for _ in play_games(game, evaluator, 10**9, config):
             pass

@@ -11,6 +11,8 @@ last place so that near ties are too (which rounding may or may not merge).
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 
@@ -19,6 +21,16 @@ from zero9.search import gumbel
 from zero9.search.gumbel import C_SCALE, C_VISIT, GumbelTree
 from zero9.search.puct import run_simulations
 from zero9.settings import SearchConfig
+
+
+def log(p: np.ndarray) -> np.ndarray:
+    """log P (at least 1e-30), element by element by the C library (numpy's vectorised log rounds
+    differently on different CPUs; the search takes the C library's, as its native twin does)."""
+    return np.array([math.log(max(x, 1e-30)) for x in p.tolist()])
+
+
+def exp(z: np.ndarray) -> np.ndarray:
+    return np.array([math.exp(x) for x in z.tolist()])
 
 
 def reference_improved_policy(node) -> np.ndarray:
@@ -33,15 +45,15 @@ def reference_improved_policy(node) -> np.ndarray:
     q = np.where(visited, node.q, mixed)  # completed Q
     q_hat = (q - q.min()) / max(q.max() - q.min(), 1e-8)
     sigma = (C_VISIT + N.max()) * C_SCALE * q_hat
-    z = np.log(np.maximum(node.P, 1e-30)) + sigma
-    z = np.exp(z - z.max())
+    z = log(node.P) + sigma
+    z = exp(z - z.max())
     return z / z.sum()
 
 
 def reference_root_score(tree) -> np.ndarray:
     root = tree.root
     N = np.array(root.n)
-    pi_parts = np.log(np.maximum(root.P, 1e-30))
+    pi_parts = log(root.P)
     visited = N > 0
     total = N.sum()
     if visited.any():

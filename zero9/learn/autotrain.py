@@ -78,6 +78,7 @@ from zero9.learn.selfplay import Pool, config_summary, make_pool
 from zero9.learn.train import clear_train_state
 from zero9.learn.window import ChunkCache
 from zero9.nn.net import resolve_device
+from zero9.search import fastpath
 from zero9.settings import AutotrainConfig, SelfPlayConfig, TrainOptions
 from zero9.util.files import append_jsonl, atomic_write_json
 from zero9.util.interrupts import StopRequested, check_stop, stop_requested, stop_signals
@@ -155,6 +156,7 @@ class AutoTrain:
     def run(self, pool=None) -> int:
         """Run the loop; ``pool`` (one already started, e.g. by the host bench) instead of a new one."""
         self.prepare()
+        print(fastpath.describe(self.game, self.selfplay))  # which search self-play runs, and why
         with pool or self.make_pool() as self.pool:
             self.matches = RunMatches(self.run_dir, self.game, self.pool, self.device,
                                       self.settings.eval_visits or self.selfplay.visits, self.settings.seed)

@@ -55,6 +55,7 @@ from tqdm import tqdm
 from zero9.games import BLACK, EMPTY
 from zero9.learn.workers import JobQueue, WorkerJob, pool_main, raise_worker_error, serve_jobs
 from zero9.nn.inference import InferenceServer, ServerGroup
+from zero9.search import fastpath
 from zero9.settings import SelfPlayConfig
 from zero9.util.interrupts import check_stop
 
@@ -115,6 +116,7 @@ class WorkerPool:
                 0, JobQueue(self.job_queues[0], self.stop, None), self.out_queue, None, self.left))
             self.thread.start()
             return
+        fastpath.warm_up()  # the workers then load numba's cache instead of compiling at once
         self.out_queue, self.stop = self.ctx.Queue(), self.ctx.Event()
         self.job_queues = [self.ctx.Queue() for _ in range(workers)]
         clients = [inference.client(w) if inference else None for w in range(workers)]

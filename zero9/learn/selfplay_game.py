@@ -22,6 +22,7 @@ import numpy as np
 
 from zero9.games import Game
 from zero9.learn.selfplay_loop import GameInPlay, GameRecord, MoveRecord, check_config, play_game
+from zero9.search import fastpath
 from zero9.search.batched import search_slots
 from zero9.settings import SelfPlayConfig
 
@@ -35,14 +36,25 @@ class SelfPlay:
         self.game, self.evaluator, self.n_games, self.cfg = game, evaluator, n_games, config
         self.rng = np.random.default_rng(config.seed)  # draws each game's seed, in the order they start
         self.started = 0
+        self.search = fastpath.selfplay_search(game, config, evaluator)  # "native" or "python"
+        self.slots = None  # the native trees' arrays (zero9.search.native.Slots)
 
     def games(self) -> Iterator[GameRecord]:
-        self.playing: list[GameInPlay | None] = [self.new_game() for _ in range(min(self.cfg.parallel_games,
-                                                                                     self.n_games))]
-        self.ended: list[GameRecord] = []
+        count = min(self.cfg.parallel_games, self.n_games)
         in_flight = self.cfg.in_flight if getattr(self.evaluator, "answers_later", False) else 1
         leaves = self.cfg.leaves_per_tree
-        for _ in search_slots(self.trees, self.evaluator, leaves, self.play_moves, in_flight):
+        if self.search == "native":
+            from zero9.search import native  # (numba is imported only where the fast path runs)
+
+            self.slots = native.Slots(self.game, self.cfg.search, count, halves=in_flight == 2,
+                                     gumbel_actions=self.cfg.gumbel_actions if self.cfg.gumbel else 0)
+            self.playing: list[GameInPlay | None] = [self.new_game(i) for i in range(count)]
+            steps = native.search_slots(self.slots, self.trees, self.evaluator, leaves, self.play_moves)
+        else:
+            self.playing = [self.new_game(i) for i in range(count)]
+            steps = search_slots(self.trees, self.evaluator, leaves, self.play_moves, in_flight)
+        self.ended: list[GameRecord] = []
+        for _ in steps:
             yield from self.ended
             self.ended.clear()
 
@@ -59,13 +71,16 @@ class SelfPlay:
                 continue
             if g.resign() or g.play(g.choose()):
                 self.ended.append(g.record)
-                self.playing[i] = self.new_game() if self.started < self.n_games else None
+                if self.slots is not None:
+                    self.slots.release(i)
+                self.playing[i] = self.new_game(i) if self.started < self.n_games else None
             else:
                 g.begin_move()
         return bool(self.ended)
 
-    def new_game(self) -> GameInPlay:
-        g = GameInPlay(self.game, self.cfg, int(self.rng.integers(2**63)), index=self.started)
+    def new_game(self, slot: int) -> GameInPlay:
+        plant = None if self.slots is None else lambda *tree: self.slots.plant(slot, *tree)
+        g = GameInPlay(self.game, self.cfg, int(self.rng.integers(2**63)), index=self.started, plant=plant)
         self.started += 1
         g.begin_move()
         return g

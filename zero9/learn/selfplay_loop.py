@@ -96,16 +96,19 @@ def play_game(game: Game, evaluator, config: SelfPlayConfig, seed: int, index: i
 class GameInPlay:
     """A self-play game between its moves: the search tree, the record so far, its own random numbers."""
 
-    def __init__(self, game: Game, config: SelfPlayConfig, seed: int, index: int = 0):
+    def __init__(self, game: Game, config: SelfPlayConfig, seed: int, index: int = 0, plant=None):
         self.game, self.cfg = game, config
         self.rng = np.random.default_rng(seed)
         position = game.new_position()
         tree_rng = np.random.default_rng(self.rng.integers(2**63))
-        if config.gumbel:
-            search = dataclasses.replace(config.search, noise=False)  # the Gumbel sample explores
+        # Gumbel: the Gumbel sample explores, no root noise
+        search = dataclasses.replace(config.search, noise=config.search.noise and not config.gumbel)
+        if plant is not None:  # the fast path's tree (zero9.search.native): same interface, same search
+            self.tree = plant(position, search, tree_rng)
+        elif config.gumbel:
             self.tree: Tree = GumbelTree(position, search, tree_rng, num_actions=config.gumbel_actions)
         else:
-            self.tree = Tree(position, dataclasses.replace(config.search), tree_rng)
+            self.tree = Tree(position, search, tree_rng)
         self.noise = config.search.noise and not config.gumbel
         no_resign = bool(self.rng.random() < config.no_resign_share)
         self.record = GameRecord(game, [], position, 0, "", False, no_resign, index=index)

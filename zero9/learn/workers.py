@@ -83,6 +83,13 @@ class _CountingEvaluator:
         self.tick()
         return out
 
+    def evaluate_encoded(self, batch):
+        self.check()
+        self.wait()
+        out = self.inner.evaluate_encoded(batch)
+        self.tick()
+        return out
+
     def check(self) -> None:
         if self.stop is not None and self.stop.is_set():
             raise self.stopping()
@@ -114,6 +121,12 @@ class _CountingEvaluator:
     def submit(self, positions):
         self.check()
         asked = self.inner.submit(positions)
+        self.in_flight.add(asked)
+        return asked
+
+    def submit_encoded(self, batch):
+        self.check()
+        asked = self.inner.submit_encoded(batch)
         self.in_flight.add(asked)
         return asked
 

@@ -100,7 +100,7 @@ def encode_batch(positions: Sequence[Position], syms: np.ndarray | None = None) 
         raise ValueError("encode_batch needs at least one position")
     syms = np.zeros(len(positions), np.intp) if syms is None else syms
     if positions[0].game.name == "go":
-        return planes_fast.encode_go_batch(positions, syms, _point_maps(positions[0].game.size))
+        return planes_fast.encode_go_batch(positions, syms, point_maps(positions[0].game.size))
     x = np.stack([encode(p) for p in positions])
     for s in range(1, NUM_SYMMETRIES):
         x[syms == s] = transform_planes(x[syms == s], s)
@@ -108,7 +108,7 @@ def encode_batch(positions: Sequence[Position], syms: np.ndarray | None = None) 
 
 
 @functools.cache
-def _point_maps(size: int) -> tuple[np.ndarray, ...]:
+def point_maps(size: int) -> tuple[np.ndarray, ...]:
     """For each symmetry, the point each point of the transformed planes is read from."""
     return tuple(transform_policy(np.arange(size * size), s, size) for s in range(NUM_SYMMETRIES))
 

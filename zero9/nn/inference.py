@@ -186,6 +186,8 @@ class RemoteNet:
         for end in {id(self.requests): self.requests, id(self.reply): self.reply}.values():
             end.close()
 
+    takes_bytes = True  # planes may come as 0/1 bytes (uint8): the slots hold them so
+
     def submit(self, planes: np.ndarray) -> int:
         """Send ``planes`` (at most ``max_batch``) to the server without waiting; returns the ticket."""
         if len(planes) > self.max_batch:

@@ -94,15 +94,19 @@ class UniformEvaluator:
             out = self._outputs[len(positions)] = (priors, values)
         return out
 
+    def evaluate_encoded(self, batch) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`evaluate` of the fast path's leaves (:class:`zero9.search.native.LeafBatch`)."""
+        return self.evaluate(batch.keys)
+
 
 class Asked:
     """A batch between :meth:`NetEvaluator.submit` and :meth:`NetEvaluator.collect`: the rows the cache
     answered are in ``priors``/``values``; the net's answer (or its ticket) fills the others."""
 
-    __slots__ = ("positions", "priors", "values", "misses", "repeats", "syms", "ticket", "answer")
+    __slots__ = ("positions", "priors", "values", "size", "misses", "repeats", "syms", "ticket", "answer")
 
-    def __init__(self, positions: Sequence[Position], priors: np.ndarray, values: np.ndarray):
-        self.positions, self.priors, self.values = positions, priors, values
+    def __init__(self, positions: Sequence, priors: np.ndarray, values: np.ndarray, size: int):
+        self.positions, self.priors, self.values, self.size = positions, priors, values, size
         self.misses: dict[bytes, int] = {}  # key -> the first row asking for it
         self.repeats: list[tuple[int, int]] = []  # (row, first row) of a leaf asked twice in the batch
         self.syms: np.ndarray | None = None  # the symmetry each miss was sent under
@@ -143,23 +147,46 @@ class NetEvaluator:
     def evaluate(self, positions: Sequence[Position]) -> tuple[np.ndarray, np.ndarray]:
         return self.collect(self.submit(positions, wait=True))
 
+    def evaluate_encoded(self, batch) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`evaluate` of the fast path's leaves (:class:`zero9.search.native.LeafBatch`)."""
+        return self.collect(self.submit_encoded(batch, wait=True))
+
     def submit(self, positions: Sequence[Position], wait: bool = False) -> Asked:
         """The first half of ``evaluate``: cache look-ups, features, and the net's batch sent off.
 
         A net that answers later (see :attr:`answers_later`) gets the batch through its ``submit``
         unless ``wait``; any other net computes it here. :meth:`collect` gives the answer.
         """
+        game = positions[0].game if positions else None
+
+        def encode(rows: list[int], syms: np.ndarray) -> np.ndarray:
+            return features.encode_batch([positions[j] for j in rows], syms)
+
+        return self._submit(positions, map(history_key, positions), encode, game, wait)
+
+    def submit_encoded(self, batch, wait: bool = False) -> Asked:
+        """:meth:`submit` of the fast path's leaves: their keys and planes (uint8, symmetry 0) are made
+        already; the misses' planes are turned by their symmetries here."""
+        game = batch.forest.game
+
+        def encode(rows: list[int], syms: np.ndarray) -> np.ndarray:
+            planes = batch.turned(rows, syms)
+            # 0/1 bytes for a net that takes them (the inference server's slots), else float32 as encode_batch
+            return planes if getattr(self.net, "takes_bytes", False) else planes.astype(np.float32)
+
+        return self._submit(batch.hashes, batch.keys, encode, game, wait)
+
+    def _submit(self, positions, keys, encode, game, wait: bool) -> Asked:
         # Self-play asks for hundreds of positions a call: whole-batch numpy operations, and a
         # Python loop only where each position needs its own (keys, cache entries).
         with self._lock:
             self.positions += len(positions)
-            num_actions = positions[0].game.num_actions if positions else 0
+            num_actions = game.num_actions if game is not None else 0
             asked = Asked(positions, np.empty((len(positions), num_actions), np.float32),
-                          np.empty(len(positions), np.float32))
+                          np.empty(len(positions), np.float32), game.size if game is not None else 0)
             priors, values, misses, repeats = asked.priors, asked.values, asked.misses, asked.repeats
             cache = self._cache
-            for j, position in enumerate(positions):
-                key = history_key(position)
+            for j, key in enumerate(keys):
                 hit = cache.get(key)
                 if hit is not None:
                     cache.move_to_end(key)
@@ -174,7 +201,7 @@ class NetEvaluator:
                 first = list(misses.values())
                 syms = asked.syms = (self.rng.integers(0, 8, len(first)) if self.random_symmetry
                                      else np.zeros(len(first), np.intp))
-                planes = features.encode_batch([positions[j] for j in first], syms)
+                planes = encode(first, syms)
                 start = time.perf_counter()
                 if self._owned is not None:
                     asked.answer = self.net.predict(planes, ownership=True)
@@ -199,7 +226,7 @@ class NetEvaluator:
             priors, values, misses, syms = asked.priors, asked.values, asked.misses, asked.syms
             first = list(misses.values())
             probs = np.asarray(probs, np.float32)
-            size = asked.positions[0].game.size
+            size = asked.size
             for s in range(1, features.NUM_SYMMETRIES):  # each row back from its symmetry
                 if (rows := syms == s).any():
                     back = _policy_gather(features.inverse_symmetry(s), size, probs.shape[1])

@@ -133,8 +133,11 @@ def sigma_terms(node: Node, visited: list[int], qv: list[float],
 
 
 def node_logits(node: Node) -> np.ndarray:
-    """``log P`` (at least 1e-30) over the node's children, as float64 (``P`` is float32: so is its log)."""
-    return np.log(np.maximum(node.P, 1e-30)).astype(np.float64)
+    """``log P`` (at least 1e-30) over the node's children, float64, by the C library's ``log``: numpy's
+    vectorised log rounds differently on different CPUs (AVX-512 or not), this one is what the native
+    twin (:mod:`zero9.search.forest`) computes too."""
+    log = math.log
+    return np.array([log(p if p >= 1e-30 else 1e-30) for p in node.P.tolist()])
 
 
 def improved_policy(node: Node, logits: np.ndarray | None = None) -> np.ndarray:
@@ -149,7 +152,7 @@ def improved_policy(node: Node, logits: np.ndarray | None = None) -> np.ndarray:
     for i, x in zip(visited, qv, strict=True):
         z[i] = logits.item(i) + scale * ((x - lo) / span)
     z -= np.maximum.reduce(z)
-    np.exp(z, out=z)
+    z = np.array(list(map(math.exp, z.tolist())))  # (the C library's exp: see node_logits)
     z /= np.add.reduce(z)
     return z
 
@@ -226,7 +229,7 @@ class GumbelTree(Tree):
             logits = self._inner_logits[node] = node_logits(node)
         if not node.total and node.P.dtype == np.float32:
             # Nothing visited: π = softmax(logits), N = 0. Distinct logits of float32 priors are at
-            # least 1.5e-8 apart (2^-26, measured over every float32 in [2^-100, 1]), far more than
+            # least 5.9e-8 apart (float32's relative spacing, 2^-24, taken by a float64 log), far more than
             # exp and the division can round away: the first of the largest logits is the first
             # of the largest π.
             return int(logits.argmax())

@@ -29,9 +29,9 @@ Vocabulary:
 - **what it costs**: a numpy call costs about a microsecond whatever the size of these
   small arrays, an item of an ``array('d')`` a few dozen nanoseconds, so ``N`` and ``W``,
   changed one child at a time, are such arrays ``n`` and ``w`` (no float object per child),
-  and PUCT for all children is one vector-matrix product over the rows of ``QFU [3, n]``:
+  and PUCT for all children is three numpy calls over the rows of ``QFU [3, n]``:
   ``q`` (``Q`` of the tried children, 0 for the others), ``f`` (1 for an untried child,
-  else 0) and ``U0``. ``(1, fpu, c) @ QFU`` is ``Q + c · U0`` with every untried child at
+  else 0) and ``U0``: ``c · U0 + q + fpu · f`` is ``Q + c · U0`` with every untried child at
   the first-play value ``fpu``, one number. Properties ``N``, ``W``, ``Q`` build the arrays.
 - **PUCT**: pick ``argmax Q + U`` with ``U = c_puct · P · sqrt(ΣN) / (1 + N)``.
 - **first-play urgency (FPU)**: a child never tried gets ``Q = value(node) −
@@ -180,7 +180,6 @@ class Tree:
         self.config = config or SearchConfig()
         self.rng = rng or np.random.default_rng()
         self.root = Node(position)
-        self._coef = np.ones(3)  # (1, fpu, c_puct · sqrt(ΣN)), see select_child
         self.playouts = 0  # simulations backed up (since the tree was made)
         self.collisions = 0  # leaves selected twice in one batch (virtual loss undone, not counted)
         self.begin_search()
@@ -244,13 +243,16 @@ class Tree:
 
     def select_child(self, node: Node) -> int:
         """PUCT: the child maximising Q + c_puct · P · sqrt(ΣN) / (1 + N)."""
-        # (1, fpu, c) @ [q; f; U0] is Q + c · U0 for every child in one numpy call, with the same
-        # two roundings per element as Q + c * U0 (the f term adds an exact 0 or fpu to a 0);
-        # ties go to the lowest index (argmax).
-        coef = self._coef
-        coef[1] = node.fpu
-        coef[2] = self.config.c_puct * math.sqrt(node.total if node.total > 1.0 else 1.0)
-        return int(coef.dot(node.QFU).argmax())
+        # Q + c · U0 for every child in three numpy calls, each element rounded as Q + c * U0 is in
+        # Python: c · U0, then + q (0 for an untried child), then + fpu · f (an exact 0 for a tried one,
+        # fpu for an untried one). Not one BLAS dot product: OpenBLAS's AVX-512 kernel fuses its
+        # multiply-adds, so the scores (and the moves) would depend on the CPU. Ties: the lowest index.
+        c = self.config.c_puct * math.sqrt(node.total if node.total > 1.0 else 1.0)
+        qfu = node.QFU
+        score = qfu[2] * c
+        score += qfu[0]
+        score += node.fpu * qfu[1]
+        return int(score.argmax())
 
     def expand_and_backup(self, leaf: Leaf, priors: np.ndarray | None = None, value: float = 0.0) -> None:
         """Finish a simulation: keep the leaf's evaluation (terminal: the rules' value), back it up.

@@ -1,0 +1,677 @@
+"""The fast path's Python side: the forest's arrays, one tree's view of them, and the batched driver.
+
+:mod:`zero9.search.forest` holds the compiled steps (read its vocabulary first). This module
+owns the arrays they work on and does what happens once a move rather than once a leaf, in
+plain numpy with :mod:`zero9.search.puct`'s own expressions (so its numbers are the same):
+planting a game's root, root noise, tree reuse, the move and its policy target.
+
+Vocabulary:
+
+- **forest** (:class:`Forest`): the arrays of up to ``G`` trees (one self-play worker's games,
+  or half of them with two batches in flight) with room for their nodes and edges. It grows
+  when a step could overflow it and **compacts** when it fills: the live trees are copied to
+  the front of a second set of arrays (the branches a move left behind stay behind).
+- **native tree** (:class:`NativeTree`): slot ``g`` of a forest behind
+  :class:`zero9.search.puct.Tree`'s interface (budget, noise, ``advance``, the move, the
+  policy), so :class:`zero9.learn.selfplay_loop.GameInPlay` plays on it unchanged. It keeps
+  the root's :class:`~zero9.games.Position` (the record needs it), made by ``play`` once a move.
+- **leaf batch** (:class:`LeafBatch`): one step's leaves: their trees and nodes, input planes
+  (uint8 ``[B, C, N, N]``) and cache keys (:func:`zero9.search.evaluator.history_key`'s bytes),
+  what :meth:`zero9.search.evaluator.NetEvaluator.submit_encoded` takes instead of positions.
+- **the driver** (:func:`search_slots`): :func:`zero9.search.batched.search_slots` over native
+  trees, one or two batches in flight, the same steps in the same order.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from zero9.games import BLACK, Game, Position
+from zero9.games.go_native import go_tables
+from zero9.games.gomoku_native import gomoku_tables
+from zero9.nn.features import num_planes
+from zero9.search import forest as F
+from zero9.search.mcts import draw_by_visits
+from zero9.settings import SearchConfig
+
+
+@functools.cache
+def rules_for(game: Game) -> F.Rules:
+    """The forest's view of ``game`` (Go, or Gomoku freestyle/standard)."""
+    n = game.size
+    nn = n * n
+    if game.name == "go":
+        t = go_tables(n)
+        return F.Rules(F.GO, n, nn, game.num_actions, num_planes(game), t.nbrs, t.zobrist,
+                       np.uint64(t.white_to_move), float(game.komi), int(game.move_cap), 0, False)
+    if game.name == "gomoku" and game.variant in ("freestyle", "standard"):
+        t = gomoku_tables(n)
+        return F.Rules(F.GOMOKU, n, nn, game.num_actions, num_planes(game), np.zeros((nn, 4), np.int32),
+                       t.zobrist, np.uint64(t.side_key), 0.0, 0, int(game.connect), game.variant == "standard")
+    raise ValueError(f"the fast path plays Go and Gomoku (freestyle, standard), not {game}")
+
+
+def knobs_for(config: SearchConfig, gumbel: bool = False) -> F.Knobs:
+    def number(x):
+        return math.nan if x is None else float(x)
+
+    return F.Knobs(float(config.c_puct), float(config.fpu_reduction), number(config.fpu_root_reduction),
+                   number(config.fpu_value), float(config.virtual_loss), bool(gumbel))
+
+
+@dataclass
+class LeafBatch:
+    """One step's leaves (see the module docstring); ``planes`` and ``keys`` are the evaluator's."""
+
+    forest: Forest
+    trees: np.ndarray  # int32 [B]
+    nodes: np.ndarray  # int32 [B]
+    planes: np.ndarray  # uint8 [B, C, N, N]
+    keys: list[bytes]
+    hashes: np.ndarray  # uint64 [B]: each leaf's position hash (its key's first 8 bytes)
+
+    def __len__(self) -> int:
+        return len(self.nodes)
+
+    def turned(self, rows: list[int], syms: np.ndarray) -> np.ndarray:
+        """The planes of leaves ``rows``, each under its symmetry (uint8 ``[len(rows), C, N, N]``)."""
+        out = np.empty((len(rows), *self.planes.shape[1:]), np.uint8)
+        c = self.planes.shape[1]
+        F.turn_planes(self.planes.reshape(len(self.planes), c, -1), np.asarray(rows, np.int64),
+                      np.asarray(syms, np.int64), _maps(self.forest.rules.size), out.reshape(len(rows), c, -1))
+        return out
+
+
+@functools.cache
+def _maps(size: int) -> np.ndarray:
+    from zero9.nn.features import point_maps
+
+    return np.array(point_maps(size), np.int64)
+
+
+class Forest:
+    """The arrays of up to ``slots`` trees of one game, searched with one :class:`SearchConfig`'s numbers."""
+
+    def __init__(self, game: Game, config: SearchConfig, slots: int, nodes: int | None = None,
+                 edges: int | None = None, gumbel_actions: int = 0):
+        self.game, self.rules = game, rules_for(game)
+        self.gumbel_actions = gumbel_actions  # m of Gumbel search; 0: PUCT
+        self.knobs = knobs_for(config, gumbel_actions > 0)
+        nn, a = self.rules.nn, self.rules.num_actions
+        nodes = nodes or max(4096, 1024 * slots)  # it grows as the trees need (make_room)
+        edges = edges or 32 * nodes
+        self.nodes, self.edges = F.new_nodes(nodes, nn), F.new_edges(edges)
+        self.spare: tuple[F.Nodes, F.Edges] | None = None
+        self.trees = F.new_trees(slots, 2 * a + 8, nn)
+        self.views: list[NativeTree | None] = [None] * slots
+        # leaves_wanted(1) of every tree after the last backup (self-play asks it of each tree each step)
+        self.wanted, self.wanted_ok = np.full(slots, -1, np.int64), np.zeros(slots, bool)
+        self._scratch = np.zeros(4 * nn + 8, np.int32)
+        self._actions = np.zeros(a + 1, np.int32)
+        self._path = np.zeros(4 * a + 64, np.uint64)
+        self._work, self._work32 = np.zeros(2 * a + 16), np.zeros(a + 8, np.float32)
+        self.unprepared: set[int] = set()  # Gumbel trees whose search has not drawn its noise yet
+        self._expanded = np.zeros(1, np.int32)
+        self._old_of = np.zeros(nodes, np.int32)
+        self.compactions = 0
+
+    # --- memory ----------------------------------------------------------------------------
+
+    def make_room(self, nodes: int, edges: int) -> None:
+        """Room for ``nodes`` more nodes and ``edges`` more edges: compact, and grow if that is not enough."""
+        have_nodes, have_edges = len(self.nodes.flags), len(self.edges.n)
+        if self.nodes.used[0] + nodes <= have_nodes and self.edges.used[0] + edges <= have_edges:
+            return
+        slots = np.flatnonzero(self.trees.active).astype(np.int32)
+        if self.spare is None or len(self.spare[0].flags) < have_nodes or len(self.spare[1].n) < have_edges:
+            self.spare = F.new_nodes(have_nodes, self.rules.nn), F.new_edges(have_edges)
+        if len(self._old_of) < have_nodes:
+            self._old_of = np.zeros(have_nodes, np.int32)
+        to_nodes, to_edges = self.spare
+        F.compact(self.nodes, self.edges, self.trees, slots, to_nodes, to_edges, self._old_of)
+        self.spare, self.nodes, self.edges = (self.nodes, self.edges), to_nodes, to_edges
+        self.compactions += 1
+        live_nodes, live_edges = int(self.nodes.used[0]), int(self.edges.used[0])
+        # room for four times what lives: a compaction (copying the live trees) every few hundred steps
+        if live_nodes + nodes > have_nodes // 4 or live_edges + edges > have_edges // 4:
+            self._grow(max(have_nodes, 4 * (live_nodes + nodes)), max(have_edges, 4 * (live_edges + edges)))
+
+    def _grow(self, nodes: int, edges: int) -> None:
+        bigger_nodes, bigger_edges = F.new_nodes(nodes, self.rules.nn), F.new_edges(edges)
+        used_nodes, used_edges = int(self.nodes.used[0]), int(self.edges.used[0])
+        for old, new in zip(self.nodes, bigger_nodes, strict=True):
+            new[:used_nodes] = old[:used_nodes]
+        for old, new in zip(self.edges, bigger_edges, strict=True):
+            new[:used_edges] = old[:used_edges]
+        bigger_nodes.used[0], bigger_edges.used[0] = used_nodes, used_edges
+        self.nodes, self.edges, self.spare = bigger_nodes, bigger_edges, None
+        self._old_of = np.zeros(nodes, np.int32)
+
+    # --- roots -------------------------------------------------------------------------------
+
+    def plant_node(self, position: Position) -> int:
+        """A new unevaluated node holding ``position`` (the caller makes room first)."""
+        nodes = self.nodes
+        i = int(nodes.used[0])
+        nodes.used[0] = i + 1
+        nodes.parent[i] = nodes.pedge[i] = nodes.first[i] = -1
+        nodes.count[i] = 0
+        nodes.value[i] = nodes.total[i] = nodes.tried[i] = nodes.fpu[i] = nodes.sqsum[i] = 0.0
+        nodes.stones[i] = position.board_array()
+        nodes.to_play[i] = position.to_play
+        nodes.passes[i] = getattr(position, "passes", 0)
+        nodes.move_number[i] = position.move_number
+        nodes.last[i] = -1 if position.last_move is None else position.last_move
+        nodes.phash[i] = position.hash
+        nodes.bhash[i] = getattr(position, "board_hash", position.hash)
+        if position.is_terminal():
+            nodes.flags[i] = F.TERMINAL
+            nodes.value[i] = position.result_value(position.to_play)
+        else:
+            nodes.flags[i] = 0
+        return i
+
+    def plant(self, slot: int, position: Position, config: SearchConfig, rng: np.random.Generator
+              ) -> NativeTree:
+        """Tree ``slot`` from ``position`` (its history from ``position.parent``)."""
+        self.make_room(1, 0)
+        trees = self.trees
+        self.wanted_ok[slot] = False
+        trees.root[slot] = self.plant_node(position)
+        trees.active[slot] = 1
+        trees.visit_limit[slot] = trees.playout_limit[slot] = -1
+        trees.playouts[slot] = trees.start[slot] = trees.collisions[slot] = 0
+        trees.noise[slot] = bool(config.noise)
+        earlier, p = [], position.parent
+        while p is not None:
+            earlier.append(p)
+            p = p.parent
+        hashes = sorted(getattr(q, "board_hash", q.hash) for q in [position, *earlier])
+        if len(hashes) > trees.hist_hash.shape[1]:
+            self._widen_history(len(hashes))
+        trees.hist_hash[slot, :len(hashes)] = np.array(hashes, np.uint64)
+        trees.nhist[slot] = len(hashes)
+        back = earlier[:F.BACK]
+        trees.nback[slot] = len(back)
+        for j, q in enumerate(back):
+            trees.hist_boards[slot, j] = q.board_array()
+            trees.hist_keys[slot, j] = q.hash
+        kind = GumbelNativeTree if self.gumbel_actions else NativeTree
+        view = self.views[slot] = kind(self, slot, position, config, rng)
+        return view
+
+    def release(self, slot: int) -> None:
+        """Slot ``slot`` holds no game any more (its nodes go at the next compaction)."""
+        self.trees.active[slot] = 0
+        self.wanted_ok[slot] = False
+        self.views[slot] = None
+        self.unprepared.discard(slot)
+
+    def _widen_table(self, need: int) -> None:
+        old = self.trees.table
+        wider = np.zeros((old.shape[0], max(need, 2 * old.shape[1])), np.int32)
+        wider[:, :old.shape[1]] = old
+        self.trees = self.trees._replace(table=wider)
+
+    def _widen_history(self, need: int) -> None:
+        old = self.trees.hist_hash
+        wider = np.zeros((old.shape[0], max(need, 2 * old.shape[1])), np.uint64)
+        wider[:, :old.shape[1]] = old
+        self.trees = self.trees._replace(hist_hash=wider)
+
+    # --- a step ------------------------------------------------------------------------------
+
+    def select(self, slots: Sequence[int], k: int) -> LeafBatch | None:
+        """The leaves of trees ``slots`` for one evaluator call (None: no tree wants any)."""
+        for g in list(self.unprepared):  # Gumbel: a search's noise is drawn once its root is expanded
+            view = self.views[g]
+            if view.root.expanded:
+                view.prepare()
+        slots = np.asarray(slots, np.int32)
+        self.wanted_ok[:] = False  # virtual losses change the roots' visits until the backup
+        most = len(slots) * k
+        self.make_room(most + 1, most * self.rules.num_actions)
+        rules = self.rules
+        out_tree, out_node = np.empty(most, np.int32), np.empty(most, np.int32)
+        planes = np.empty((most, rules.planes, rules.size, rules.size), np.uint8)
+        keys = np.empty((most, F.HISTORY), "<u8")
+        key_len = np.empty(most, np.int64)
+        count = F.select_batch(self.nodes, self.edges, self.trees, rules, self.knobs, slots, k, out_tree, out_node,
+                               planes.reshape(most, rules.planes, rules.nn), keys, key_len, self._scratch,
+                               self._work, self._work32)
+        if count < 0:
+            return None
+        raw = keys[:count].tobytes()
+        width = 8 * F.HISTORY
+        names = [raw[width * b: width * b + 8 * n] for b, n in enumerate(key_len[:count].tolist())]
+        return LeafBatch(self, out_tree[:count], out_node[:count], planes[:count], names, keys[:count, 0])
+
+    def backup(self, batch: LeafBatch, priors: np.ndarray, values: np.ndarray) -> None:
+        """Expand and back up each leaf of ``batch`` with its evaluation (then the new roots' noise)."""
+        count = len(batch)
+        if not count:
+            return
+        if len(priors) != count or len(values) != count:
+            raise ValueError(f"the evaluator returned {len(priors)} priors and {len(values)} values "
+                             f"for {count} positions")
+        if len(self._expanded) < count:
+            self._expanded = np.zeros(count, np.int32)
+        priors = np.ascontiguousarray(priors, np.float32)
+        values = np.ascontiguousarray(values, np.float32)
+        roots = F.backup_batch(self.nodes, self.edges, self.trees, self.rules, self.knobs, batch.trees, batch.nodes,
+                               count, priors, values, self._path, self._scratch, self._actions, self._expanded)
+        for g in self._expanded[:roots].tolist():
+            view = self.views[g]
+            if view is not None and view.config.noise:
+                view.add_noise()
+        F.wanted_all(self.nodes, self.trees, 1, self.wanted)
+        self.wanted_ok[:] = True
+
+
+class RootView:
+    """The root of a :class:`NativeTree`, as :class:`zero9.search.puct.Node`'s few fields a caller reads."""
+
+    __slots__ = ("tree",)
+
+    def __init__(self, tree: NativeTree):
+        self.tree = tree
+
+    @property
+    def position(self) -> Position:
+        return self.tree.position
+
+    @property
+    def node(self) -> int:
+        return int(self.tree.forest.trees.root[self.tree.slot])
+
+    @property
+    def terminal(self) -> bool:
+        return bool(self.tree.forest.nodes.flags[self.node] & F.TERMINAL)
+
+    @property
+    def expanded(self) -> bool:
+        return bool(self.tree.forest.nodes.flags[self.node] & F.EVALUATED)
+
+    @property
+    def value(self) -> float:
+        return float(self.tree.forest.nodes.value[self.node])
+
+    @property
+    def total(self) -> float:
+        return float(self.tree.forest.nodes.total[self.node])
+
+    def edges(self) -> slice:
+        nodes = self.tree.forest.nodes
+        first = int(nodes.first[self.node])
+        return slice(first, first + int(nodes.count[self.node])) if first >= 0 else slice(0, 0)
+
+    @property
+    def actions(self) -> np.ndarray:
+        return self.tree.forest.edges.action[self.edges()].astype(np.intp)
+
+    @property
+    def N(self) -> np.ndarray:
+        return self.tree.forest.edges.n[self.edges()].copy()
+
+    @property
+    def W(self) -> np.ndarray:
+        return self.tree.forest.edges.w[self.edges()].copy()
+
+    @property
+    def P(self) -> np.ndarray:
+        tree = self.tree
+        sl = self.edges()
+        return tree.forest.edges.p[sl].copy() if tree.noised else tree.forest.edges.raw[sl].copy()
+
+    @property
+    def Q(self) -> np.ndarray:
+        """Mean values, untried children at the first-play value (as :attr:`zero9.search.puct.Node.Q`)."""
+        sl = self.edges()
+        edges = self.tree.forest.edges
+        n, w = edges.n[sl], edges.w[sl]
+        fpu = float(self.tree.forest.nodes.fpu[self.node])
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.where(n != 0, w / np.where(n != 0, n, 1.0), fpu)
+
+    def q_value(self) -> float:
+        """Mean value from the root's side to move's view (its raw value before any visit)."""
+        total = self.total
+        if self.expanded and total > 0:
+            return sum(self.tree.forest.edges.w[self.edges()].tolist()) / total
+        return self.value
+
+
+class NativeTree:
+    """Tree ``slot`` of a :class:`Forest`, with :class:`zero9.search.puct.Tree`'s interface."""
+
+    def __init__(self, forest: Forest, slot: int, position: Position, config: SearchConfig,
+                 rng: np.random.Generator):
+        self.forest, self.slot, self.position = forest, slot, position
+        self.config, self.rng = config, rng
+        self.root = RootView(self)
+        self.noised = False  # the root's priors have noise in them (puct: root.raw_prior is set)
+        self.begin_search()
+
+    # --- budget --------------------------------------------------------------------------------
+
+    @property
+    def playouts(self) -> int:
+        return int(self.forest.trees.playouts[self.slot])
+
+    @property
+    def collisions(self) -> int:
+        return int(self.forest.trees.collisions[self.slot])
+
+    @property
+    def playouts_at_start(self) -> int:
+        return int(self.forest.trees.start[self.slot])
+
+    def begin_search(self, visits: int | None = None, playouts: int | None = None) -> None:
+        trees, g = self.forest.trees, self.slot
+        self.forest.wanted_ok[g] = False
+        trees.visit_limit[g] = -1 if visits is None else visits
+        trees.playout_limit[g] = -1 if playouts is None else playouts
+        trees.start[g] = trees.playouts[g]
+
+    def visits(self) -> int:
+        return int(round(self.root.total))
+
+    def leaves_wanted(self, k: int) -> int:
+        f = self.forest
+        if k == 1 and f.wanted_ok[self.slot]:
+            return int(f.wanted[self.slot])
+        return int(F.leaves_wanted(f.nodes, f.trees, self.slot, k))
+
+    # --- root noise ----------------------------------------------------------------------------
+
+    def _refresh_fpu(self) -> None:
+        """:meth:`zero9.search.puct.Tree._refresh_fpu` of the root."""
+        cfg, nodes, r = self.config, self.forest.nodes, self.root.node
+        if cfg.fpu_value is not None:
+            nodes.fpu[r] = cfg.fpu_value
+            return
+        reduction = cfg.fpu_reduction
+        if cfg.fpu_root_reduction is not None:
+            reduction = cfg.fpu_root_reduction
+        elif cfg.noise:
+            reduction = 0.0
+        nodes.fpu[r] = max(float(nodes.value[r]) - reduction * math.sqrt(float(nodes.tried[r])), -1.0)
+
+    def _priors_changed(self, p: np.ndarray) -> None:
+        """The root's priors are now ``p``: its ``tried`` sum (numpy's, as puct) and first-play value follow."""
+        sl = self.root.edges()
+        edges = self.forest.edges
+        edges.p[sl] = p
+        self.forest.nodes.tried[self.root.node] = float(p[edges.n[sl] > 0].sum())
+        self._refresh_fpu()
+
+    def add_noise(self) -> None:
+        """P = (1-ε)·P + ε·Dir(α) at the root (:meth:`zero9.search.puct.Tree.add_noise`, the same numpy)."""
+        root, cfg = self.root, self.config
+        if not root.expanded or self.forest.nodes.count[root.node] == 0:
+            return
+        self.noised = True
+        raw = self.forest.edges.raw[root.edges()]
+        eta = self.rng.dirichlet(np.full(len(raw), cfg.noise_alpha_scale / len(raw)))
+        self._priors_changed((1 - cfg.noise_eps) * raw + cfg.noise_eps * eta)
+
+    def set_noise(self, on: bool) -> None:
+        was = self.config.noise
+        self.config.noise = on
+        self.forest.trees.noise[self.slot] = on
+        if on == was or not self.root.expanded:
+            return
+        if on:
+            self.add_noise()
+        elif self.noised:
+            self.noised = False
+            self._priors_changed(self.forest.edges.raw[self.root.edges()].astype(np.float32))
+
+    # --- the move ------------------------------------------------------------------------------
+
+    reuse = True  # advance keeps the played move's subtree (Gumbel search starts each move afresh)
+
+    def advance(self, action: int) -> None:
+        """Play ``action`` at the root: its subtree (if searched) becomes the new root."""
+        forest, trees, g = self.forest, self.forest.trees, self.slot
+        nodes, edges = forest.nodes, forest.edges
+        forest.wanted_ok[g] = False
+        old = self.root.node
+        child = -1
+        if self.reuse and self.root.expanded:
+            sl = self.root.edges()
+            hits = np.flatnonzero(edges.action[sl] == action)
+            if len(hits):
+                child = int(edges.child[sl.start + hits[0]])
+        position = self.position.play(action)
+        # the old root joins the history (newest first) before the new root takes its place
+        back = trees.hist_boards[g]
+        back[1:] = back[:-1].copy()
+        back[0] = nodes.stones[old]
+        keys = trees.hist_keys[g]
+        keys[1:] = keys[:-1].copy()
+        keys[0] = nodes.phash[old]
+        trees.nback[g] = min(int(trees.nback[g]) + 1, F.BACK)
+        if child < 0 or nodes.flags[child] & F.PENDING:
+            forest.make_room(1, 0)
+            child = forest.plant_node(position)
+            nodes = forest.nodes
+        trees.root[g] = child
+        nodes.parent[child] = -1
+        self.position = position
+        self.noised = False
+        count = int(trees.nhist[g])
+        if count >= trees.hist_hash.shape[1]:
+            forest._widen_history(count + 1)
+            trees = forest.trees
+        row = trees.hist_hash[g]
+        h = np.uint64(nodes.bhash[child])
+        at = int(np.searchsorted(row[:count], h))
+        row[at + 1:count + 1] = row[at:count].copy()
+        row[at] = h
+        trees.nhist[g] = count + 1
+        self.advanced()
+
+    def advanced(self) -> None:
+        """The new root's first-play value and noise (:meth:`zero9.search.puct.Tree.advance`'s end)."""
+        if self.root.expanded:
+            self._refresh_fpu()
+            if self.config.noise:
+                self.add_noise()
+
+    def visit_policy(self, num_actions: int) -> np.ndarray:
+        pi = np.zeros(num_actions, dtype=np.float32)
+        root = self.root
+        total = root.total
+        if root.expanded and total > 0:
+            pi[root.actions] = root.N / total
+        return pi
+
+    def choose_action(self, proportional: bool = False) -> int:
+        root = self.root
+        if not root.expanded or root.total <= 0:
+            raise ValueError("choose_action: the root has not been searched")
+        n = root.N
+        if proportional:
+            return draw_by_visits(root.actions, n, self.rng)
+        return int(root.actions[np.lexsort((root.P, root.Q, n))[-1]])
+
+
+class GumbelNativeTree(NativeTree):
+    """:class:`zero9.search.gumbel.GumbelTree` on a forest: sequential halving at the root, the improved
+    policy below it, a fresh root every move. Its numbers are :mod:`zero9.search.forest`'s Gumbel part."""
+
+    reuse = False
+
+    def __init__(self, forest: Forest, slot: int, position: Position, config: SearchConfig,
+                 rng: np.random.Generator):
+        self.m = forest.gumbel_actions
+        self.budget = 0
+        self.gumbel: np.ndarray | None = None
+        super().__init__(forest, slot, position, config, rng)
+
+    def begin_search(self, visits: int | None = None, playouts: int | None = None) -> None:
+        super().begin_search(visits, playouts)
+        self.budget = visits if visits is not None else playouts or 0
+        self.gumbel = None
+        self.forest.trees.ntable[self.slot] = 0
+        self.forest.unprepared.add(self.slot)
+
+    def prepare(self) -> None:
+        """The search's Gumbel noise, its halving table and each root action's g + logits."""
+        from zero9.search.gumbel import considered_visits
+
+        forest, g = self.forest, self.slot
+        sl = self.root.edges()
+        count = sl.stop - sl.start
+        self.gumbel = self.rng.gumbel(size=count)
+        table = considered_visits(min(self.m, count), max(self.budget, 1))
+        if len(table) > forest.trees.table.shape[1]:
+            forest._widen_table(len(table))
+        forest.trees.table[g, :len(table)] = table
+        forest.trees.ntable[g] = len(table)
+        forest.edges.gbase[sl] = self.gumbel + forest.edges.logit[sl]
+        forest.unprepared.discard(g)
+
+    def _ready(self) -> None:
+        root = self.root
+        if not root.expanded or root.total <= 0:
+            raise ValueError("choose_action: the root has not been searched")
+        if self.gumbel is None:
+            self.prepare()
+
+    def choose_action(self, proportional: bool = False) -> int:
+        """Among the most visited root actions, the best by g + logits + σ(q̂)."""
+        self._ready()
+        f = self.forest
+        node = self.root.node
+        best = F.gumbel_best_root(f.nodes, f.edges, node, float(self.root.N.max()), f._work, f._work32)
+        return int(f.edges.action[best])
+
+    def policy_target(self, num_actions: int) -> np.ndarray:
+        """The completed-Q improved policy at the root, float32 ``[A]``."""
+        pi = np.zeros(num_actions, dtype=np.float32)
+        root = self.root
+        if root.expanded:
+            f = self.forest
+            count = int(f.nodes.count[root.node])
+            z = np.zeros(count)
+            F.improved_policy(f.nodes, f.edges, root.node, z, f._work, f._work32)
+            pi[root.actions] = z
+        return pi
+
+    def advanced(self) -> None:
+        self.gumbel = None
+
+
+# ---------------------------------------------------------------------------------------------
+# the driver
+
+
+def evaluate(evaluator, batch: LeafBatch, answer: tuple | None = None) -> None:
+    """One evaluator call for ``batch`` (``answer``: its result, already in), then expand and back up."""
+    if not len(batch):
+        return
+    priors, values = answer or evaluator.evaluate_encoded(batch)
+    batch.forest.backup(batch, priors, values)
+
+
+def search(tree: NativeTree, evaluator, visits: int | None = None, playouts: int | None = None,
+           leaves_per_call: int = 1) -> int:
+    """:func:`zero9.search.mcts.search` on a native tree: the simulations done."""
+    tree.begin_search(visits, playouts)
+    start = tree.playouts
+    while (batch := tree.forest.select([tree.slot], leaves_per_call)) is not None:
+        evaluate(evaluator, batch)
+    return tree.playouts - start
+
+
+class Slots:
+    """The native trees of a fixed number of slots: one forest, or one per half with two batches in flight."""
+
+    def __init__(self, game: Game, config: SearchConfig, slots: int, halves: bool, gumbel_actions: int = 0):
+        cut = (slots + 1) // 2 if halves else slots
+        self.halves = (range(0, cut), range(cut, slots)) if halves else (range(0, slots),)
+        self.forests = [Forest(game, config, max(1, len(h)), gumbel_actions=gumbel_actions) for h in self.halves]
+
+    def locate(self, slot: int) -> tuple[Forest, int]:
+        for half, forest in zip(self.halves, self.forests, strict=True):
+            if slot in half:
+                return forest, slot - half.start
+        raise IndexError(slot)
+
+    def plant(self, slot: int, position: Position, config: SearchConfig, rng: np.random.Generator) -> NativeTree:
+        forest, local = self.locate(slot)
+        return forest.plant(local, position, config, rng)
+
+    def release(self, slot: int) -> None:
+        forest, local = self.locate(slot)
+        forest.release(local)
+
+
+def search_slots(slots: Slots, trees: Callable[[], Sequence[NativeTree | None]], evaluator, leaves_per_tree: int,
+                 on_step: Callable[[range], bool]) -> Iterator[None]:
+    """:func:`zero9.search.batched.search_slots` on native trees: the same steps, in the same order."""
+    if len(slots.halves) == 2:
+        yield from _in_flight(slots, trees, evaluator, leaves_per_tree, on_step)
+        return
+    forest, every = slots.forests[0], slots.halves[0]
+    while True:
+        live = [t.slot for t in trees() if t is not None]
+        if not live or not any(forest.views[g].leaves_wanted(1) for g in live):
+            return
+        while (batch := forest.select(live, leaves_per_tree)) is not None:
+            evaluate(evaluator, batch)
+            del batch
+            if on_step(every):
+                break
+        yield
+
+
+def _in_flight(slots: Slots, trees, evaluator, leaves_per_tree: int, on_step) -> Iterator[None]:
+    """:func:`zero9.search.batched.search_in_flight` on native trees: two halves, a batch in flight each."""
+    in_flight: list[tuple | None] = [None, None]
+
+    def submit(h: int):
+        forest, half = slots.forests[h], slots.halves[h]
+        current = trees()
+        live = [current[i].slot for i in half if current[i] is not None]
+        batch = forest.select(live, leaves_per_tree) if live else None
+        if batch is None:
+            return None
+        return batch, (evaluator.submit_encoded(batch) if len(batch) else None)
+
+    def step(h: int) -> bool:
+        batch, asked = in_flight[h]
+        in_flight[h] = None
+        if len(batch):
+            evaluate(evaluator, batch, evaluator.collect(asked))
+        del batch, asked
+        ended = on_step(slots.halves[h])
+        in_flight[h] = submit(h)
+        return ended
+
+    try:
+        for h in range(2):
+            in_flight[h] = submit(h)
+        h = 0
+        while in_flight[0] is not None or in_flight[1] is not None:
+            ended = False
+            while not ended and (in_flight[0] is not None or in_flight[1] is not None):
+                if in_flight[h] is not None:
+                    ended = step(h)
+                h = 1 - h
+            if ended:
+                yield
+    finally:
+        for item in in_flight:
+            if item is not None and item[1] is not None:
+                evaluator.collect(item[1])
+
+
+__all__ = ["BLACK", "Forest", "LeafBatch", "NativeTree", "Slots", "evaluate", "search", "search_slots"]
