@@ -12,9 +12,11 @@ Vocabulary (shapes: ``M`` nodes, ``E`` edges, ``G`` trees, ``A`` actions, ``NN``
 - **nodes** (:class:`Nodes`): one row per position of any tree. ``parent`` / ``pedge``: the node
   above and the edge that leads here (-1 at a root: a root forgets its parent, the game's
   earlier positions are the tree's **history**). ``first`` / ``count``: its edges (-1 / 0 until
-  expanded). ``flags``: ``EVALUATED`` (its evaluation is in; its edges exist), ``PENDING``
-  (its evaluation is on the way), ``TERMINAL``. ``value``: the evaluation, or the rules'
-  result, from its side to move's view. ``total`` = ΣN over its edges, virtual losses
+  expanded). ``flags``: ``EVALUATED`` (its evaluation is in: ``value`` and ``priors [M, A]``),
+  ``EXPANDED`` (its edges exist: made from its priors when a simulation first goes through it,
+  as :mod:`zero9.search.puct` does, so the leaves never visited again never pay for them),
+  ``PENDING`` (its evaluation is on the way), ``TERMINAL``. ``value``: the evaluation, or the
+  rules' result, from its side to move's view. ``total`` = ΣN over its edges, virtual losses
   included; ``tried`` = Σ P of its tried edges; ``fpu`` its first-play value; ``sqsum`` Σ value²
   backed up through it. The position itself: ``stones [M, NN]``, ``to_play``, ``passes``,
   ``move_number``, ``last`` (-1: none), ``bhash`` (the stones' Zobrist hash: superko) and
@@ -32,9 +34,7 @@ Vocabulary (shapes: ``M`` nodes, ``E`` edges, ``G`` trees, ``A`` actions, ``NN``
   net's input planes and the cache keys), ``nback`` how many of those exist.
 - **PUCT**, **FPU**, **virtual loss**, **expansion**, **backup**: :mod:`zero9.search.puct`'s,
   written per element with the same IEEE operations in the same order (no fused multiply-add:
-  numba never contracts ``q + c * u``), so equal on every CPU. A node is expanded as soon as
-  its evaluation arrives (:mod:`zero9.search.puct` waits for the next visit; the edges are the
-  same either way).
+  numba never contracts ``q + c * u``), so equal on every CPU.
 - **leaf** output of :func:`select_batch`: ``out_tree``/``out_node`` per leaf, its input planes
   (uint8 ``[B, C, NN]``, symmetry 0) and cache key (``keys [B, 8]``, ``key_len``: the hashes of
   the position and up to 7 before it, newest first: :func:`zero9.search.evaluator.history_key`).
@@ -52,7 +52,7 @@ from zero9.games.go_native import go_area_score, go_legal, go_play
 from zero9.games.gomoku_native import gomoku_legal, gomoku_wins
 
 GO, GOMOKU = 0, 1
-EVALUATED, PENDING, TERMINAL = 1, 2, 4
+EVALUATED, PENDING, TERMINAL, EXPANDED = 1, 2, 4, 8
 HISTORY = 8  # positions in the planes and in a cache key: this one and 7 before it
 BACK = HISTORY - 1
 
@@ -75,7 +75,9 @@ class Nodes(NamedTuple):
     last: np.ndarray
     bhash: np.ndarray
     phash: np.ndarray
+    priors: np.ndarray  # float32 [M, A]: the evaluator's priors until the node is expanded
     used: np.ndarray  # [1]: rows in use
+    unexpanded: np.ndarray  # [1]: nodes evaluated and not expanded yet (the edges they will need)
 
 
 class Edges(NamedTuple):
@@ -134,12 +136,13 @@ class Knobs(NamedTuple):
     gumbel: bool  # Gumbel root search (zero9.search.gumbel) instead of PUCT
 
 
-def new_nodes(capacity: int, nn: int) -> Nodes:
+def new_nodes(capacity: int, nn: int, actions: int) -> Nodes:
     z = np.zeros
     return Nodes(z(capacity, np.int32), z(capacity, np.int32), z(capacity, np.int32), z(capacity, np.int32),
                  z(capacity, np.int8), z(capacity), z(capacity), z(capacity), z(capacity), z(capacity),
                  z((capacity, nn), np.int8), z(capacity, np.int8), z(capacity, np.int16), z(capacity, np.int32),
-                 z(capacity, np.int32), z(capacity, np.uint64), z(capacity, np.uint64), z(1, np.int64))
+                 z(capacity, np.int32), z(capacity, np.uint64), z(capacity, np.uint64),
+                 np.empty((capacity, actions), np.float32), z(1, np.int64), z(1, np.int64))
 
 
 def new_edges(capacity: int) -> Edges:
@@ -351,7 +354,7 @@ def leaves_wanted(nodes, trees, g, k) -> int:
     root = trees.root[g]
     if nodes.flags[root] & TERMINAL:
         return 0
-    if not nodes.flags[root] & EVALUATED:
+    if not nodes.flags[root] & EXPANDED:
         return 1
     if trees.visit_limit[g] >= 0:
         k = min(k, trees.visit_limit[g] - int(round(nodes.total[root])))
@@ -377,11 +380,13 @@ def revert(nodes, edges, trees, knobs, g, node) -> None:
 
 
 @numba.njit(cache=True, nogil=True)
-def select_leaf(nodes, edges, trees, rules, knobs, g, scratch, work, work32) -> int:
+def select_leaf(nodes, edges, trees, rules, knobs, g, scratch, work, work32, path, actions) -> int:
     """Walk down tree ``g`` by PUCT adding virtual loss: the leaf, or -1 when it is already in flight."""
     node = trees.root[g]
     vl = knobs.virtual_loss
     while not nodes.flags[node] & TERMINAL and nodes.flags[node] & EVALUATED:
+        if not nodes.flags[node] & EXPANDED:  # the first simulation through it
+            expand(nodes, edges, trees, rules, knobs, g, node, path, scratch, actions)
         if not knobs.gumbel:
             e = puct_edge(nodes, edges, knobs, node)
         elif node == trees.root[g]:
@@ -434,9 +439,10 @@ def backup(nodes, edges, trees, knobs, g, node, value) -> None:
 
 
 @numba.njit(cache=True, nogil=True)
-def expand(nodes, edges, trees, rules, knobs, g, node, priors, path, scratch, actions) -> None:
-    """The edges of ``node`` over its legal moves, with ``priors`` (float32 ``[A]``) renormalised over
+def expand(nodes, edges, trees, rules, knobs, g, node, path, scratch, actions) -> None:
+    """The edges of ``node`` over its legal moves, with its priors (float32 ``[A]``) renormalised over
     them as :meth:`zero9.search.puct.Node.expand` does (a float32 sum in numpy's order)."""
+    priors = nodes.priors[node]
     if rules.kind == GO:
         npath = 0
         x, root = node, trees.root[g]
@@ -476,7 +482,8 @@ def expand(nodes, edges, trees, rules, knobs, g, node, priors, path, scratch, ac
     nodes.first[node] = first
     nodes.count[node] = count
     nodes.fpu[node] = nodes.value[node] if math.isnan(knobs.fpu_value) else knobs.fpu_value
-    nodes.flags[node] = (nodes.flags[node] | EVALUATED) & ~PENDING
+    nodes.flags[node] |= EXPANDED
+    nodes.unexpanded[0] -= 1
 
 
 
@@ -756,7 +763,7 @@ def write_leaf(nodes, trees, rules, g, node, planes, keys) -> int:
 
 @numba.njit(cache=True, nogil=True)
 def select_batch(nodes, edges, trees, rules, knobs, slots, k, out_tree, out_node, planes, keys, key_len,
-                 scratch, work, work32) -> int:
+                 scratch, work, work32, path, actions) -> int:
     """One step's leaves, tree by tree in ``slots`` order (:func:`zero9.search.batched.select_leaves` with
     :func:`zero9.search.puct.collect_leaves`): up to ``k`` a tree, stopping at its first collision;
     terminal leaves are backed up at once. Returns how many leaves; -1 when no tree wants any."""
@@ -771,7 +778,7 @@ def select_batch(nodes, edges, trees, rules, knobs, slots, k, out_tree, out_node
     for j in range(len(slots)):
         g = slots[j]
         for _ in range(wanted[j]):
-            node = select_leaf(nodes, edges, trees, rules, knobs, g, scratch, work, work32)
+            node = select_leaf(nodes, edges, trees, rules, knobs, g, scratch, work, work32, path, actions)
             if node < 0:
                 break
             if nodes.flags[node] & TERMINAL:
@@ -795,12 +802,50 @@ def backup_batch(nodes, edges, trees, rules, knobs, out_tree, out_node, count, p
     for b in range(count):
         g, node = out_tree[b], out_node[b]
         nodes.value[node] = np.float64(values[b])
-        expand(nodes, edges, trees, rules, knobs, g, node, priors[b], path, scratch, actions)
-        if node == trees.root[g]:
+        nodes.priors[node] = priors[b]
+        nodes.flags[node] = (nodes.flags[node] | EVALUATED) & ~PENDING
+        nodes.unexpanded[0] += 1
+        if node == trees.root[g]:  # the root is expanded at once (its noise, its statistics)
+            expand(nodes, edges, trees, rules, knobs, g, node, path, scratch, actions)
             expanded_roots[roots] = g
             roots += 1
         backup(nodes, edges, trees, knobs, g, node, nodes.value[node])
     return roots
+
+
+@numba.njit(cache=True, nogil=True)
+def advance_root(nodes, edges, trees, rules, knobs, g, action, reuse, scratch, path, actions) -> int:
+    """Play ``action`` at tree ``g``'s root: the played child (with its subtree if ``reuse``, else a fresh
+    node of its position) becomes the root, the old root joins the history. Returns the new root."""
+    old = trees.root[g]
+    child = -1
+    if reuse and nodes.flags[old] & EXPANDED:
+        for e in range(nodes.first[old], nodes.first[old] + nodes.count[old]):
+            if edges.action[e] == action:
+                child = edges.child[e]
+                break
+    back = trees.nback[g]
+    for j in range(min(back, BACK - 1), 0, -1):
+        trees.hist_boards[g, j] = trees.hist_boards[g, j - 1]
+        trees.hist_keys[g, j] = trees.hist_keys[g, j - 1]
+    trees.hist_boards[g, 0] = nodes.stones[old]
+    trees.hist_keys[g, 0] = nodes.phash[old]
+    trees.nback[g] = min(back + 1, BACK)
+    if child < 0 or nodes.flags[child] & PENDING:
+        child = new_child(nodes, rules, old, -1, action, scratch)
+    trees.root[g] = child
+    nodes.parent[child] = -1
+    count, h = trees.nhist[g], nodes.bhash[child]  # (the caller made room for one more)
+    row = trees.hist_hash[g]
+    at = count
+    while at > 0 and row[at - 1] > h:
+        row[at] = row[at - 1]
+        at -= 1
+    row[at] = h
+    trees.nhist[g] = count + 1
+    if nodes.flags[child] & EVALUATED and not nodes.flags[child] & EXPANDED:
+        expand(nodes, edges, trees, rules, knobs, g, child, path, scratch, actions)
+    return child
 
 
 # ---------------------------------------------------------------------------------------------
@@ -813,6 +858,7 @@ def compact(nodes, edges, trees, slots, to_nodes, to_edges, old_of) -> None:
     first, and point the roots there: what no root reaches (played-out branches) is left behind."""
     used_nodes = 0
     used_edges = 0
+    unexpanded = 0
     for j in range(len(slots)):
         g = slots[j]
         head = used_nodes
@@ -835,9 +881,12 @@ def compact(nodes, edges, trees, slots, to_nodes, to_edges, old_of) -> None:
             to_nodes.last[head] = nodes.last[old]
             to_nodes.bhash[head] = nodes.bhash[old]
             to_nodes.phash[head] = nodes.phash[old]
+            if nodes.flags[old] & EVALUATED and not nodes.flags[old] & EXPANDED:
+                to_nodes.priors[head] = nodes.priors[old]
+                unexpanded += 1
             count = nodes.count[old]
             to_nodes.count[head] = count
-            if nodes.first[old] < 0:
+            if not nodes.flags[old] & EXPANDED:
                 to_nodes.first[head] = -1
             else:
                 to_nodes.first[head] = used_edges
@@ -864,6 +913,7 @@ def compact(nodes, edges, trees, slots, to_nodes, to_edges, old_of) -> None:
             head += 1
     to_nodes.used[0] = used_nodes
     to_edges.used[0] = used_edges
+    to_nodes.unexpanded[0] = unexpanded
 
 
 # ---------------------------------------------------------------------------------------------

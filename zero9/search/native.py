@@ -36,6 +36,7 @@ from zero9.games.go_native import go_tables
 from zero9.games.gomoku_native import gomoku_tables
 from zero9.nn.features import num_planes
 from zero9.search import forest as F
+from zero9.search.gcpause import gc_paused
 from zero9.search.mcts import draw_by_visits
 from zero9.settings import SearchConfig
 
@@ -88,6 +89,16 @@ class LeafBatch:
 
 
 @functools.cache
+def _halving_table(m: int, n: int) -> np.ndarray:
+    """:func:`zero9.search.gumbel.considered_visits`, kept per (m, n): every move of self-play asks it."""
+    from zero9.search.gumbel import considered_visits
+
+    table = np.array(considered_visits(m, n), np.int32)
+    table.flags.writeable = False
+    return table
+
+
+@functools.cache
 def _maps(size: int) -> np.ndarray:
     from zero9.nn.features import point_maps
 
@@ -105,7 +116,7 @@ class Forest:
         nn, a = self.rules.nn, self.rules.num_actions
         nodes = nodes or max(4096, 1024 * slots)  # it grows as the trees need (make_room)
         edges = edges or 32 * nodes
-        self.nodes, self.edges = F.new_nodes(nodes, nn), F.new_edges(edges)
+        self.nodes, self.edges = F.new_nodes(nodes, nn, a), F.new_edges(edges)
         self.spare: tuple[F.Nodes, F.Edges] | None = None
         self.trees = F.new_trees(slots, 2 * a + 8, nn)
         self.views: list[NativeTree | None] = [None] * slots
@@ -129,7 +140,7 @@ class Forest:
             return
         slots = np.flatnonzero(self.trees.active).astype(np.int32)
         if self.spare is None or len(self.spare[0].flags) < have_nodes or len(self.spare[1].n) < have_edges:
-            self.spare = F.new_nodes(have_nodes, self.rules.nn), F.new_edges(have_edges)
+            self.spare = F.new_nodes(have_nodes, self.rules.nn, self.rules.num_actions), F.new_edges(have_edges)
         if len(self._old_of) < have_nodes:
             self._old_of = np.zeros(have_nodes, np.int32)
         to_nodes, to_edges = self.spare
@@ -142,13 +153,14 @@ class Forest:
             self._grow(max(have_nodes, 4 * (live_nodes + nodes)), max(have_edges, 4 * (live_edges + edges)))
 
     def _grow(self, nodes: int, edges: int) -> None:
-        bigger_nodes, bigger_edges = F.new_nodes(nodes, self.rules.nn), F.new_edges(edges)
+        bigger_nodes, bigger_edges = F.new_nodes(nodes, self.rules.nn, self.rules.num_actions), F.new_edges(edges)
         used_nodes, used_edges = int(self.nodes.used[0]), int(self.edges.used[0])
         for old, new in zip(self.nodes, bigger_nodes, strict=True):
             new[:used_nodes] = old[:used_nodes]
         for old, new in zip(self.edges, bigger_edges, strict=True):
             new[:used_edges] = old[:used_edges]
         bigger_nodes.used[0], bigger_edges.used[0] = used_nodes, used_edges
+        bigger_nodes.unexpanded[0] = self.nodes.unexpanded[0]
         self.nodes, self.edges, self.spare = bigger_nodes, bigger_edges, None
         self._old_of = np.zeros(nodes, np.int32)
 
@@ -243,7 +255,7 @@ class Forest:
         key_len = np.empty(most, np.int64)
         count = F.select_batch(self.nodes, self.edges, self.trees, rules, self.knobs, slots, k, out_tree, out_node,
                                planes.reshape(most, rules.planes, rules.nn), keys, key_len, self._scratch,
-                               self._work, self._work32)
+                               self._work, self._work32, self._path, self._actions)
         if count < 0:
             return None
         raw = keys[:count].tobytes()
@@ -295,7 +307,7 @@ class RootView:
 
     @property
     def expanded(self) -> bool:
-        return bool(self.tree.forest.nodes.flags[self.node] & F.EVALUATED)
+        return bool(self.tree.forest.nodes.flags[self.node] & F.EXPANDED)
 
     @property
     def value(self) -> float:
@@ -438,43 +450,16 @@ class NativeTree:
 
     def advance(self, action: int) -> None:
         """Play ``action`` at the root: its subtree (if searched) becomes the new root."""
-        forest, trees, g = self.forest, self.forest.trees, self.slot
-        nodes, edges = forest.nodes, forest.edges
+        position = self.position.play(action)  # (the record's position; the forest plays it itself)
+        forest, g = self.forest, self.slot
+        forest.make_room(1, forest.rules.num_actions)
+        if forest.trees.nhist[g] >= forest.trees.hist_hash.shape[1]:
+            forest._widen_history(int(forest.trees.nhist[g]) + 1)
         forest.wanted_ok[g] = False
-        old = self.root.node
-        child = -1
-        if self.reuse and self.root.expanded:
-            sl = self.root.edges()
-            hits = np.flatnonzero(edges.action[sl] == action)
-            if len(hits):
-                child = int(edges.child[sl.start + hits[0]])
-        position = self.position.play(action)
-        # the old root joins the history (newest first) before the new root takes its place
-        back = trees.hist_boards[g]
-        back[1:] = back[:-1].copy()
-        back[0] = nodes.stones[old]
-        keys = trees.hist_keys[g]
-        keys[1:] = keys[:-1].copy()
-        keys[0] = nodes.phash[old]
-        trees.nback[g] = min(int(trees.nback[g]) + 1, F.BACK)
-        if child < 0 or nodes.flags[child] & F.PENDING:
-            forest.make_room(1, 0)
-            child = forest.plant_node(position)
-            nodes = forest.nodes
-        trees.root[g] = child
-        nodes.parent[child] = -1
+        F.advance_root(forest.nodes, forest.edges, forest.trees, forest.rules, forest.knobs, g, action, self.reuse,
+                       forest._scratch, forest._path, forest._actions)
         self.position = position
         self.noised = False
-        count = int(trees.nhist[g])
-        if count >= trees.hist_hash.shape[1]:
-            forest._widen_history(count + 1)
-            trees = forest.trees
-        row = trees.hist_hash[g]
-        h = np.uint64(nodes.bhash[child])
-        at = int(np.searchsorted(row[:count], h))
-        row[at + 1:count + 1] = row[at:count].copy()
-        row[at] = h
-        trees.nhist[g] = count + 1
         self.advanced()
 
     def advanced(self) -> None:
@@ -524,13 +509,11 @@ class GumbelNativeTree(NativeTree):
 
     def prepare(self) -> None:
         """The search's Gumbel noise, its halving table and each root action's g + logits."""
-        from zero9.search.gumbel import considered_visits
-
         forest, g = self.forest, self.slot
         sl = self.root.edges()
         count = sl.stop - sl.start
         self.gumbel = self.rng.gumbel(size=count)
-        table = considered_visits(min(self.m, count), max(self.budget, 1))
+        table = _halving_table(min(self.m, count), max(self.budget, 1))
         if len(table) > forest.trees.table.shape[1]:
             forest._widen_table(len(table))
         forest.trees.table[g, :len(table)] = table
@@ -586,8 +569,9 @@ def search(tree: NativeTree, evaluator, visits: int | None = None, playouts: int
     """:func:`zero9.search.mcts.search` on a native tree: the simulations done."""
     tree.begin_search(visits, playouts)
     start = tree.playouts
-    while (batch := tree.forest.select([tree.slot], leaves_per_call)) is not None:
-        evaluate(evaluator, batch)
+    with gc_paused():
+        while (batch := tree.forest.select([tree.slot], leaves_per_call)) is not None:
+            evaluate(evaluator, batch)
     return tree.playouts - start
 
 
@@ -625,11 +609,12 @@ def search_slots(slots: Slots, trees: Callable[[], Sequence[NativeTree | None]],
         live = [t.slot for t in trees() if t is not None]
         if not live or not any(forest.views[g].leaves_wanted(1) for g in live):
             return
-        while (batch := forest.select(live, leaves_per_tree)) is not None:
-            evaluate(evaluator, batch)
-            del batch
-            if on_step(every):
-                break
+        with gc_paused():  # (as zero9.search.batched: the cache's entries hold no cycles)
+            while (batch := forest.select(live, leaves_per_tree)) is not None:
+                evaluate(evaluator, batch)
+                del batch
+                if on_step(every):
+                    break
         yield
 
 
@@ -657,15 +642,17 @@ def _in_flight(slots: Slots, trees, evaluator, leaves_per_tree: int, on_step) ->
         return ended
 
     try:
-        for h in range(2):
-            in_flight[h] = submit(h)
+        with gc_paused():
+            for h in range(2):
+                in_flight[h] = submit(h)
         h = 0
         while in_flight[0] is not None or in_flight[1] is not None:
-            ended = False
-            while not ended and (in_flight[0] is not None or in_flight[1] is not None):
-                if in_flight[h] is not None:
-                    ended = step(h)
-                h = 1 - h
+            with gc_paused():
+                ended = False
+                while not ended and (in_flight[0] is not None or in_flight[1] is not None):
+                    if in_flight[h] is not None:
+                        ended = step(h)
+                    h = 1 - h
             if ended:
                 yield
     finally:
