@@ -44,6 +44,7 @@ import numpy as np
 
 from zero9.games import make_game
 from zero9.learn.selfplay_game import play_games
+from zero9.search import fastpath
 from zero9.search import puct as search
 from zero9.search.evaluator import NetEvaluator, UniformEvaluator
 from zero9.search.puct import Tree, run_simulations
@@ -230,6 +231,7 @@ def per_core_selfplay(args) -> tuple[float, float, float, float]:
     from evaluator call ``args.steps[0]`` to ``args.steps[1]``), the seconds measured (self-play on
     this core; on a shared machine the CPU-second figure is the steadier one), and the share of the
     positions asked that the evaluator's cache answered then."""
+    fastpath.warm_up()  # numba compiles (or loads its cache) before the clock starts
     game = make_game("go", 9)
     net = (LaterFreeNet if args.in_flight == 2 else FreeNet)(game.num_actions)
     evaluator = NetEvaluator(net, cache_size=args.eval_cache, rng=np.random.default_rng(0))
@@ -242,9 +244,8 @@ def per_core_selfplay(args) -> tuple[float, float, float, float]:
     warm_at, measured_from, deadline = start + args.core_warmup, None, start + args.core_warmup + args.seconds
     calls = 0
     step = "submit" if args.in_flight == 2 else "evaluate"  # the evaluator call that starts each step
-    inner = getattr(evaluator, step)
 
-    def evaluate_until_deadline(positions):
+    def count_step():
         # Self-play's step boundaries: count from the first step after the warm-up, stop at the deadline.
         nonlocal measured_from, calls
         now, calls = time.perf_counter(), calls + 1
@@ -253,22 +254,11 @@ def per_core_selfplay(args) -> tuple[float, float, float, float]:
                              evaluator.cache_hits)
         if (calls > steps[1]) if steps else now >= deadline:
             raise TimeoutError
-        return inner(positions)
 
-    # the fast path calls the evaluator's *_encoded twin of the same step
-    encoded = getattr(evaluator, f"{step}_encoded")
-
-    def encoded_until_deadline(batch, **kw):
-        evaluate_until_deadline.__wrapped__ = None
-        nonlocal inner
-        inner_saved, inner = inner, (lambda _p: encoded(batch, **kw))
-        try:
-            return evaluate_until_deadline(batch)
-        finally:
-            inner = inner_saved
-
-    setattr(evaluator, step, evaluate_until_deadline)
-    setattr(evaluator, f"{step}_encoded", encoded_until_deadline)
+    # positions (the Python search) or encoded leaves (the native fast path): the same step either way
+    for name in (step, f"{step}_encoded"):
+        inner = getattr(evaluator, name)
+        setattr(evaluator, name, lambda x, _inner=inner, **kw: (count_step(), _inner(x, **kw))[1])
     try:
         for _ in play_games(game, evaluator, 10**9, config):
             pass

@@ -21,8 +21,8 @@ from test_search_fingerprint import ProbeNet, probe_evaluator, selfplay_items
 from zero9.games import make_game
 from zero9.learn.selfplay_game import play_games
 from zero9.search import mcts, native, puct
-from zero9.search.gumbel import GumbelTree
 from zero9.search.evaluator import NetEvaluator
+from zero9.search.gumbel import GumbelTree
 from zero9.settings import SearchConfig, SelfPlayConfig
 
 
@@ -130,7 +130,8 @@ def test_native_gumbel_agrees_with_gumbel_tree(name, visits, leaves, m, position
             assert root_stats(fast) == root_stats(ref), f"different root at {where}"
             assert (fast.playouts, fast.collisions) == (ref.playouts, ref.collisions), where
             assert fast.root.q_value() == ref.root.q_value(), where
-            assert np.array_equal(fast.policy_target(game.num_actions), ref.policy_target(game.num_actions)), where
+            a = game.num_actions
+            assert np.array_equal(fast.policy_target(a), ref.policy_target(a)), where
             action = ref.choose_action()
             assert fast.choose_action() == action, f"different move at {where}"
             fast.advance(action)

@@ -31,8 +31,11 @@ Vocabulary:
   pipe. Pipes, not a shared queue: a queue's put hands the message to a feeder thread,
   which waits for the GIL while the worker searches (up to the 5 ms switch interval), so
   a batch in flight would reach the server late; ``send_bytes`` writes at once.
-- **round of the server**: take every request waiting, run them as one batch (or a
-  few, at most the largest bucket each), answer each slot.
+- **round of the server**: take the requests waiting (at most the largest bucket of
+  positions), run them as one batch, answer each slot. Rounds go two deep: the server
+  gathers and launches one round while the GPU still computes the one before, and answers
+  that one while the new one computes (its copies in and out go through pinned buffers
+  that alternate), so the GPU is not idle while the server's Python copies and replies.
 
 :func:`compiled_forward` is the same recipe for the benchmark's ceiling
 (``scripts/bench_selfplay.py``): the reference is the forward the server runs.
@@ -57,7 +60,9 @@ from zero9.nn.checkpoint import load_net
 from zero9.nn.net import ZeroNet, resolve_device
 
 REQUEST = struct.Struct("<BI")  # a request: slot number, positions in it
-BUCKETS = (256, 512, 1024, 2048, 4096)  # batch sizes compiled; a batch is padded up to the next one
+# batch sizes compiled; a batch is padded up to the next one (1536 and 3072: a round of 1,600 positions
+# padded to 2,048 wasted a fifth of the GPU's work)
+BUCKETS = (256, 512, 1024, 1536, 2048, 3072, 4096)
 IN_FLIGHT = 2  # slots per worker: batches one worker may have in flight at once
 
 
@@ -391,8 +396,7 @@ def _serve(specs: list[tuple[SlotSpec, ...]], requests, replies, control, contro
     forward, net = None, None
     stats = {"batches": 0, "positions": 0, "busy_s": 0.0, "loads": 0}  # loads: nets read from a file
     parent, checked = os.getppid(), time.monotonic()
-    pinned = torch.empty((BUCKETS[-1], *specs[0][0].planes_shape), dtype=torch.uint8,
-                         pin_memory=device.type == "cuda")
+    rounds = _Rounds(specs, device)
     while True:
         if time.monotonic() - checked > 1.0:
             checked = time.monotonic()
@@ -408,6 +412,7 @@ def _serve(specs: list[tuple[SlotSpec, ...]], requests, replies, control, contro
             control_reply.put(("stats", dict(stats)))
         if kind == "load":
             try:
+                rounds.finish(slots, stats)  # the old net's round answers before the weights change
                 net, forward = _load(payload, net, forward, device, stats)
                 control_reply.put(("loaded", dict(stats)))
             except Exception as e:  # tell the caller, keep serving
@@ -417,9 +422,15 @@ def _serve(specs: list[tuple[SlotSpec, ...]], requests, replies, control, contro
         if not clients:  # a listening server before its first client
             time.sleep(0.05)
             continue
-        waiting, replies = _requests(clients, joined, lock)
-        if waiting:
-            _answer(waiting, replies, slots, pinned, forward, device, stats)
+        # with a round on the GPU, only look (its answer is due); else wait up to 50 ms for a request
+        waiting, replies = _requests(clients, joined, lock, timeout=0.0 if rounds.busy else 0.05)
+        rounds.backlog.extend(waiting)
+        began = time.perf_counter()
+        launched = rounds.launch(slots, replies, forward) if rounds.backlog else None
+        rounds.finish(slots, stats)  # the round before: its answers out while this one computes
+        rounds.running = launched
+        stats["busy_s"] += time.perf_counter() - began
+    rounds.finish(slots, stats)
     if listener is not None:
         listener.close()
     for mine in slots:
@@ -444,13 +455,13 @@ def _load(path: str, net, forward, device: torch.device, stats: dict) -> tuple:
     return net, forward
 
 
-def _requests(clients: list, joined: list, lock: threading.Lock) -> tuple[list, dict]:
+def _requests(clients: list, joined: list, lock: threading.Lock, timeout: float = 0.05) -> tuple[list, dict]:
     """``(waiting, replies)``: the batches the clients sent, as ``(worker, slot, n)`` (waiting up to
-    50 ms for the first; everything already sent joins), and each client's reply end."""
+    ``timeout`` for the first; everything already sent joins), and each client's reply end."""
     asking = {id(c[0] if isinstance(c, tuple) else c): w for w, c in clients}
     replies = {w: (c[1] if isinstance(c, tuple) else c) for w, c in clients}
     waiting = []
-    for pipe in connection.wait([c[0] if isinstance(c, tuple) else c for _, c in clients], timeout=0.05):
+    for pipe in connection.wait([c[0] if isinstance(c, tuple) else c for _, c in clients], timeout=timeout):
         w = asking[id(pipe)]
         try:
             while pipe.poll():
@@ -461,30 +472,67 @@ def _requests(clients: list, joined: list, lock: threading.Lock) -> tuple[list, 
     return waiting, replies
 
 
-def _answer(waiting: list, replies: dict, slots: list, pinned: torch.Tensor, forward, device: torch.device,
-            stats: dict) -> None:
-    """Evaluate the waiting batches, as few net calls as the largest bucket allows, and tell each client."""
-    start = time.perf_counter()
-    while waiting:
-        group, total = [], 0
-        while waiting and total + waiting[0][2] <= BUCKETS[-1]:
-            w, s, n = waiting.pop(0)
-            pinned[total:total + n].numpy()[:] = slots[w][s].planes[:n]
+class _Rounds:
+    """The server's rounds, two deep: while the GPU computes one round, the server answers the round
+    before it and gathers the next (pinned input and output buffers alternate between the two)."""
+
+    def __init__(self, specs, device: torch.device):
+        cuda = device.type == "cuda"
+        shape, actions = specs[0][0].planes_shape, specs[0][0].num_actions
+        most = BUCKETS[-1]
+        self.device = device
+        self.planes = [torch.empty((most, *shape), dtype=torch.uint8, pin_memory=cuda) for _ in range(2)]
+        self.probs = [torch.empty((most, actions), dtype=torch.float32, pin_memory=cuda) for _ in range(2)]
+        self.value = [torch.empty(most, dtype=torch.float32, pin_memory=cuda) for _ in range(2)]
+        self.turn = 0
+        self.backlog: list = []  # requests not yet in a round: (worker, slot, n)
+        self.running = None  # the round on the GPU: (buffer, group, replies, event)
+
+    @property
+    def busy(self) -> bool:
+        return self.running is not None
+
+    def launch(self, slots, replies: dict, forward):
+        """Start a round of the backlog's first requests (at most the largest bucket): copies and the net,
+        all queued on the GPU; returns it (its answer is read by :meth:`finish`)."""
+        k = self.turn
+        self.turn = 1 - k
+        planes, group, total = self.planes[k], [], 0
+        while self.backlog and total + self.backlog[0][2] <= BUCKETS[-1]:
+            w, s, n = self.backlog.pop(0)
+            planes[total:total + n].numpy()[:] = slots[w][s].planes[:n]
             group.append((w, s, total, n))
             total += n
-        x = pinned[:total].to(device, non_blocking=True)
+        x = planes[:total].to(self.device, non_blocking=True)
         probs, value = forward(x)
-        probs, value = probs.cpu().numpy(), value.cpu().numpy()
+        self.probs[k][:total].copy_(probs, non_blocking=True)
+        self.value[k][:total].copy_(value, non_blocking=True)
+        event = None
+        if self.device.type == "cuda":
+            event = torch.cuda.Event()
+            event.record()
+        return k, group, replies, event
+
+    def finish(self, slots, stats: dict) -> None:
+        """Answer the round on the GPU, if any: its outputs into the clients' slots, a reply each."""
+        if self.running is None:
+            return
+        k, group, replies, event = self.running
+        self.running = None
+        if event is not None:
+            event.synchronize()
+        probs, value = self.probs[k].numpy(), self.value[k].numpy()
+        total = 0
         for w, s, at, n in group:
             slots[w][s].probs[:n] = probs[at:at + n]
             slots[w][s].value[:n] = value[at:at + n]
+            total += n
             try:
                 replies[w].send_bytes(bytes((s,)))
             except OSError:  # the client left while its batch was evaluated
                 pass
         stats["batches"] += 1
         stats["positions"] += total
-    stats["busy_s"] += time.perf_counter() - start
 
 
 class ServerGroup:

@@ -140,8 +140,8 @@ def new_nodes(capacity: int, nn: int, actions: int) -> Nodes:
     z = np.zeros
     return Nodes(z(capacity, np.int32), z(capacity, np.int32), z(capacity, np.int32), z(capacity, np.int32),
                  z(capacity, np.int8), z(capacity), z(capacity), z(capacity), z(capacity), z(capacity),
-                 z((capacity, nn), np.int8), z(capacity, np.int8), z(capacity, np.int16), z(capacity, np.int32),
-                 z(capacity, np.int32), z(capacity, np.uint64), z(capacity, np.uint64),
+                 z((capacity, nn), np.int8), z(capacity, np.int8), z(capacity, np.int16),
+                 z(capacity, np.int32), z(capacity, np.int32), z(capacity, np.uint64), z(capacity, np.uint64),
                  np.empty((capacity, actions), np.float32), z(1, np.int64), z(1, np.int64))
 
 
@@ -450,8 +450,9 @@ def expand(nodes, edges, trees, rules, knobs, g, node, path, scratch, actions) -
             path[npath] = nodes.bhash[x]
             npath += 1
             x = nodes.parent[x]
-        count = go_legal(nodes.stones[node], nodes.to_play[node], nodes.bhash[node], rules.nbrs, rules.zobrist,
-                         trees.hist_hash[g, :trees.nhist[g]], path, npath, scratch, actions)
+        seen = trees.hist_hash[g, :trees.nhist[g]]
+        count = go_legal(nodes.stones[node], nodes.to_play[node], nodes.bhash[node], rules.nbrs,
+                         rules.zobrist, seen, path, npath, scratch, actions)
     else:
         count = gomoku_legal(nodes.stones[node], actions)
     first = edges.used[0]
@@ -524,7 +525,7 @@ def _block_f64(x, start, n):
 
 @numba.njit(cache=True, nogil=True)
 def pairwise_f64(x, n):
-    """``np.add.reduce`` of float64 ``x[:n]``, bit for bit (numpy's pairwise order, as :func:`pairwise_f32`)."""
+    """``np.add.reduce`` of float64 ``x[:n]``, bit for bit (numpy's pairwise order: :func:`pairwise_f32`)."""
     if n <= 128:
         return _block_f64(x, 0, n)
     fs = np.empty(64, np.int64)
@@ -617,7 +618,7 @@ def improved_policy(nodes, edges, node, z, work, work32) -> None:
 
 @numba.njit(cache=True, nogil=True)
 def gumbel_inner_edge(nodes, edges, node, work, work32) -> int:
-    """argmax(π − N / (1 + ΣN)), π the improved policy (:meth:`zero9.search.gumbel.GumbelTree._select_inner`)."""
+    """argmax(π − N / (1 + ΣN)), π the improved policy (:meth:`.gumbel.GumbelTree._select_inner`)."""
     first, count = nodes.first[node], nodes.count[node]
     if nodes.total[node] == 0.0:  # π = softmax(logits): the first of the largest logits
         best, top = first, edges.logit[first]

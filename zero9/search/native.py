@@ -53,7 +53,8 @@ def rules_for(game: Game) -> F.Rules:
     if game.name == "gomoku" and game.variant in ("freestyle", "standard"):
         t = gomoku_tables(n)
         return F.Rules(F.GOMOKU, n, nn, game.num_actions, num_planes(game), np.zeros((nn, 4), np.int32),
-                       t.zobrist, np.uint64(t.side_key), 0.0, 0, int(game.connect), game.variant == "standard")
+                       t.zobrist, np.uint64(t.side_key), 0.0, 0, int(game.connect),
+                       game.variant == "standard")
     raise ValueError(f"the fast path plays Go and Gomoku (freestyle, standard), not {game}")
 
 
@@ -83,8 +84,9 @@ class LeafBatch:
         """The planes of leaves ``rows``, each under its symmetry (uint8 ``[len(rows), C, N, N]``)."""
         out = np.empty((len(rows), *self.planes.shape[1:]), np.uint8)
         c = self.planes.shape[1]
+        maps = _maps(self.forest.rules.size)
         F.turn_planes(self.planes.reshape(len(self.planes), c, -1), np.asarray(rows, np.int64),
-                      np.asarray(syms, np.int64), _maps(self.forest.rules.size), out.reshape(len(rows), c, -1))
+                      np.asarray(syms, np.int64), maps, out.reshape(len(rows), c, -1))
         return out
 
 
@@ -140,7 +142,7 @@ class Forest:
             return
         slots = np.flatnonzero(self.trees.active).astype(np.int32)
         if self.spare is None or len(self.spare[0].flags) < have_nodes or len(self.spare[1].n) < have_edges:
-            self.spare = F.new_nodes(have_nodes, self.rules.nn, self.rules.num_actions), F.new_edges(have_edges)
+            self.spare = self._new_nodes(have_nodes), F.new_edges(have_edges)
         if len(self._old_of) < have_nodes:
             self._old_of = np.zeros(have_nodes, np.int32)
         to_nodes, to_edges = self.spare
@@ -152,8 +154,11 @@ class Forest:
         if live_nodes + nodes > have_nodes // 4 or live_edges + edges > have_edges // 4:
             self._grow(max(have_nodes, 4 * (live_nodes + nodes)), max(have_edges, 4 * (live_edges + edges)))
 
+    def _new_nodes(self, capacity: int) -> F.Nodes:
+        return F.new_nodes(capacity, self.rules.nn, self.rules.num_actions)
+
     def _grow(self, nodes: int, edges: int) -> None:
-        bigger_nodes, bigger_edges = F.new_nodes(nodes, self.rules.nn, self.rules.num_actions), F.new_edges(edges)
+        bigger_nodes, bigger_edges = self._new_nodes(nodes), F.new_edges(edges)
         used_nodes, used_edges = int(self.nodes.used[0]), int(self.edges.used[0])
         for old, new in zip(self.nodes, bigger_nodes, strict=True):
             new[:used_nodes] = old[:used_nodes]
@@ -253,9 +258,9 @@ class Forest:
         planes = np.empty((most, rules.planes, rules.size, rules.size), np.uint8)
         keys = np.empty((most, F.HISTORY), "<u8")
         key_len = np.empty(most, np.int64)
-        count = F.select_batch(self.nodes, self.edges, self.trees, rules, self.knobs, slots, k, out_tree, out_node,
-                               planes.reshape(most, rules.planes, rules.nn), keys, key_len, self._scratch,
-                               self._work, self._work32, self._path, self._actions)
+        count = F.select_batch(self.nodes, self.edges, self.trees, rules, self.knobs, slots, k, out_tree,
+                               out_node, planes.reshape(most, rules.planes, rules.nn), keys, key_len,
+                               self._scratch, self._work, self._work32, self._path, self._actions)
         if count < 0:
             return None
         raw = keys[:count].tobytes()
@@ -275,8 +280,9 @@ class Forest:
             self._expanded = np.zeros(count, np.int32)
         priors = np.ascontiguousarray(priors, np.float32)
         values = np.ascontiguousarray(values, np.float32)
-        roots = F.backup_batch(self.nodes, self.edges, self.trees, self.rules, self.knobs, batch.trees, batch.nodes,
-                               count, priors, values, self._path, self._scratch, self._actions, self._expanded)
+        roots = F.backup_batch(self.nodes, self.edges, self.trees, self.rules, self.knobs, batch.trees,
+                               batch.nodes, count, priors, values, self._path, self._scratch, self._actions,
+                               self._expanded)
         for g in self._expanded[:roots].tolist():
             view = self.views[g]
             if view is not None and view.config.noise:
@@ -415,7 +421,7 @@ class NativeTree:
         nodes.fpu[r] = max(float(nodes.value[r]) - reduction * math.sqrt(float(nodes.tried[r])), -1.0)
 
     def _priors_changed(self, p: np.ndarray) -> None:
-        """The root's priors are now ``p``: its ``tried`` sum (numpy's, as puct) and first-play value follow."""
+        """The root's priors are now ``p``: its ``tried`` sum (numpy's, as puct's) and its FPU follow."""
         sl = self.root.edges()
         edges = self.forest.edges
         edges.p[sl] = p
@@ -456,8 +462,8 @@ class NativeTree:
         if forest.trees.nhist[g] >= forest.trees.hist_hash.shape[1]:
             forest._widen_history(int(forest.trees.nhist[g]) + 1)
         forest.wanted_ok[g] = False
-        F.advance_root(forest.nodes, forest.edges, forest.trees, forest.rules, forest.knobs, g, action, self.reuse,
-                       forest._scratch, forest._path, forest._actions)
+        F.advance_root(forest.nodes, forest.edges, forest.trees, forest.rules, forest.knobs, g, action,
+                       self.reuse, forest._scratch, forest._path, forest._actions)
         self.position = position
         self.noised = False
         self.advanced()
@@ -581,7 +587,8 @@ class Slots:
     def __init__(self, game: Game, config: SearchConfig, slots: int, halves: bool, gumbel_actions: int = 0):
         cut = (slots + 1) // 2 if halves else slots
         self.halves = (range(0, cut), range(cut, slots)) if halves else (range(0, slots),)
-        self.forests = [Forest(game, config, max(1, len(h)), gumbel_actions=gumbel_actions) for h in self.halves]
+        self.forests = [Forest(game, config, max(1, len(h)), gumbel_actions=gumbel_actions)
+                        for h in self.halves]
 
     def locate(self, slot: int) -> tuple[Forest, int]:
         for half, forest in zip(self.halves, self.forests, strict=True):
@@ -589,7 +596,8 @@ class Slots:
                 return forest, slot - half.start
         raise IndexError(slot)
 
-    def plant(self, slot: int, position: Position, config: SearchConfig, rng: np.random.Generator) -> NativeTree:
+    def plant(self, slot: int, position: Position, config: SearchConfig, rng: np.random.Generator
+              ) -> NativeTree:
         forest, local = self.locate(slot)
         return forest.plant(local, position, config, rng)
 
@@ -598,8 +606,8 @@ class Slots:
         forest.release(local)
 
 
-def search_slots(slots: Slots, trees: Callable[[], Sequence[NativeTree | None]], evaluator, leaves_per_tree: int,
-                 on_step: Callable[[range], bool]) -> Iterator[None]:
+def search_slots(slots: Slots, trees: Callable[[], Sequence[NativeTree | None]], evaluator,
+                 leaves_per_tree: int, on_step: Callable[[range], bool]) -> Iterator[None]:
     """:func:`zero9.search.batched.search_slots` on native trees: the same steps, in the same order."""
     if len(slots.halves) == 2:
         yield from _in_flight(slots, trees, evaluator, leaves_per_tree, on_step)
