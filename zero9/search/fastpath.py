@@ -77,19 +77,50 @@ def describe(game, config, evaluator=None) -> str:
 
 
 def warm_up() -> None:
-    """Compile (or load from numba's cache) the native steps in this process before worker processes
-    start, so that they load the cache instead of each compiling the same code at once."""
+    """Compile (or load from numba's cache) every native step in this process, before worker processes
+    start: they then load the cache instead of each compiling the same code at once, in the middle of
+    their games (on 16 cores, 15 workers compiling took two thirds of a bench's measured time)."""
     if wanted() == "python" or not numba_available():
         return
     import numpy as np
 
     from zero9.games import make_game
+    from zero9.learn.selfplay_game import play_games
     from zero9.search import native
-    from zero9.search.evaluator import UniformEvaluator
-    from zero9.settings import SearchConfig
+    from zero9.search.evaluator import NetEvaluator
+    from zero9.settings import SearchConfig, SelfPlayConfig
 
-    game = make_game("go", 5)
-    for m in (0, 2):  # PUCT, then Gumbel
-        forest = native.Forest(game, SearchConfig(), 1, gumbel_actions=m)
-        tree = forest.plant(0, game.new_position(), SearchConfig(), np.random.default_rng(0))
-        native.search(tree, UniformEvaluator(game), visits=4, leaves_per_call=2)
+    class Uniform:
+        """A net that answers uniform priors and value 0 at once."""
+
+        takes_bytes = True
+
+        def __init__(self, actions: int):
+            self.actions = actions
+
+        def predict(self, planes):
+            b = len(planes)
+            return np.full((b, self.actions), 1.0 / self.actions, np.float32), np.zeros(b, np.float32)
+
+    class Later(Uniform):
+        """... with the inference server's ticket API (two batches in flight)."""
+
+        def submit(self, planes):
+            return self.predict(planes)
+
+        def collect(self, ticket):
+            return ticket
+
+    # a game of each kind a worker plays: PUCT with one and two batches in flight, Gumbel, Gomoku:
+    # every step, the moves, the end of a game
+    for game, gumbel, net in ((make_game("go", 5), False, Later), (make_game("go", 5), True, Uniform),
+                              (make_game("gomoku", 5, connect=4), False, Uniform)):
+        config = SelfPlayConfig(visits=12, parallel_games=2, leaves_per_tree=4, gumbel=gumbel,
+                                gumbel_actions=4, seed=0, resign_threshold=None)
+        for _ in play_games(game, NetEvaluator(net(game.num_actions), cache_size=10), 2, config):
+            pass
+    # and a compaction of a forest that has trees in it
+    forest = native.Forest(game, SearchConfig(), 1)
+    tree = forest.plant(0, game.new_position(), SearchConfig(), np.random.default_rng(0))
+    native.search(tree, NetEvaluator(Uniform(game.num_actions), cache_size=10), visits=8, leaves_per_call=2)
+    forest.make_room(len(forest.nodes.flags), 0)

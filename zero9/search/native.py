@@ -46,14 +46,16 @@ def rules_for(game: Game) -> F.Rules:
     """The forest's view of ``game`` (Go, or Gomoku freestyle/standard)."""
     n = game.size
     nn = n * n
+    # (writable copies of the tables: numba compiles a function again for read-only arrays, and Go's
+    # and Gomoku's rules must be of one type to share the compiled steps)
     if game.name == "go":
         t = go_tables(n)
-        return F.Rules(F.GO, n, nn, game.num_actions, num_planes(game), t.nbrs, t.zobrist,
+        return F.Rules(F.GO, n, nn, game.num_actions, num_planes(game), np.array(t.nbrs), np.array(t.zobrist),
                        np.uint64(t.white_to_move), float(game.komi), int(game.move_cap), 0, False)
     if game.name == "gomoku" and game.variant in ("freestyle", "standard"):
         t = gomoku_tables(n)
         return F.Rules(F.GOMOKU, n, nn, game.num_actions, num_planes(game), np.zeros((nn, 4), np.int32),
-                       t.zobrist, np.uint64(t.side_key), 0.0, 0, int(game.connect),
+                       np.array(t.zobrist), np.uint64(t.side_key), 0.0, 0, int(game.connect),
                        game.variant == "standard")
     raise ValueError(f"the fast path plays Go and Gomoku (freestyle, standard), not {game}")
 
@@ -462,7 +464,7 @@ class NativeTree:
         if forest.trees.nhist[g] >= forest.trees.hist_hash.shape[1]:
             forest._widen_history(int(forest.trees.nhist[g]) + 1)
         forest.wanted_ok[g] = False
-        F.advance_root(forest.nodes, forest.edges, forest.trees, forest.rules, forest.knobs, g, action,
+        F.advance_root(forest.nodes, forest.edges, forest.trees, forest.rules, forest.knobs, g, int(action),
                        self.reuse, forest._scratch, forest._path, forest._actions)
         self.position = position
         self.noised = False
@@ -539,7 +541,7 @@ class GumbelNativeTree(NativeTree):
         self._ready()
         f = self.forest
         node = self.root.node
-        best = F.gumbel_best_root(f.nodes, f.edges, node, float(self.root.N.max()), f._work, f._work32)
+        best = F.gumbel_best_root(f.nodes, f.edges, node, int(self.root.N.max()), f._work, f._work32)
         return int(f.edges.action[best])
 
     def policy_target(self, num_actions: int) -> np.ndarray:
