@@ -43,8 +43,7 @@ import time
 import numpy as np
 
 from zero9.games import make_game
-from zero9.learn.selfplay_game import play_games
-from zero9.search import fastpath
+from zero9.learn.selfplay_game import play_games, warm_up_native
 from zero9.search import puct as search
 from zero9.search.evaluator import NetEvaluator, UniformEvaluator
 from zero9.search.puct import Tree, run_simulations
@@ -130,6 +129,62 @@ def bench_tree(args) -> None:
                 f"{ref / rate:.1f} board moves' time per sim)"
             )
         print(f"{label}: {best:,.0f} sims/s  (bar {BAR_SIMS:,}: {'met' if best >= BAR_SIMS else 'NOT met'})")
+
+
+def fast_vs_readable(args) -> None:
+    """The fast path against the readable search: simulations per CPU second, free evaluator, 9x9 Go
+    mid-game, K = 8 leaves per call. The readable :mod:`zero9.search.mcts` searches one tree at a time;
+    the native fast path is measured as self-play runs it, ``--forest`` trees of the position stepped
+    together (and alone, one tree, beside it); :mod:`zero9.search.puct`, the Python fast twin, too."""
+    from zero9.search import mcts, native
+
+    warm_up_native()
+    game = make_game("go", 9)
+    pos = midgame(game, 30)
+    evaluator = UniformEvaluator(game)
+    config = SearchConfig()
+    playouts = args.playouts
+
+    def readable() -> int:
+        tree = mcts.Tree(pos, config, np.random.default_rng(0))
+        return mcts.search(tree, evaluator, playouts=playouts, leaves_per_call=8)
+
+    def python_twin() -> int:
+        return run_simulations(Tree(pos, config, np.random.default_rng(0)), evaluator, playouts, batch_size=8)
+
+    def forest(trees: int):
+        slots = native.Forest(game, config, trees)  # kept from search to search, as self-play keeps it
+
+        def run() -> int:
+            planted = [slots.plant(g, pos, config, np.random.default_rng(g)) for g in range(trees)]
+            for tree in planted:
+                tree.begin_search(playouts=playouts)
+            with native.gc_paused():
+                while (batch := slots.select(range(trees), 8)) is not None:
+                    native.evaluate(evaluator, batch)
+            return sum(tree.playouts for tree in planted)
+        return run
+
+    def rate(search) -> float:
+        search()  # the first search grows the forest's arrays to what the trees need
+        best = []
+        for _ in range(args.rounds):
+            start, done = time.process_time(), 0
+            while time.process_time() - start < 1.0:
+                done += search()
+            best.append(done / (time.process_time() - start))
+        return float(np.median(best))
+
+    readable_rate = rate(readable)
+    rates = {"python fast twin (puct.py), one tree": rate(python_twin),
+             "native fast path, one tree": rate(forest(1)),
+             f"native fast path, {args.forest} trees stepped together": rate(forest(args.forest))}
+    print(f"9x9 go mid-game, {playouts} simulations a search, K=8, free evaluator, simulations per CPU "
+          f"second (median of {args.rounds}): readable mcts {readable_rate:,.0f}")
+    for label, value in rates.items():
+        print(f"  {label}: {value:,.0f} ({value / readable_rate:.1f}x)")
+    best = rates[f"native fast path, {args.forest} trees stepped together"]
+    print(f"fast path vs readable mcts: {best / readable_rate:.1f}x")
 
 
 def profile_tree(args) -> None:
@@ -231,7 +286,7 @@ def per_core_selfplay(args) -> tuple[float, float, float, float]:
     from evaluator call ``args.steps[0]`` to ``args.steps[1]``), the seconds measured (self-play on
     this core; on a shared machine the CPU-second figure is the steadier one), and the share of the
     positions asked that the evaluator's cache answered then."""
-    fastpath.warm_up()  # numba compiles (or loads its cache) before the clock starts
+    warm_up_native()  # numba compiles (or loads its cache) before the clock starts
     game = make_game("go", 9)
     net = (LaterFreeNet if args.in_flight == 2 else FreeNet)(game.num_actions)
     evaluator = NetEvaluator(net, cache_size=args.eval_cache, rng=np.random.default_rng(0))
@@ -410,6 +465,10 @@ def main(argv: list[str] | None = None) -> int:
         help="self-play time for the net share (stops at the first game done after it)",
     )
     parser.add_argument("--skip-net", action="store_true")
+    parser.add_argument("--fast-only", action="store_true",
+                        help="only the fast path against the readable search (its first lines)")
+    parser.add_argument("--forest", type=int, default=64,
+                        help="trees the native fast path steps together in that comparison (self-play's)")
     parser.add_argument("--per-core", action="store_true",
                         help="only figure 3: self-play net evaluations/s of one core with a free net")
     parser.add_argument("--in-flight", type=int, default=1, choices=(1, 2),
@@ -437,6 +496,9 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.per_core:
         bench_per_core(args)
+        return 0
+    fast_vs_readable(args)
+    if args.fast_only:
         return 0
     bench_tree(args)
     if args.profile:

@@ -26,10 +26,12 @@ TOP_MODULES = {"zero9.cli", "zero9.__main__"}  # and every zero9.cli.* module
 # Third-party packages that are optional or heavy to load: importing them inside a function is allowed.
 OPTIONAL_PACKAGES = {"ray", "pygame", "matplotlib", "fastapi", "starlette", "uvicorn", "sqlalchemy",
                      "selenium", "psycopg", "multipart", "httpx", "sgfmill",
-                     "libs"}  # libs: gomokubench's module (an optional match opponent)
+                     "libs",  # libs: gomokubench's module (an optional match opponent)
+                     "numba"}  # the search's fast path: zero9 runs the Python one without it
 # zero9 modules that pull in one of those: they too may be imported inside a function.
 OPTIONAL_MODULES = {"zero9.learn.raypool", "zero9.learn.plot", "zero9.distributed.server",
-                    "zero9.distributed.web", "zero9.distributed.db", "zero9.distributed.roster", "gui.app"}
+                    "zero9.distributed.web", "zero9.distributed.db", "zero9.distributed.roster", "gui.app",
+                    "zero9.search.native", "zero9.search.forest"}
 MAX_FUNCTION_IMPORTS = 30
 MAX_LOOSE_MODULES = 4
 # The command line belongs to zero9.cli: library modules take plain arguments or the settings

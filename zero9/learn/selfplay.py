@@ -53,9 +53,9 @@ from typing import Any, Protocol
 from tqdm import tqdm
 
 from zero9.games import BLACK, EMPTY
+from zero9.learn.selfplay_game import warm_up_native
 from zero9.learn.workers import JobQueue, WorkerJob, pool_main, raise_worker_error, serve_jobs
 from zero9.nn.inference import InferenceServer, ServerGroup
-from zero9.search import fastpath
 from zero9.settings import SelfPlayConfig
 from zero9.util.interrupts import check_stop
 
@@ -116,7 +116,7 @@ class WorkerPool:
                 0, JobQueue(self.job_queues[0], self.stop, None), self.out_queue, None, self.left))
             self.thread.start()
             return
-        fastpath.warm_up()  # the workers then load numba's cache instead of compiling at once
+        warm_up_native()  # the workers then load numba's cache instead of compiling at once
         self.out_queue, self.stop = self.ctx.Queue(), self.ctx.Event()
         self.job_queues = [self.ctx.Queue() for _ in range(workers)]
         clients = [inference.client(w) if inference else None for w in range(workers)]

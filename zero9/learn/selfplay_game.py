@@ -20,11 +20,12 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from zero9.games import Game
+from zero9.games import Game, make_game
 from zero9.learn.selfplay_loop import GameInPlay, GameRecord, MoveRecord, check_config, play_game
 from zero9.search import fastpath
 from zero9.search.batched import search_slots
-from zero9.settings import SelfPlayConfig
+from zero9.search.evaluator import NetEvaluator
+from zero9.settings import SearchConfig, SelfPlayConfig
 
 __all__ = ["GameInPlay", "GameRecord", "MoveRecord", "SelfPlay", "play_game", "play_games"]
 
@@ -98,3 +99,49 @@ def play_games(game: Game, evaluator, n_games: int, config: SelfPlayConfig | Non
     config = config or SelfPlayConfig()
     check_config(config)
     return SelfPlay(game, evaluator, n_games, config).games()
+
+
+class _UniformNet:
+    """A net that answers uniform priors and value 0 at once (the warm-up's)."""
+
+    takes_bytes = True
+
+    def __init__(self, actions: int):
+        self.actions = actions
+
+    def predict(self, planes):
+        b = len(planes)
+        return np.full((b, self.actions), 1.0 / self.actions, np.float32), np.zeros(b, np.float32)
+
+
+class _LaterUniformNet(_UniformNet):
+    """... with the inference server's ticket API (two batches in flight)."""
+
+    def submit(self, planes):
+        return self.predict(planes)
+
+    def collect(self, ticket):
+        return ticket
+
+
+def warm_up_native() -> None:
+    """Compile (or load from numba's cache) every step of the native fast path in this process, before
+    worker processes start: they then load the cache instead of each compiling the same code at once in
+    the middle of their games (on 16 cores, 15 workers compiling mid-game took two thirds of a bench's
+    measured time). A game of each kind a worker plays, and a compaction. Nothing when it cannot run."""
+    if fastpath.wanted() == "python" or not fastpath.numba_available():
+        return
+    from zero9.search import native  # (imports numba)
+
+    go, gomoku = make_game("go", 5), make_game("gomoku", 5, connect=4)
+    kinds = ((go, False, _LaterUniformNet), (go, True, _UniformNet), (gomoku, False, _UniformNet))
+    for game, gumbel, net in kinds:
+        config = SelfPlayConfig(visits=12, parallel_games=2, leaves_per_tree=4, gumbel=gumbel,
+                                gumbel_actions=4, seed=0, resign_threshold=None)
+        for _ in play_games(game, NetEvaluator(net(game.num_actions), cache_size=10), 2, config):
+            pass
+    forest = native.Forest(game, SearchConfig(), 1)
+    tree = forest.plant(0, game.new_position(), SearchConfig(), np.random.default_rng(0))
+    evaluator = NetEvaluator(_UniformNet(game.num_actions), cache_size=10)
+    native.search(tree, evaluator, visits=8, leaves_per_call=2)
+    forest.make_room(len(forest.nodes.flags), 0)  # a compaction

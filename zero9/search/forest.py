@@ -42,12 +42,16 @@ Vocabulary (shapes: ``M`` nodes, ``E`` edges, ``G`` trees, ``A`` actions, ``NN``
 
 from __future__ import annotations
 
+import hashlib
+import inspect
 import math
+import os
 from typing import NamedTuple
 
 import numba
 import numpy as np
 
+from zero9.games import go_native, gomoku_native
 from zero9.games.go_native import go_area_score, go_legal, go_play
 from zero9.games.gomoku_native import gomoku_legal, gomoku_wins
 
@@ -87,6 +91,8 @@ class Edges(NamedTuple):
     n: np.ndarray
     w: np.ndarray
     child: np.ndarray
+    q: np.ndarray  # w / n, kept as puct.py keeps it (set whenever n or w changes)
+    u: np.ndarray  # p / (1 + n), likewise: PUCT's scan is then one multiply-add per child, no division
     logit: np.ndarray  # Gumbel: log P (at least 1e-30), made at expansion
     gbase: np.ndarray  # Gumbel, a root's edges: g + logit, set for each search
     used: np.ndarray  # [1]
@@ -148,7 +154,7 @@ def new_nodes(capacity: int, nn: int, actions: int) -> Nodes:
 def new_edges(capacity: int) -> Edges:
     z = np.zeros
     return Edges(z(capacity, np.int32), z(capacity), z(capacity, np.float32), z(capacity), z(capacity),
-                 z(capacity, np.int32), z(capacity), z(capacity), z(1, np.int64))
+                 z(capacity, np.int32), z(capacity), z(capacity), z(capacity), z(capacity), z(1, np.int64))
 
 
 def new_trees(count: int, history: int, nn: int) -> Trees:
@@ -340,9 +346,8 @@ def puct_edge(nodes, edges, knobs, node) -> int:
     fpu = nodes.fpu[node]
     best, best_score = -1, -math.inf
     for e in range(nodes.first[node], nodes.first[node] + nodes.count[node]):
-        n = edges.n[e]
-        q = edges.w[e] / n if n != 0.0 else fpu
-        score = q + c * (edges.p[e] / (1.0 + n))
+        q = edges.q[e] if edges.n[e] != 0.0 else fpu
+        score = q + c * edges.u[e]
         if score > best_score:
             best, best_score = e, score
     return best
@@ -371,8 +376,11 @@ def revert(nodes, edges, trees, knobs, g, node) -> None:
     while node != root:
         e, up = nodes.pedge[node], nodes.parent[node]
         n = edges.n[e] - vl
+        w = edges.w[e] + vl
         edges.n[e] = n
-        edges.w[e] = edges.w[e] + vl
+        edges.w[e] = w
+        edges.q[e] = w / n if n else 0.0
+        edges.u[e] = edges.p[e] / (1.0 + n)
         nodes.total[up] -= vl
         if not n:
             tried(nodes, edges, trees, knobs, g, up, e, False)
@@ -399,8 +407,11 @@ def select_leaf(nodes, edges, trees, rules, knobs, g, scratch, work, work32, pat
             edges.child[e] = child
         if vl != 0.0:
             n = edges.n[e] + vl
+            w = edges.w[e] - vl
             edges.n[e] = n
-            edges.w[e] = edges.w[e] - vl
+            edges.w[e] = w
+            edges.q[e] = w / n
+            edges.u[e] = edges.p[e] / (1.0 + n)
             nodes.total[node] += vl
             if n == vl:
                 tried(nodes, edges, trees, knobs, g, node, e, True)
@@ -426,13 +437,18 @@ def backup(nodes, edges, trees, knobs, g, node, value) -> None:
         value = -value
         nodes.sqsum[child] += value * value
         e, up = nodes.pedge[child], nodes.parent[child]
-        edges.w[e] = edges.w[e] + value + vl
+        w = edges.w[e] + value + vl
+        edges.w[e] = w
         if dn != 0.0:
             n = edges.n[e] + dn
             edges.n[e] = n
+            edges.u[e] = edges.p[e] / (1.0 + n)
             nodes.total[up] += dn
             if n == dn:
                 tried(nodes, edges, trees, knobs, g, up, e, True)
+        else:
+            n = edges.n[e]
+        edges.q[e] = w / n
         child = up
     if node != root:
         trees.playouts[g] += 1
@@ -477,6 +493,8 @@ def expand(nodes, edges, trees, rules, knobs, g, node, path, scratch, actions) -
             raw[e] = fill
     for e in range(first, first + count):
         edges.p[e] = np.float64(raw[e])
+        edges.u[e] = edges.p[e]  # p / (1 + 0)
+        edges.q[e] = 0.0
         if knobs.gumbel:
             p = edges.p[e]
             edges.logit[e] = math.log(p if p >= 1e-30 else 1e-30)
@@ -899,6 +917,8 @@ def compact(nodes, edges, trees, slots, to_nodes, to_edges, old_of) -> None:
                     to_edges.raw[f] = edges.raw[e]
                     to_edges.n[f] = edges.n[e]
                     to_edges.w[f] = edges.w[e]
+                    to_edges.q[f] = edges.q[e]
+                    to_edges.u[f] = edges.u[e]
                     to_edges.logit[f] = edges.logit[e]
                     to_edges.gbase[f] = edges.gbase[e]
                     child = edges.child[e]
@@ -924,11 +944,6 @@ def compact(nodes, edges, trees, slots, to_nodes, to_edges, old_of) -> None:
 
 
 def _stamp() -> str:
-    import hashlib
-    import inspect
-
-    from zero9.games import go_native, gomoku_native
-
     h = hashlib.sha256()
     for module in (go_native, gomoku_native):
         h.update(inspect.getsource(module).encode())
@@ -936,8 +951,6 @@ def _stamp() -> str:
 
 
 def _check_cache() -> None:
-    import os
-
     dispatchers = [v for v in globals().values()
                    if isinstance(v, numba.core.registry.CPUDispatcher) and v.py_func.__module__ == __name__]
     where = dispatchers[0]._cache._cache_path

@@ -34,9 +34,10 @@ import numpy as np
 from zero9.games import BLACK, Game, Position
 from zero9.games.go_native import go_tables
 from zero9.games.gomoku_native import gomoku_tables
-from zero9.nn.features import num_planes
+from zero9.nn.features import num_planes, point_maps
 from zero9.search import forest as F
 from zero9.search.gcpause import gc_paused
+from zero9.search.gumbel import considered_visits
 from zero9.search.mcts import draw_by_visits
 from zero9.settings import SearchConfig
 
@@ -95,8 +96,6 @@ class LeafBatch:
 @functools.cache
 def _halving_table(m: int, n: int) -> np.ndarray:
     """:func:`zero9.search.gumbel.considered_visits`, kept per (m, n): every move of self-play asks it."""
-    from zero9.search.gumbel import considered_visits
-
     table = np.array(considered_visits(m, n), np.int32)
     table.flags.writeable = False
     return table
@@ -104,8 +103,6 @@ def _halving_table(m: int, n: int) -> np.ndarray:
 
 @functools.cache
 def _maps(size: int) -> np.ndarray:
-    from zero9.nn.features import point_maps
-
     return np.array(point_maps(size), np.int64)
 
 
@@ -427,6 +424,7 @@ class NativeTree:
         sl = self.root.edges()
         edges = self.forest.edges
         edges.p[sl] = p
+        edges.u[sl] = p / (1.0 + edges.n[sl])  # (puct.py's U0, the same numpy division)
         self.forest.nodes.tried[self.root.node] = float(p[edges.n[sl] > 0].sum())
         self._refresh_fpu()
 
