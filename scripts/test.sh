@@ -48,7 +48,7 @@ python3 -m pytest -q "$@" || status=$?
 # path, the fingerprints) again under other numeric kernels: OpenBLAS's Haswell kernel and numpy without
 # its AVX-512 paths (a CPU with AVX-512 otherwise runs those; CI's may not have it).
 if [ $# -eq 0 ]; then
-  OPENBLAS_CORETYPE=Haswell NPY_DISABLE_CPU_FEATURES="AVX512F AVX512CD AVX512_SKX AVX512_CLX AVX512_CNL AVX512_ICL AVX512_SPR" \
+  OPENBLAS_CORETYPE=Haswell NPY_DISABLE_CPU_FEATURES="X86_V4 AVX512_ICL AVX512_SPR AVX512F AVX512CD AVX512_SKX AVX512_CLX AVX512_CNL" \
     python3 -m pytest -q -p no:cacheprovider tests/test_mcts_twins.py tests/test_native_twins.py \
     tests/test_search_fingerprint.py tests/test_gumbel_exact.py tests/test_selfplay_game.py || status=$?
 fi
