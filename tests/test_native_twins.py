@@ -16,35 +16,24 @@ import dataclasses
 
 import numpy as np
 import pytest
+from test_mcts_twins import Recording as TwinRecording
+from test_mcts_twins import fast_search
 from test_search_fingerprint import ProbeNet, probe_evaluator, selfplay_items
 
 from zero9.games import make_game
 from zero9.learn.selfplay_game import play_games
-from zero9.search import mcts, native, puct
+from zero9.search import forest, mcts, native, puct
 from zero9.search.evaluator import NetEvaluator
 from zero9.search.gumbel import GumbelTree
 from zero9.settings import SearchConfig, SelfPlayConfig
 
 
-class Recording:
-    """An evaluator that notes the position hashes of every batch it is asked."""
-
-    def __init__(self, evaluator):
-        self.evaluator, self.batches = evaluator, []
-
-    def evaluate(self, positions):
-        self.batches.append([p.hash for p in positions])
-        return self.evaluator.evaluate(positions)
+class Recording(TwinRecording):
+    """:class:`test_mcts_twins.Recording`, and the native path's batches of encoded leaves."""
 
     def evaluate_encoded(self, batch):
         self.batches.append([int(h) for h in batch.hashes])
         return self.evaluator.evaluate_encoded(batch)
-
-
-def fast_search(tree: puct.Tree, evaluator, visits: int, leaves: int) -> None:
-    tree.begin_search(visits=visits)
-    while (k := tree.leaves_wanted(leaves)) > 0:
-        puct.evaluate_leaves(evaluator, puct.collect_leaves(tree, k))
 
 
 def root_stats(tree) -> dict[int, tuple[float, float]]:
@@ -149,6 +138,18 @@ class LaterProbeNet(ProbeNet):
 
     def collect(self, ticket):
         return self.predict(np.asarray(ticket, np.float32))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_pairwise_sum_is_numpys(dtype):
+    """The native sums of priors and values are numpy's, to the bit, for every length (blocks of 128,
+    halves above) and offset."""
+    rng = np.random.default_rng(1)
+    for n in [*range(0, 300), 401, 625, 1000, 4097]:
+        x = (rng.random(n) * rng.choice([1e-3, 1.0, 1e3], n)).astype(dtype)
+        for start in (0, 3):
+            got = forest.pairwise_sum(x, start, max(n - start, 0), dtype(0.0))
+            assert got == np.add.reduce(x[start:]), (n, start)  # (float64 arithmetic would differ)
 
 
 @pytest.mark.parametrize("name, in_flight, shape", [

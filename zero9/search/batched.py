@@ -109,30 +109,43 @@ def search_in_flight(trees: Callable[[], Sequence[Tree | None]], evaluator, leav
     n = len(trees())
     halves = (range(0, (n + 1) // 2), range((n + 1) // 2, n))
 
-    def submit(half: range) -> tuple[list[Leaf], object] | None:
+    def submit(h: int) -> tuple[list[Leaf], object] | None:
         current = trees()
-        leaves = select_leaves([current[i] for i in half], leaves_per_tree)
+        leaves = select_leaves([current[i] for i in halves[h]], leaves_per_tree)
         if leaves is None:
             return None
         return leaves, (evaluator.submit([leaf.node.position for leaf in leaves]) if leaves else None)
 
-    in_flight: list[tuple[list[Leaf], object] | None] = [None, None]  # per half: its leaves and batch
+    def back_up(leaves: list[Leaf], asked) -> None:
+        if leaves:
+            evaluate_leaves(evaluator, leaves, evaluator.collect(asked))
+
+    yield from two_halves(halves, submit, back_up, lambda asked: evaluator.collect(asked), on_step)
+
+
+def two_halves(halves: tuple[range, range], submit: Callable[[int], tuple | None],
+               back_up: Callable[[object, object], None], abandon: Callable[[object], object],
+               on_step: Callable[[range], bool]) -> Iterator[None]:
+    """The loop of two batches in flight (:func:`search_in_flight`'s, and the native fast path's):
+    ``submit(h)`` selects half ``h``'s leaves and sends them (``(leaves, ticket)``; None when the half
+    wants no more), ``back_up(leaves, ticket)`` takes their answer in; ``abandon(ticket)`` collects a
+    batch still in flight when the caller stops early."""
+    in_flight: list[tuple | None] = [None, None]  # per half: its leaves and batch
 
     def step(h: int) -> bool:
         """Half ``h``'s batch answered: back it up, the caller's hook, the half's next batch out."""
         leaves, asked = in_flight[h]
         in_flight[h] = None
-        if leaves:
-            evaluate_leaves(evaluator, leaves, evaluator.collect(asked))
+        back_up(leaves, asked)
         del leaves, asked  # see _drop_paths
         ended = on_step(halves[h])
-        in_flight[h] = submit(halves[h])  # out before the caller's work at the yield
+        in_flight[h] = submit(h)  # out before the caller's work at the yield
         return ended
 
     try:
         with gc_paused():
-            for h, half in enumerate(halves):
-                in_flight[h] = submit(half)
+            for h in range(2):
+                in_flight[h] = submit(h)
         h = 0
         while in_flight[0] is not None or in_flight[1] is not None:
             # The collector is paused between yields, as search_trees pauses it between games ending.
@@ -147,4 +160,4 @@ def search_in_flight(trees: Callable[[], Sequence[Tree | None]], evaluator, leav
     finally:
         for item in in_flight:  # stopped early: every ticket is answered, so the net's slots come back
             if item is not None and item[0]:
-                evaluator.collect(item[1])
+                abandon(item[1])

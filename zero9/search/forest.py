@@ -171,73 +171,67 @@ def new_trees(count: int, history: int, nn: int) -> Trees:
 
 
 @numba.njit(cache=True, nogil=True)
-def _block_f32(x, start, n):
-    """numpy's float32 pairwise sum of a block of at most 128: 8 running sums, then the rest."""
+def _block_sum(x, start, n, zero):
+    """numpy's pairwise sum of a block of at most 128: 8 running sums, then the rest (in ``x``'s type)."""
     if n < 8:
-        res = np.float32(0.0)
+        res = zero
         for i in range(start, start + n):
-            res = np.float32(res + x[i])
+            res = res + x[i]
         return res
     r0, r1, r2, r3 = x[start], x[start + 1], x[start + 2], x[start + 3]
     r4, r5, r6, r7 = x[start + 4], x[start + 5], x[start + 6], x[start + 7]
     stop = start + n - n % 8
     i = start + 8
     while i < stop:
-        r0 = np.float32(r0 + x[i])
-        r1 = np.float32(r1 + x[i + 1])
-        r2 = np.float32(r2 + x[i + 2])
-        r3 = np.float32(r3 + x[i + 3])
-        r4 = np.float32(r4 + x[i + 4])
-        r5 = np.float32(r5 + x[i + 5])
-        r6 = np.float32(r6 + x[i + 6])
-        r7 = np.float32(r7 + x[i + 7])
+        r0 = r0 + x[i]
+        r1 = r1 + x[i + 1]
+        r2 = r2 + x[i + 2]
+        r3 = r3 + x[i + 3]
+        r4 = r4 + x[i + 4]
+        r5 = r5 + x[i + 5]
+        r6 = r6 + x[i + 6]
+        r7 = r7 + x[i + 7]
         i += 8
-    res = np.float32(np.float32(np.float32(r0 + r1) + np.float32(r2 + r3))
-                     + np.float32(np.float32(r4 + r5) + np.float32(r6 + r7)))
+    res = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
     while i < start + n:
-        res = np.float32(res + x[i])
+        res = res + x[i]
         i += 1
     return res
 
 
 @numba.njit(cache=True, nogil=True)
-def pairwise_f32(x, start, n):
-    """``np.add.reduce`` of float32 ``x[start:start+n]``, bit for bit: numpy's pairwise summation
-    (8 running sums per block of up to 128, halves above that) in float32."""
+def pairwise_sum(x, start, n, zero):
+    """``np.add.reduce`` of ``x[start:start+n]`` (float32 or float64, ``zero`` of that type), bit for bit:
+    numpy's pairwise summation, 8 running sums per block of up to 128, halves above that. An explicit
+    stack of (start, n, the left half's sum) instead of recursion: numba's cache cannot hold recursive
+    functions (loading one from it crashed)."""
     if n <= 128:
-        return _block_f32(x, start, n)
-    # An explicit stack instead of recursion (numba's cache cannot hold recursive functions):
-    # frames of (start, n, the left half's sum once known).
+        return _block_sum(x, start, n, zero)
     fs = np.empty(64, np.int64)
     fn = np.empty(64, np.int64)
-    fl = np.empty(64, np.float32)
+    fl = np.empty(64, x.dtype)
     phase = np.zeros(64, np.int8)
     top = 1
     fs[0], fn[0], phase[0] = start, n, 0
-    result = np.float32(0.0)
+    result = zero
     while top > 0:
         f = top - 1
         if fn[f] <= 128:
-            result = _block_f32(x, fs[f], fn[f])
+            result = _block_sum(x, fs[f], fn[f], zero)
             top -= 1
-        elif phase[f] == 0:
+        elif phase[f] == 2:
+            result = fl[f] + result
+            top -= 1
+        else:  # descend into the left half (phase 0), then the right one (phase 1)
             half = fn[f] // 2
             half -= half % 8
-            phase[f] = 1
-            fs[top], fn[top], phase[top] = fs[f], half, 0
+            if phase[f] == 1:
+                fl[f] = result
+            fs[top] = fs[f] + (half if phase[f] == 1 else 0)
+            fn[top] = fn[f] - half if phase[f] == 1 else half
+            phase[top] = 0
+            phase[f] += 1
             top += 1
-            continue
-        elif phase[f] == 1:
-            fl[f] = result
-            half = fn[f] // 2
-            half -= half % 8
-            phase[f] = 2
-            fs[top], fn[top], phase[top] = fs[f] + half, fn[f] - half, 0
-            top += 1
-            continue
-        else:
-            result = np.float32(fl[f] + result)
-            top -= 1
     return result
 
 
@@ -482,7 +476,7 @@ def expand(nodes, edges, trees, rules, knobs, g, node, path, scratch, actions) -
         edges.n[e] = 0.0
         edges.w[e] = 0.0
         edges.child[e] = -1
-    s = np.float64(pairwise_f32(raw, first, count))
+    s = np.float64(pairwise_sum(raw, first, count, np.float32(0.0)))
     if s > 0:
         scale = np.float32(1.0 / s)
         for e in range(first, first + count):
@@ -514,70 +508,6 @@ C_SCALE = 0.1
 
 
 @numba.njit(cache=True, nogil=True)
-def _block_f64(x, start, n):
-    if n < 8:
-        res = 0.0
-        for i in range(start, start + n):
-            res = res + x[i]
-        return res
-    r0, r1, r2, r3 = x[start], x[start + 1], x[start + 2], x[start + 3]
-    r4, r5, r6, r7 = x[start + 4], x[start + 5], x[start + 6], x[start + 7]
-    stop = start + n - n % 8
-    i = start + 8
-    while i < stop:
-        r0 += x[i]
-        r1 += x[i + 1]
-        r2 += x[i + 2]
-        r3 += x[i + 3]
-        r4 += x[i + 4]
-        r5 += x[i + 5]
-        r6 += x[i + 6]
-        r7 += x[i + 7]
-        i += 8
-    res = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
-    while i < start + n:
-        res = res + x[i]
-        i += 1
-    return res
-
-
-@numba.njit(cache=True, nogil=True)
-def pairwise_f64(x, n):
-    """``np.add.reduce`` of float64 ``x[:n]``, bit for bit (numpy's pairwise order: :func:`pairwise_f32`)."""
-    if n <= 128:
-        return _block_f64(x, 0, n)
-    fs = np.empty(64, np.int64)
-    fn = np.empty(64, np.int64)
-    fl = np.empty(64, np.float64)
-    phase = np.zeros(64, np.int8)
-    top = 1
-    fs[0], fn[0], phase[0] = 0, n, 0
-    result = 0.0
-    while top > 0:
-        f = top - 1
-        if fn[f] <= 128:
-            result = _block_f64(x, fs[f], fn[f])
-            top -= 1
-        elif phase[f] == 0:
-            half = fn[f] // 2
-            half -= half % 8
-            phase[f] = 1
-            fs[top], fn[top], phase[top] = fs[f], half, 0
-            top += 1
-        elif phase[f] == 1:
-            fl[f] = result
-            half = fn[f] // 2
-            half -= half % 8
-            phase[f] = 2
-            fs[top], fn[top], phase[top] = fs[f] + half, fn[f] - half, 0
-            top += 1
-        else:
-            result = fl[f] + result
-            top -= 1
-    return result
-
-
-@numba.njit(cache=True, nogil=True)
 def sigma_terms(nodes, edges, node, work, work32):
     """:func:`zero9.search.gumbel.sigma_terms`: ``(scale, lo, span, unvisited)``. ``work``/``work32``:
     float64/float32 scratch of at least the node's edges."""
@@ -598,9 +528,9 @@ def sigma_terms(nodes, edges, node, work, work32):
             most = n if n > most else most
     if visited == 0:
         return (C_VISIT + 0.0) * C_SCALE, value, 1e-8, 0.0
-    prior_sum = pairwise_f32(work32, 0, visited)
+    prior_sum = pairwise_sum(work32, 0, visited, np.float32(0.0))
     den = 1e-12 if 1e-12 > prior_sum else np.float64(prior_sum)
-    weighted = pairwise_f64(work, visited) / den
+    weighted = pairwise_sum(work, 0, visited, 0.0) / den
     total = nodes.total[node]
     mixed = (value + total * weighted) / (total + 1)
     if visited < count:
@@ -629,7 +559,7 @@ def improved_policy(nodes, edges, node, z, work, work32) -> None:
         top = z[j] if z[j] > top else top
     for j in range(count):
         z[j] = math.exp(z[j] - top)
-    s = pairwise_f64(z, count)
+    s = pairwise_sum(z, 0, count, 0.0)
     for j in range(count):
         z[j] = z[j] / s
 

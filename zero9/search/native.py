@@ -36,6 +36,7 @@ from zero9.games.go_native import go_tables
 from zero9.games.gomoku_native import gomoku_tables
 from zero9.nn.features import num_planes, point_maps
 from zero9.search import forest as F
+from zero9.search.batched import two_halves
 from zero9.search.gcpause import gc_paused
 from zero9.search.gumbel import considered_visits
 from zero9.search.mcts import draw_by_visits
@@ -627,8 +628,8 @@ def search_slots(slots: Slots, trees: Callable[[], Sequence[NativeTree | None]],
 
 
 def _in_flight(slots: Slots, trees, evaluator, leaves_per_tree: int, on_step) -> Iterator[None]:
-    """:func:`zero9.search.batched.search_in_flight` on native trees: two halves, a batch in flight each."""
-    in_flight: list[tuple | None] = [None, None]
+    """:func:`zero9.search.batched.search_in_flight` on native trees: two halves (a forest each), a batch
+    in flight each, through the same loop (:func:`zero9.search.batched.two_halves`)."""
 
     def submit(h: int):
         forest, half = slots.forests[h], slots.halves[h]
@@ -639,34 +640,11 @@ def _in_flight(slots: Slots, trees, evaluator, leaves_per_tree: int, on_step) ->
             return None
         return batch, (evaluator.submit_encoded(batch) if len(batch) else None)
 
-    def step(h: int) -> bool:
-        batch, asked = in_flight[h]
-        in_flight[h] = None
+    def back_up(batch: LeafBatch, asked) -> None:
         if len(batch):
             evaluate(evaluator, batch, evaluator.collect(asked))
-        del batch, asked
-        ended = on_step(slots.halves[h])
-        in_flight[h] = submit(h)
-        return ended
 
-    try:
-        with gc_paused():
-            for h in range(2):
-                in_flight[h] = submit(h)
-        h = 0
-        while in_flight[0] is not None or in_flight[1] is not None:
-            with gc_paused():
-                ended = False
-                while not ended and (in_flight[0] is not None or in_flight[1] is not None):
-                    if in_flight[h] is not None:
-                        ended = step(h)
-                    h = 1 - h
-            if ended:
-                yield
-    finally:
-        for item in in_flight:
-            if item is not None and item[1] is not None:
-                evaluator.collect(item[1])
+    yield from two_halves(slots.halves, submit, back_up, evaluator.collect, on_step)
 
 
 __all__ = ["BLACK", "Forest", "LeafBatch", "NativeTree", "Slots", "evaluate", "search", "search_slots"]
