@@ -20,6 +20,12 @@ Vocabulary:
   (raw winrate near 0.5 or more) is refused. The margin errs towards believing honest clients:
   a resignation it lets through is one the resigner's own net already calls lost. A task
   handed ``resignation_percent`` 0 never resigns, so there every resignation is refused.
+- **a scored end in reach**: a search of a few visits already reads the end of the game when
+  one more move can end it (Go: the opponent just passed, or the move cap is at most
+  :data:`SCORED_END_PLIES` moves away), and there the rules' count, not the net, decides. So a
+  resignation there is also believed when the position's own area count (komi in) has the
+  resigner behind: a very weak early net resigns such games honestly while its raw value still
+  says 0.5, and a forger gains nothing (the count already says who wins).
 - **net cache**: the nets last used, by hash (an LRU of :data:`CACHED_NETS`), loaded with
   :func:`zero9.nn.checkpoint.load_net` from the server's own ``networks/<hash>.gz`` on the CPU;
   a resigned game costs one forward pass, done in the thread pool the upload checks run in.
@@ -35,12 +41,13 @@ from pathlib import Path
 import torch
 
 from zero9.distributed.validation import COLOUR_NAMES, Rejected
-from zero9.games import Game, Position
+from zero9.games import BLACK, Game, Position
 from zero9.nn.checkpoint import load_net
 from zero9.nn.features import encode
 
 RAW_MARGIN = 0.15  # how far above the threshold the raw winrate may be (see the module docstring)
 RAW_FLOOR = 0.25  # and the raw winrate allowed whatever the threshold
+SCORED_END_PLIES = 2  # moves before Go's move cap within which a search reads the scored end
 CACHED_NETS = 4  # nets kept loaded (a match's two, the best net, one more)
 
 
@@ -85,9 +92,25 @@ class ResignCheck:
         if self.resign_pct <= 0:
             raise Rejected(f"{colour} resigned, but this server's tasks say never resign "
                            "(resignation_percent 0)")
+        if behind_at_a_scored_end(position):
+            return
         winrate = self.raw_winrate(net_hash, position)
         allowed = allowed_winrate(self.resign_pct)
         if winrate > allowed:
             raise Rejected(f"{colour} resigned at move {position.move_number} where its net "
                            f"{net_hash[:8]} gives it a winrate of {winrate:.2f}; a resignation needs "
                            f"{allowed:.2f} or less (resignation_percent {self.resign_pct} plus a margin)")
+
+
+def behind_at_a_scored_end(position: Position) -> bool:
+    """Go: one move can end the game here (the opponent passed, or the move cap is near) and the
+    area count (komi in) has the side to move behind: see "a scored end in reach" above."""
+    game = position.game
+    if game.name != "go" or position.is_terminal():
+        return False
+    cap = game.move_cap
+    near = position.last_move == game.pass_action or (0 < cap <= position.move_number + SCORED_END_PLIES)
+    if not near:
+        return False
+    lead = position.score()  # black's
+    return (lead < 0) if position.to_play == BLACK else (lead > 0)
