@@ -22,7 +22,7 @@ from test_search_fingerprint import ProbeNet, probe_evaluator, selfplay_items
 
 from zero9.games import make_game
 from zero9.learn.selfplay_game import play_games
-from zero9.search import forest, mcts, native, puct
+from zero9.search import forest_gumbel, mcts, native, puct
 from zero9.search.evaluator import NetEvaluator
 from zero9.search.gumbel import GumbelTree
 from zero9.settings import SearchConfig, SelfPlayConfig
@@ -148,7 +148,7 @@ def test_pairwise_sum_is_numpys(dtype):
     for n in [*range(0, 300), 401, 625, 1000, 4097]:
         x = (rng.random(n) * rng.choice([1e-3, 1.0, 1e3], n)).astype(dtype)
         for start in (0, 3):
-            got = forest.pairwise_sum(x, start, max(n - start, 0), dtype(0.0))
+            got = forest_gumbel.pairwise_sum(x, start, max(n - start, 0), dtype(0.0))
             assert got == np.add.reduce(x[start:]), (n, start)  # (float64 arithmetic would differ)
 
 

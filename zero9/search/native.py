@@ -36,6 +36,7 @@ from zero9.games.go_native import go_tables
 from zero9.games.gomoku_native import gomoku_tables
 from zero9.nn.features import num_planes, point_maps
 from zero9.search import forest as F
+from zero9.search import forest_gumbel as G
 from zero9.search.batched import two_halves
 from zero9.search.gcpause import gc_paused
 from zero9.search.gumbel import considered_visits
@@ -540,7 +541,7 @@ class GumbelNativeTree(NativeTree):
         self._ready()
         f = self.forest
         node = self.root.node
-        best = F.gumbel_best_root(f.nodes, f.edges, node, int(self.root.N.max()), f._work, f._work32)
+        best = G.gumbel_best_root(f.nodes, f.edges, node, int(self.root.N.max()), f._work, f._work32)
         return int(f.edges.action[best])
 
     def policy_target(self, num_actions: int) -> np.ndarray:
@@ -551,7 +552,7 @@ class GumbelNativeTree(NativeTree):
             f = self.forest
             count = int(f.nodes.count[root.node])
             z = np.zeros(count)
-            F.improved_policy(f.nodes, f.edges, root.node, z, f._work, f._work32)
+            G.improved_policy(f.nodes, f.edges, root.node, z, f._work, f._work32)
             pi[root.actions] = z
         return pi
 
