@@ -42,10 +42,7 @@ Vocabulary (shapes: ``M`` nodes, ``E`` edges, ``G`` trees, ``A`` actions, ``NN``
 
 from __future__ import annotations
 
-import hashlib
-import inspect
 import math
-import os
 from typing import NamedTuple
 
 import numba
@@ -54,7 +51,7 @@ import numpy as np
 from zero9.games import go_native, gomoku_native
 from zero9.games.go_native import go_area_score, go_legal, go_play
 from zero9.games.gomoku_native import gomoku_legal, gomoku_wins
-from zero9.search import forest_gumbel
+from zero9.search import forest_gumbel, numba_cache
 from zero9.search.forest_gumbel import (
     gumbel_inner_edge,
     gumbel_root_edge,
@@ -688,38 +685,6 @@ def compact(nodes, edges, trees, slots, to_nodes, to_edges, old_of) -> None:
     to_nodes.unexpanded[0] = unexpanded
 
 
-# ---------------------------------------------------------------------------------------------
-# numba's cache knows each function's own file only: a compiled step keeps the board code it was
-# compiled with even after games/go_native.py changes. So the cache is stamped with the sources of
-# the modules compiled into it (the rules, Gumbel's selection), and emptied when they change.
-
-
-def _stamp() -> str:
-    h = hashlib.sha256()
-    for module in (go_native, gomoku_native, forest_gumbel):
-        h.update(inspect.getsource(module).encode())
-    return h.hexdigest()[:16]
-
-
-def _check_cache() -> None:
-    dispatchers = [v for v in globals().values()
-                   if isinstance(v, numba.core.registry.CPUDispatcher) and v.py_func.__module__ == __name__]
-    where = dispatchers[0]._cache._cache_path
-    stamp, stamp_file = _stamp(), os.path.join(where, "forest.deps")
-    try:
-        with open(stamp_file) as f:
-            if f.read() == stamp:
-                return
-    except OSError:
-        pass
-    for d in dispatchers:
-        d._cache.flush()
-    try:
-        os.makedirs(where, exist_ok=True)
-        with open(stamp_file, "w") as f:
-            f.write(stamp)
-    except OSError:
-        pass  # a read-only install: numba keeps its cache elsewhere, or none
-
-
-_check_cache()
+# numba's cache knows each function's own file only: it is stamped with the sources compiled into
+# these steps (the rules, Gumbel's selection) and emptied when they change (zero9/search/numba_cache.py)
+numba_cache.stamp(globals(), __name__, "forest", (go_native, gomoku_native, forest_gumbel))

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from zero9.games import BLACK, Game, Position
+from zero9.games import Game, Position
 from zero9.games.go_native import go_tables
 from zero9.games.gomoku_native import gomoku_tables
 from zero9.nn.features import num_planes, point_maps
@@ -648,4 +648,4 @@ def _in_flight(slots: Slots, trees, evaluator, leaves_per_tree: int, on_step) ->
     yield from two_halves(slots.halves, submit, back_up, evaluator.collect, on_step)
 
 
-__all__ = ["BLACK", "Forest", "LeafBatch", "NativeTree", "Slots", "evaluate", "search", "search_slots"]
+__all__ = ["Forest", "LeafBatch", "NativeTree", "Slots", "evaluate", "search", "search_slots"]
