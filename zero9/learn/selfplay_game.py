@@ -44,16 +44,16 @@ class SelfPlay:
         count = min(self.cfg.parallel_games, self.n_games)
         in_flight = self.cfg.in_flight if getattr(self.evaluator, "answers_later", False) else 1
         leaves = self.cfg.leaves_per_tree
+        native = None
         if self.search == "native":
             from zero9.search import native  # (numba is imported only where the fast path runs)
 
             self.slots = native.Slots(self.game, self.cfg.search, count, halves=in_flight == 2,
-                                     gumbel_actions=self.cfg.gumbel_actions if self.cfg.gumbel else 0)
-            self.playing: list[GameInPlay | None] = [self.new_game(i) for i in range(count)]
-            steps = native.search_slots(self.slots, self.trees, self.evaluator, leaves, self.play_moves)
-        else:
-            self.playing = [self.new_game(i) for i in range(count)]
-            steps = search_slots(self.trees, self.evaluator, leaves, self.play_moves, in_flight)
+                                      gumbel_actions=self.cfg.gumbel_actions if self.cfg.gumbel else 0)
+        self.playing: list[GameInPlay | None] = [self.new_game(i) for i in range(count)]
+        steps = (native.search_slots(self.slots, self.trees, self.evaluator, leaves, self.play_moves)
+                 if native is not None else
+                 search_slots(self.trees, self.evaluator, leaves, self.play_moves, in_flight))
         self.ended: list[GameRecord] = []
         for _ in steps:
             yield from self.ended

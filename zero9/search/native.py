@@ -132,7 +132,6 @@ class Forest:
         self.unprepared: set[int] = set()  # Gumbel trees whose search has not drawn its noise yet
         self._expanded = np.zeros(1, np.int32)
         self._old_of = np.zeros(nodes, np.int32)
-        self.compactions = 0
 
     # --- memory ----------------------------------------------------------------------------
 
@@ -149,7 +148,6 @@ class Forest:
         to_nodes, to_edges = self.spare
         F.compact(self.nodes, self.edges, self.trees, slots, to_nodes, to_edges, self._old_of)
         self.spare, self.nodes, self.edges = (self.nodes, self.edges), to_nodes, to_edges
-        self.compactions += 1
         live_nodes, live_edges = int(self.nodes.used[0]), int(self.edges.used[0])
         # room for four times what lives: a compaction (copying the live trees) every few hundred steps
         if live_nodes + nodes > have_nodes // 4 or live_edges + edges > have_edges // 4:
