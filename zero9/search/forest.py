@@ -57,6 +57,7 @@ from zero9.search.forest_gumbel import (
     gumbel_root_edge,
     pairwise_sum,
 )
+from zero9.search.numba_cache import KERNEL
 
 GO, GOMOKU = 0, 1
 EVALUATED, PENDING, TERMINAL, EXPANDED = 1, 2, 4, 8
@@ -173,7 +174,15 @@ def new_trees(count: int, history: int, nn: int) -> Trees:
 # nodes: a child's position, first-play values
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(**KERNEL)
+def _copy_row(dst, i, src, j) -> None:
+    """``dst[i] = src[j]`` of two 2-D arrays, element by element (a slice assignment needs numba's
+    allocator, which these steps go without: see :data:`zero9.search.numba_cache.KERNEL`)."""
+    for p in range(src.shape[1]):
+        dst[i, p] = src[j, p]
+
+
+@numba.njit(**KERNEL)
 def new_child(nodes, rules, parent, pedge, action, scratch) -> int:
     """A node for the position after ``action`` at ``parent``; its terminal value from the rules."""
     i = nodes.used[0]
@@ -187,8 +196,8 @@ def new_child(nodes, rules, parent, pedge, action, scratch) -> int:
     nodes.tried[i] = 0.0
     nodes.fpu[i] = 0.0
     nodes.sqsum[i] = 0.0
+    _copy_row(nodes.stones, i, nodes.stones, parent)
     stones = nodes.stones[i]
-    stones[:] = nodes.stones[parent]
     c = nodes.to_play[parent]
     to_play = 3 - c
     move_number = nodes.move_number[parent] + 1
@@ -236,7 +245,7 @@ def new_child(nodes, rules, parent, pedge, action, scratch) -> int:
     return i
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(**KERNEL)
 def refresh_fpu(nodes, trees, knobs, g, node) -> None:
     """:meth:`zero9.search.puct.Tree._refresh_fpu`: untried children's value after a child is tried."""
     if not math.isnan(knobs.fpu_value):
@@ -252,7 +261,7 @@ def refresh_fpu(nodes, trees, knobs, g, node) -> None:
     nodes.fpu[node] = x if x >= -1.0 else -1.0
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(**KERNEL)
 def tried(nodes, edges, trees, knobs, g, node, e, now_tried) -> None:
     """Edge ``e`` of ``node`` was just tried for the first time (or un-tried by a revert)."""
     if now_tried:
@@ -266,7 +275,7 @@ def tried(nodes, edges, trees, knobs, g, node, e, now_tried) -> None:
 # one simulation: select (with virtual loss), and expand and back up
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(**KERNEL)
 def puct_edge(nodes, edges, knobs, node) -> int:
     """PUCT: the edge maximising Q + c_puct · P · sqrt(ΣN) / (1 + N); ties: the first."""
     total = nodes.total[node]
@@ -281,7 +290,7 @@ def puct_edge(nodes, edges, knobs, node) -> int:
     return best
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(**KERNEL)
 def leaves_wanted(nodes, trees, g, k) -> int:
     """:meth:`zero9.search.puct.Tree.leaves_wanted` of tree ``g``."""
     root = trees.root[g]
@@ -296,7 +305,7 @@ def leaves_wanted(nodes, trees, g, k) -> int:
     return max(k, 0)
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(**KERNEL)
 def revert(nodes, edges, trees, knobs, g, node) -> None:
     """Take back the virtual losses on the path to ``node`` (its leaf was in flight already)."""
     vl = knobs.virtual_loss
@@ -315,7 +324,7 @@ def revert(nodes, edges, trees, knobs, g, node) -> None:
         node = up
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(**KERNEL)
 def select_leaf(nodes, edges, trees, rules, knobs, g, scratch, work, work32, path, actions) -> int:
     """Walk down tree ``g`` by PUCT adding virtual loss: the leaf, or -1 when it is already in flight."""
     node = trees.root[g]
@@ -354,7 +363,7 @@ def select_leaf(nodes, edges, trees, rules, knobs, g, scratch, work, work32, pat
     return node
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(**KERNEL)
 def backup(nodes, edges, trees, knobs, g, node, value) -> None:
     """Add ``value`` (``node``'s side to move's view) along the path, undoing the virtual loss."""
     vl = knobs.virtual_loss
@@ -382,7 +391,7 @@ def backup(nodes, edges, trees, knobs, g, node, value) -> None:
         trees.playouts[g] += 1
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(**KERNEL)
 def expand(nodes, edges, trees, rules, knobs, g, node, path, scratch, actions) -> None:
     """The edges of ``node`` over its legal moves, with its priors (float32 ``[A]``) renormalised over
     them as :meth:`zero9.search.puct.Node.expand` does (a float32 sum in numpy's order)."""
@@ -438,15 +447,18 @@ def expand(nodes, edges, trees, rules, knobs, g, node, path, scratch, actions) -
 # a leaf's input planes and cache key
 
 
-@numba.njit(cache=True, nogil=True)
-def _stone_planes(stones, me, own, other, nn) -> None:
+@numba.njit(**KERNEL)
+def _stone_planes(boards, x, me, planes, b, t, nn) -> None:
+    """Planes ``t`` (own stones) and ``HISTORY + t`` (the other side's) of leaf ``b`` from ``boards[x]``.
+    (Whole arrays and indices, never a row's view: each view numba makes costs two atomic reference
+    counts, and in this loop they were a third of a simulation's time.)"""
     for p in range(nn):
-        s = stones[p]
-        own[p] = s == me
-        other[p] = (s != 0) & (s != me)
+        s = boards[x, p]
+        planes[b, t, p] = s == me
+        planes[b, HISTORY + t, p] = (s != 0) & (s != me)
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(**KERNEL)
 def turn_planes(planes, rows, syms, maps, out) -> None:
     """``out[i]`` = the planes of leaf ``rows[i]`` under symmetry ``syms[i]`` (``maps[s][p]``: the point
     the turned planes read at ``p``: :func:`zero9.nn.features.point_maps`)."""
@@ -458,67 +470,64 @@ def turn_planes(planes, rows, syms, maps, out) -> None:
                 dst[c, p] = src[c, m[p]]
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(**KERNEL)
 def wanted_all(nodes, trees, k, out) -> None:
     """:func:`leaves_wanted` of every tree (-1 for an empty slot)."""
     for g in range(len(out)):
         out[g] = leaves_wanted(nodes, trees, g, k) if trees.active[g] else -1
 
 
-@numba.njit(cache=True, nogil=True)
-def write_leaf(nodes, trees, rules, g, node, planes, keys) -> int:
-    """The leaf's planes (uint8 ``[C, NN]``, :mod:`zero9.nn.features`' layout, symmetry 0) and its cache
-    key's hashes (``keys [8]``, newest first); returns the key's length."""
+@numba.njit(**KERNEL)
+def write_leaf(nodes, trees, rules, g, node, planes, keys, b) -> int:
+    """Leaf ``b``'s planes (``planes[b]``: uint8 ``[C, NN]``, :mod:`zero9.nn.features`' layout, symmetry
+    0) and its cache key's hashes (``keys[b]``: ``[8]``, newest first); returns the key's length."""
     nn = rules.nn
     me = nodes.to_play[node]
     root = trees.root[g]
     if rules.kind == GOMOKU:
-        planes[:, :] = 0
-        stones = nodes.stones[node]
+        last = nodes.last[node]
         for p in range(nn):
-            s = stones[p]
-            if s == me:
-                planes[0, p] = 1
-            elif s != 0:
-                planes[1, p] = 1
-            planes[4, p] = 1
-            if me == 1:
-                planes[3, p] = 1
-        if nodes.last[node] >= 0:
-            planes[2, nodes.last[node]] = 1
+            s = nodes.stones[node, p]
+            planes[b, 0, p] = s == me
+            planes[b, 1, p] = (s != 0) & (s != me)
+            planes[b, 2, p] = p == last
+            planes[b, 3, p] = me == 1
+            planes[b, 4, p] = 1
     else:
         # Go: every stone plane written whole (own, then the other side's), no branches per point
         x, t = node, 0
         while t < HISTORY:  # the tree's positions from the leaf up to the root
-            _stone_planes(nodes.stones[x], me, planes[t], planes[HISTORY + t], nn)
+            _stone_planes(nodes.stones, x, me, planes, b, t, nn)
             t += 1
             if x == root:
                 break
             x = nodes.parent[x]
         j = 0
         while t < HISTORY and j < trees.nback[g]:  # then the game's positions before the root
-            _stone_planes(trees.hist_boards[g, j], me, planes[t], planes[HISTORY + t], nn)
+            for p in range(nn):
+                s = trees.hist_boards[g, j, p]
+                planes[b, t, p] = s == me
+                planes[b, HISTORY + t, p] = (s != 0) & (s != me)
             t += 1
             j += 1
         while t < HISTORY:  # before the start of the game: empty boards
-            planes[t, :] = 0
-            planes[HISTORY + t, :] = 0
+            for p in range(nn):
+                planes[b, t, p] = 0
+                planes[b, HISTORY + t, p] = 0
             t += 1
-        planes[2 * HISTORY, :] = 0
-        planes[2 * HISTORY + 1, :] = 0
-        side = 2 * HISTORY if me == 1 else 2 * HISTORY + 1
         for p in range(nn):
-            planes[side, p] = 1
+            planes[b, 2 * HISTORY, p] = me == 1
+            planes[b, 2 * HISTORY + 1, p] = me != 1
     x, t = node, 0
     while t < HISTORY:
-        keys[t] = nodes.phash[x]
+        keys[b, t] = nodes.phash[x]
         t += 1
         if x == root:
             break
         x = nodes.parent[x]
     j = 0
     while t < HISTORY and j < trees.nback[g]:
-        keys[t] = trees.hist_keys[g, j]
+        keys[b, t] = trees.hist_keys[g, j]
         t += 1
         j += 1
     return t
@@ -528,13 +537,12 @@ def write_leaf(nodes, trees, rules, g, node, planes, keys) -> int:
 # the two halves of a step of the batched driver
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(**KERNEL)
 def select_batch(nodes, edges, trees, rules, knobs, slots, k, out_tree, out_node, planes, keys, key_len,
-                 scratch, work, work32, path, actions) -> int:
+                 scratch, work, work32, path, actions, wanted) -> int:
     """One step's leaves, tree by tree in ``slots`` order (:func:`zero9.search.batched.select_leaves` with
     :func:`zero9.search.puct.collect_leaves`): up to ``k`` a tree, stopping at its first collision;
     terminal leaves are backed up at once. Returns how many leaves; -1 when no tree wants any."""
-    wanted = np.zeros(len(slots), np.int64)
     any_wanted = False
     for j in range(len(slots)):
         wanted[j] = leaves_wanted(nodes, trees, slots[j], k)
@@ -555,12 +563,12 @@ def select_batch(nodes, edges, trees, rules, knobs, slots, k, out_tree, out_node
                 continue
             out_tree[b] = g
             out_node[b] = node
-            key_len[b] = write_leaf(nodes, trees, rules, g, node, planes[b], keys[b])
+            key_len[b] = write_leaf(nodes, trees, rules, g, node, planes, keys, b)
             b += 1
     return b
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(**KERNEL)
 def backup_batch(nodes, edges, trees, rules, knobs, out_tree, out_node, count, priors, values, path, scratch,
                  actions, expanded_roots) -> int:
     """Expand each leaf with its evaluation and back it up, in order; returns how many of them were
@@ -569,7 +577,7 @@ def backup_batch(nodes, edges, trees, rules, knobs, out_tree, out_node, count, p
     for b in range(count):
         g, node = out_tree[b], out_node[b]
         nodes.value[node] = np.float64(values[b])
-        nodes.priors[node] = priors[b]
+        _copy_row(nodes.priors, node, priors, b)
         nodes.flags[node] = (nodes.flags[node] | EVALUATED) & ~PENDING
         nodes.unexpanded[0] += 1
         if node == trees.root[g]:  # the root is expanded at once (its noise, its statistics)
@@ -580,7 +588,7 @@ def backup_batch(nodes, edges, trees, rules, knobs, out_tree, out_node, count, p
     return roots
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(**KERNEL)
 def advance_root(nodes, edges, trees, rules, knobs, g, action, reuse, scratch, path, actions) -> int:
     """Play ``action`` at tree ``g``'s root: the played child (with its subtree if ``reuse``, else a fresh
     node of its position) becomes the root, the old root joins the history. Returns the new root."""
@@ -593,9 +601,11 @@ def advance_root(nodes, edges, trees, rules, knobs, g, action, reuse, scratch, p
                 break
     back = trees.nback[g]
     for j in range(min(back, BACK - 1), 0, -1):
-        trees.hist_boards[g, j] = trees.hist_boards[g, j - 1]
+        for p in range(rules.nn):
+            trees.hist_boards[g, j, p] = trees.hist_boards[g, j - 1, p]
         trees.hist_keys[g, j] = trees.hist_keys[g, j - 1]
-    trees.hist_boards[g, 0] = nodes.stones[old]
+    for p in range(rules.nn):
+        trees.hist_boards[g, 0, p] = nodes.stones[old, p]
     trees.hist_keys[g, 0] = nodes.phash[old]
     trees.nback[g] = min(back + 1, BACK)
     if child < 0 or nodes.flags[child] & PENDING:
@@ -619,7 +629,7 @@ def advance_root(nodes, edges, trees, rules, knobs, g, action, reuse, scratch, p
 # memory: the live trees copied to the front of fresh arrays
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(**KERNEL)
 def compact(nodes, edges, trees, slots, to_nodes, to_edges, old_of) -> None:
     """Copy the trees of ``slots`` (their roots' subtrees) into ``to_nodes``/``to_edges``, breadth
     first, and point the roots there: what no root reaches (played-out branches) is left behind."""
@@ -641,7 +651,7 @@ def compact(nodes, edges, trees, slots, to_nodes, to_edges, old_of) -> None:
             to_nodes.tried[head] = nodes.tried[old]
             to_nodes.fpu[head] = nodes.fpu[old]
             to_nodes.sqsum[head] = nodes.sqsum[old]
-            to_nodes.stones[head] = nodes.stones[old]
+            _copy_row(to_nodes.stones, head, nodes.stones, old)
             to_nodes.to_play[head] = nodes.to_play[old]
             to_nodes.passes[head] = nodes.passes[old]
             to_nodes.move_number[head] = nodes.move_number[old]
@@ -649,7 +659,7 @@ def compact(nodes, edges, trees, slots, to_nodes, to_edges, old_of) -> None:
             to_nodes.bhash[head] = nodes.bhash[old]
             to_nodes.phash[head] = nodes.phash[old]
             if nodes.flags[old] & EVALUATED and not nodes.flags[old] & EXPANDED:
-                to_nodes.priors[head] = nodes.priors[old]
+                _copy_row(to_nodes.priors, head, nodes.priors, old)
                 unexpanded += 1
             count = nodes.count[old]
             to_nodes.count[head] = count
@@ -687,4 +697,4 @@ def compact(nodes, edges, trees, slots, to_nodes, to_edges, old_of) -> None:
 
 # numba's cache knows each function's own file only: it is stamped with the sources compiled into
 # these steps (the rules, Gumbel's selection) and emptied when they change (zero9/search/numba_cache.py)
-numba_cache.stamp(globals(), __name__, "forest", (go_native, gomoku_native, forest_gumbel))
+numba_cache.stamp(globals(), __name__, "forest", (go_native, gomoku_native, forest_gumbel, numba_cache))

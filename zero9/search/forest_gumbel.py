@@ -21,11 +21,13 @@ import math
 import numba
 import numpy as np
 
+from zero9.search.numba_cache import KERNEL
+
 # ---------------------------------------------------------------------------------------------
 # sums in numpy's order (the readable twins sum priors with numpy)
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(**KERNEL)
 def _block_sum(x, start, n, zero):
     """numpy's pairwise sum of a block of at most 128: 8 running sums, then the rest (in ``x``'s type)."""
     if n < 8:
@@ -54,41 +56,50 @@ def _block_sum(x, start, n, zero):
     return res
 
 
-@numba.njit(cache=True, nogil=True)
-def pairwise_sum(x, start, n, zero):
-    """``np.add.reduce`` of ``x[start:start+n]`` (float32 or float64, ``zero`` of that type), bit for bit:
-    numpy's pairwise summation, 8 running sums per block of up to 128, halves above that. An explicit
-    stack of (start, n, the left half's sum) instead of recursion: numba's cache cannot hold recursive
-    functions (loading one from it crashed)."""
+# numpy's rule above a block: halves, the first cut down to a multiple of 8, each summed by the same
+# rule. A half of up to B is at most B/2 + 8, so each level below takes sums of up to 2 * (B - 8), one
+# level a function (no recursion: numba's cache cannot hold it; no stack array: these steps allocate
+# nothing, see zero9.search.numba_cache.KERNEL).
+PAIRWISE_MOST = 1808  # the longest sum (actions of a node): 128 -> 240 -> 464 -> 912 -> 1808
+
+
+@numba.njit(**KERNEL)
+def _sum_240(x, start, n, zero):
     if n <= 128:
         return _block_sum(x, start, n, zero)
-    fs = np.empty(64, np.int64)
-    fn = np.empty(64, np.int64)
-    fl = np.empty(64, x.dtype)
-    phase = np.zeros(64, np.int8)
-    top = 1
-    fs[0], fn[0], phase[0] = start, n, 0
-    result = zero
-    while top > 0:
-        f = top - 1
-        if fn[f] <= 128:
-            result = _block_sum(x, fs[f], fn[f], zero)
-            top -= 1
-        elif phase[f] == 2:
-            result = fl[f] + result
-            top -= 1
-        else:  # descend into the left half (phase 0), then the right one (phase 1)
-            half = fn[f] // 2
-            half -= half % 8
-            if phase[f] == 1:
-                fl[f] = result
-            fs[top] = fs[f] + (half if phase[f] == 1 else 0)
-            fn[top] = fn[f] - half if phase[f] == 1 else half
-            phase[top] = 0
-            phase[f] += 1
-            top += 1
-    return result
+    half = n // 2
+    half -= half % 8
+    return _block_sum(x, start, half, zero) + _block_sum(x, start + half, n - half, zero)
 
+
+@numba.njit(**KERNEL)
+def _sum_464(x, start, n, zero):
+    if n <= 240:
+        return _sum_240(x, start, n, zero)
+    half = n // 2
+    half -= half % 8
+    return _sum_240(x, start, half, zero) + _sum_240(x, start + half, n - half, zero)
+
+
+@numba.njit(**KERNEL)
+def _sum_912(x, start, n, zero):
+    if n <= 464:
+        return _sum_464(x, start, n, zero)
+    half = n // 2
+    half -= half % 8
+    return _sum_464(x, start, half, zero) + _sum_464(x, start + half, n - half, zero)
+
+
+@numba.njit(**KERNEL)
+def pairwise_sum(x, start, n, zero):
+    """``np.add.reduce`` of ``x[start:start+n]`` (float32 or float64, ``zero`` of that type; ``n`` at most
+    :data:`PAIRWISE_MOST`), bit for bit: numpy's pairwise summation, 8 running sums per block of up to
+    128, halves above that."""
+    if n <= 912:
+        return _sum_912(x, start, n, zero)
+    half = n // 2
+    half -= half % 8
+    return _sum_912(x, start, half, zero) + _sum_912(x, start + half, n - half, zero)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -98,7 +109,7 @@ C_VISIT = 50.0
 C_SCALE = 0.1
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(**KERNEL)
 def sigma_terms(nodes, edges, node, work, work32):
     """:func:`zero9.search.gumbel.sigma_terms`: ``(scale, lo, span, unvisited)``. ``work``/``work32``:
     float64/float32 scratch of at least the node's edges."""
@@ -133,7 +144,7 @@ def sigma_terms(nodes, edges, node, work, work32):
     return scale, lo, span, scale * ((mixed - lo) / span)
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(**KERNEL)
 def improved_policy(nodes, edges, node, z, work, work32) -> None:
     """:func:`zero9.search.gumbel.improved_policy` into ``z[:count]``: softmax(logits + σ(completed Q))."""
     first, count = nodes.first[node], nodes.count[node]
@@ -155,7 +166,7 @@ def improved_policy(nodes, edges, node, z, work, work32) -> None:
         z[j] = z[j] / s
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(**KERNEL)
 def gumbel_inner_edge(nodes, edges, node, work, work32) -> int:
     """argmax(π − N / (1 + ΣN)), π the improved policy (:meth:`.gumbel.GumbelTree._select_inner`)."""
     first, count = nodes.first[node], nodes.count[node]
@@ -177,7 +188,7 @@ def gumbel_inner_edge(nodes, edges, node, work, work32) -> int:
     return best
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(**KERNEL)
 def gumbel_best_root(nodes, edges, node, visits, work, work32) -> int:
     """The first root edge maximising g + logits + σ(q̂) among those with ``visits`` visits (-1: all);
     -1 when no edge has that many (:meth:`zero9.search.gumbel.GumbelTree._best_root_action`)."""
@@ -197,7 +208,7 @@ def gumbel_best_root(nodes, edges, node, visits, work, work32) -> int:
     return best
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(**KERNEL)
 def gumbel_root_edge(nodes, edges, trees, g, node, work, work32) -> int:
     """Sequential halving at the root (:meth:`zero9.search.gumbel.GumbelTree.select_child`)."""
     k = int(round(nodes.total[node]))

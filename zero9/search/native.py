@@ -49,6 +49,8 @@ def rules_for(game: Game) -> F.Rules:
     """The forest's view of ``game`` (Go, or Gomoku freestyle/standard)."""
     n = game.size
     nn = n * n
+    if game.num_actions > G.PAIRWISE_MOST:
+        raise ValueError(f"the fast path searches at most {G.PAIRWISE_MOST} actions, not {game.num_actions}")
     # (writable copies of the tables: numba compiles a function again for read-only arrays, and Go's
     # and Gomoku's rules must be of one type to share the compiled steps)
     if game.name == "go":
@@ -259,7 +261,8 @@ class Forest:
         key_len = np.empty(most, np.int64)
         count = F.select_batch(self.nodes, self.edges, self.trees, rules, self.knobs, slots, k, out_tree,
                                out_node, planes.reshape(most, rules.planes, rules.nn), keys, key_len,
-                               self._scratch, self._work, self._work32, self._path, self._actions)
+                               self._scratch, self._work, self._work32, self._path, self._actions,
+                               np.empty(len(slots), np.int64))
         if count < 0:
             return None
         raw = keys[:count].tobytes()

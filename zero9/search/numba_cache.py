@@ -1,4 +1,12 @@
-"""numba's on-disk cache, kept true when a compiled function's callees change.
+"""How the fast path's steps are compiled: numba's options for them, and its on-disk cache kept true
+when a compiled function's callees change.
+
+**Without numba's runtime** (:data:`KERNEL`): numba counts references to every array it passes
+between compiled functions (an atomic add and subtract for each array of a namedtuple argument, each
+row view), unless its runtime (NRT) is off. On the forest's arrays, 20 to a namedtuple, those counts
+were a third of a simulation's time (perf, 2026-11-29). The steps own no memory (the Python side
+allocates every array), so they are compiled without NRT: nothing is counted, and a step that
+allocates (``np.empty``, a slice copy) fails to compile rather than slowing down.
 
 numba caches each compiled function in ``__pycache__`` (or ``NUMBA_CACHE_DIR``) and checks only the
 file the function itself is in: a step of :mod:`zero9.search.forest` compiled with the Go rules of
@@ -16,6 +24,8 @@ from collections.abc import Iterable
 from types import ModuleType
 
 import numba
+
+KERNEL = dict(cache=True, nogil=True, _nrt=False)  # @numba.njit(**KERNEL): the forest's steps
 
 
 def stamp(namespace: dict, module: str, name: str, sources: Iterable[ModuleType]) -> None:
