@@ -35,7 +35,7 @@ a point with an empty neighbour is never suicide, and an opponent stone next to 
 empty neighbour is in a group it cannot capture, so most points need no flood fill at all. Only
 the rest fill their neighbour groups: to find the stones a move captures (their keys leave the
 hash that superko checks) and, for a point with no empty neighbour, an own group with a liberty
-left. Scoring (:func:`go_area_score`) runs once per finished game; its ``scratch`` is optional.
+left. Scoring (:func:`go_area_score`) runs once per finished game.
 """
 
 from __future__ import annotations
@@ -270,18 +270,12 @@ def go_legal(stones, colour, board_hash, nbrs, zobrist, seen, path, npath, scrat
 
 
 @numba.njit(cache=True, nogil=True)
-def go_area_score(stones, nbrs, komi, scratch=None) -> float:
+def go_area_score(stones, nbrs, komi, scratch) -> float:
     """Tromp-Taylor: black stones and the empty regions that reach only black, minus the same for
-    white, minus ``komi`` (exactly ``GoPosition.score()``).
-
-    ``scratch`` (int32 ``[2 * NN]``, its marks zeros, left so) is optional: without it the flood fill
-    takes a fresh buffer, a small allocation (scoring runs once per finished game, not per move).
-    """
+    white, minus ``komi`` (exactly ``GoPosition.score()``). ``scratch``: see the vocabulary (the
+    search's steps allocate nothing, so neither does this)."""
     nn = stones.shape[0]
-    if scratch is None:
-        buf = np.zeros(2 * nn, np.int32)
-    else:
-        buf = scratch
+    buf = scratch
     score = 0
     for p in range(nn):
         s = stones[p]

@@ -219,7 +219,7 @@ def new_child(nodes, rules, parent, pedge, action, scratch) -> int:
         nodes.phash[i] = bhash ^ rules.side_key if to_play == 2 else bhash
         if passes >= 2 or (rules.move_cap > 0 and move_number >= rules.move_cap):
             terminal = True
-            score = go_area_score(stones, rules.nbrs, rules.komi)
+            score = go_area_score(stones, rules.nbrs, rules.komi, scratch)
             winner = 1 if score > 0 else (2 if score < 0 else 0)
     else:
         stones[action] = c
