@@ -48,3 +48,40 @@ def test_selfplay_through_the_server_writes_every_game(tmp_path):
     files = sorted((tmp_path / "chunks").glob("*.npz"))
     assert stats.games == 4 and len(files) == 4
     assert stats.moves == sum(len(read_chunk(f)) for f in files) and stats.evals > 0
+
+
+def test_the_server_turns_each_position_by_its_symmetry_as_the_worker_would(tmp_path):
+    """The evaluator's random symmetries applied (and the policies turned back) by the server equal the
+    worker's own turning, for positions (the Python search) and for the fast path's encoded leaves."""
+    from zero9.search import fastpath
+    from zero9.search.evaluator import NetEvaluator
+
+    game = make_game("go", 7)
+    path = saved_net(tmp_path, game)
+    net, _ = load_net(path, device="cpu")
+    rng = np.random.default_rng(5)
+    positions, p = [], game.new_position()
+    for _ in range(24):
+        p = p.play(int(rng.choice(p.legal_actions())))
+        positions.append(p)
+    with InferenceServer(str(path), "cpu", workers=1, max_batch=64) as server:
+        remote = server.client(0)
+        here, there = (NetEvaluator(n, cache_size=0, rng=np.random.default_rng(9)) for n in (net, remote))
+        want, got = here.evaluate(positions), there.evaluate(positions)
+        other = NetEvaluator(remote, cache_size=0, rng=np.random.default_rng(9))
+        asked = other.submit(positions)
+        assert asked.turned_by_net and len(set(asked.syms.tolist())) > 4  # the server did turn them
+        np.testing.assert_allclose(other.collect(asked)[0], want[0], atol=1e-5)
+        np.testing.assert_allclose(got[0], want[0], atol=1e-5)
+        np.testing.assert_allclose(got[1], want[1], atol=1e-5)
+        if fastpath.numba_available():
+            from zero9.search import native
+            from zero9.settings import SearchConfig
+
+            forest = native.Forest(game, SearchConfig(), 4)
+            for g in range(4):
+                forest.plant(g, positions[5 * g], SearchConfig(), np.random.default_rng(g))
+            batch = forest.select(range(4), 1)
+            want, got = here.evaluate_encoded(batch), there.evaluate_encoded(batch)
+            np.testing.assert_allclose(got[0], want[0], atol=1e-5)
+            np.testing.assert_allclose(got[1], want[1], atol=1e-5)

@@ -16,8 +16,13 @@ Vocabulary:
   :class:`zero9.search.evaluator.NetEvaluator` works on it unchanged.
 - **slot**: one batch's shared memory: ``planes`` uint8 ``[max_batch, C, N, N]`` (the
   input planes are 0/1, so a byte each: a quarter of float32's traffic), ``probs``
-  float32 ``[max_batch, A]`` and ``value`` float32 ``[max_batch]``. Each worker has
-  :data:`IN_FLIGHT` slots.
+  float32 ``[max_batch, A]``, ``value`` float32 ``[max_batch]`` and ``syms`` uint8
+  ``[max_batch]``. Each worker has :data:`IN_FLIGHT` slots.
+- **symmetry on the GPU**: a position comes as it stands (symmetry 0) with the symmetry the
+  evaluator drew for it (:data:`zero9.search.evaluator`'s random symmetry); the server turns
+  the planes and turns the policy back on the GPU, inside the compiled graph: exact
+  permutations, the numbers the worker's own turning gave, and work a worker's core no
+  longer does (turning and turning back were a tenth of a recipe worker's time on the H200).
 - **in flight**: a batch submitted and not yet collected. A worker may keep one per slot:
   :meth:`RemoteNet.submit` puts a batch in a free slot and returns at once, so the
   worker's core selects the leaves of its other games while the GPU evaluates these
@@ -56,6 +61,7 @@ from multiprocessing import connection, resource_tracker, shared_memory
 import numpy as np
 import torch
 
+from zero9.nn import features
 from zero9.nn.checkpoint import load_net
 from zero9.nn.net import ZeroNet, resolve_device
 
@@ -66,25 +72,48 @@ BUCKETS = (256, 512, 1024, 1536, 2048, 3072, 4096)
 IN_FLIGHT = 2  # slots per worker: batches one worker may have in flight at once
 
 
+def symmetry_maps(size: int, actions: int, device: torch.device) -> tuple[torch.Tensor, torch.Tensor]:
+    """``(turn [8, N*N], back [8, A])``, long, on ``device``: the planes under symmetry ``s`` read point
+    ``turn[s, p]`` at ``p`` (:func:`zero9.nn.features.point_maps`), and a policy computed under ``s``
+    reads ``back[s, a]`` at ``a`` (:func:`zero9.nn.features.transform_policy` by the inverse)."""
+    turn = np.array(features.point_maps(size), np.int64)
+    back = np.stack([features.transform_policy(np.arange(actions), features.inverse_symmetry(s), size)
+                     for s in range(features.NUM_SYMMETRIES)]).astype(np.int64)
+    return torch.as_tensor(turn, device=device), torch.as_tensor(back, device=device)
+
+
 def compiled_forward(net: ZeroNet, device: torch.device, buckets: tuple[int, ...] = BUCKETS):
-    """``forward(planes_uint8_on_device [B, C, N, N]) -> (probs float32 [B, A], value float32 [B])``.
+    """``forward(planes_uint8_on_device [B, C, N, N], syms [B] or None) -> (probs float32 [B, A], value
+    float32 [B])``: each position's planes turned by its symmetry, the net, its policy turned back.
 
     bf16 weights, channels-last, ``torch.compile`` with CUDA graphs on CUDA (compiled once
-    per bucket, here, before use: ~15-30 s each); plain bf16-autocast eager on the CPU.
+    per bucket, here, before use: ~15-30 s each); plain float32 eager on the CPU.
     """
     net = net.to(device).eval()
+    turn, back = symmetry_maps(net.size, net.num_actions, device)
+
+    def turned(x: torch.Tensor, syms: torch.Tensor) -> torch.Tensor:
+        b, c = x.shape[:2]
+        index = turn[syms].unsqueeze(1).expand(b, c, turn.shape[1])
+        return x.reshape(b, c, -1).gather(2, index).reshape(x.shape)
+
+    def same_symmetry(x: torch.Tensor) -> torch.Tensor:
+        return torch.zeros(len(x), dtype=torch.long, device=x.device)
+
     if device.type != "cuda":
-        def eager(x: torch.Tensor):
+        def eager(x: torch.Tensor, syms: torch.Tensor | None = None):
+            syms = same_symmetry(x) if syms is None else syms.long()
             with torch.inference_mode():
-                policy, value = net(x.float())[:2]
-                return torch.softmax(policy.float(), dim=1), value.float()
+                policy, value = net(turned(x, syms).float())[:2]
+                return torch.softmax(policy.float(), dim=1).gather(1, back[syms]), value.float()
         return eager
     net = net.to(torch.bfloat16).to(memory_format=torch.channels_last)
     torch.backends.cudnn.benchmark = True
 
-    def heads(x: torch.Tensor):
+    def heads(x: torch.Tensor, syms: torch.Tensor):
+        x = turned(x, syms)
         policy, value = net(x.to(torch.bfloat16).contiguous(memory_format=torch.channels_last))[:2]
-        return torch.softmax(policy.float(), dim=1), value.float()
+        return torch.softmax(policy.float(), dim=1).gather(1, back[syms]), value.float()
 
     limits = torch._dynamo.config  # one compiled graph per bucket: let dynamo keep them all
     for name in ("recompile_limit", "cache_size_limit"):
@@ -95,16 +124,20 @@ def compiled_forward(net: ZeroNet, device: torch.device, buckets: tuple[int, ...
     with torch.inference_mode():
         for b in buckets:  # compile and capture every bucket now, not in the middle of self-play
             for _ in range(3):
-                compiled(torch.zeros(b, c, n, n, dtype=torch.uint8, device=device))
+                compiled(torch.zeros(b, c, n, n, dtype=torch.uint8, device=device),
+                         torch.zeros(b, dtype=torch.long, device=device))
         torch.cuda.synchronize(device)
 
-    def forward(x: torch.Tensor):
+    def forward(x: torch.Tensor, syms: torch.Tensor | None = None):
         size = next((b for b in buckets if b >= len(x)), None)
         if size is None:
             raise ValueError(f"batch {len(x)} is above the largest bucket {buckets[-1]}")
-        padded = x if size == len(x) else torch.cat([x, x.new_zeros((size - len(x), *x.shape[1:]))])
+        syms = same_symmetry(x) if syms is None else syms.long()
+        if size != len(x):
+            x = torch.cat([x, x.new_zeros((size - len(x), *x.shape[1:]))])
+            syms = torch.cat([syms, syms.new_zeros(size - len(syms))])
         with torch.inference_mode():
-            probs, value = compiled(padded)
+            probs, value = compiled(x, syms)
             # CUDA graphs reuse their output buffers: copy out before the next call
             return probs[: len(x)].clone(), value[: len(x)].clone()
 
@@ -120,7 +153,7 @@ class SlotSpec:
     max_batch: int
     planes_shape: tuple[int, int, int]  # (C, N, N)
     num_actions: int
-    names: tuple[str, str, str]  # planes, probs, value
+    names: tuple[str, str, str, str]  # planes, probs, value, syms
 
 
 def _open_shared(name: str) -> shared_memory.SharedMemory:
@@ -145,7 +178,7 @@ class _Slot:
     def __init__(self, spec: SlotSpec, create: bool):
         b = spec.max_batch
         shapes = [((b, *spec.planes_shape), np.uint8), ((b, spec.num_actions), np.float32),
-                  ((b,), np.float32)]
+                  ((b,), np.float32), ((b,), np.uint8)]
         self.shm = []
         views = []
         for name, (shape, dtype) in zip(spec.names, shapes, strict=True):
@@ -154,10 +187,10 @@ class _Slot:
                    else _open_shared(name))
             self.shm.append(shm)
             views.append(np.ndarray(shape, dtype, buffer=shm.buf))
-        self.planes, self.probs, self.value = views
+        self.planes, self.probs, self.value, self.syms = views
 
     def close(self, unlink: bool = False) -> None:
-        self.planes = self.probs = self.value = None
+        self.planes = self.probs = self.value = self.syms = None
         for shm in self.shm:
             shm.close()
             if unlink:
@@ -192,9 +225,11 @@ class RemoteNet:
             end.close()
 
     takes_bytes = True  # planes may come as 0/1 bytes (uint8): the slots hold them so
+    takes_symmetries = True  # planes come as they stand, with a symmetry each for the server to apply
 
-    def submit(self, planes: np.ndarray) -> int:
-        """Send ``planes`` (at most ``max_batch``) to the server without waiting; returns the ticket."""
+    def submit(self, planes: np.ndarray, syms: np.ndarray | None = None) -> int:
+        """Send ``planes`` (at most ``max_batch``) to the server without waiting; returns the ticket.
+        ``syms``: each position's symmetry (none: as it stands), applied and undone by the server."""
         if len(planes) > self.max_batch:
             raise ValueError(f"a batch of {len(planes)} is above the slot's {self.max_batch} positions")
         if not self._free:
@@ -203,7 +238,9 @@ class RemoteNet:
             self._slots = [_Slot(spec, create=False) for spec in self.specs]
         ticket = self._free.pop(0)
         n = self._sizes[ticket] = len(planes)
-        self._slots[ticket].planes[:n] = planes  # 0/1 floats -> bytes
+        slot = self._slots[ticket]
+        slot.planes[:n] = planes  # 0/1 floats -> bytes
+        slot.syms[:n] = 0 if syms is None else syms
         self.requests.send_bytes(REQUEST.pack(ticket, n))
         return ticket
 
@@ -217,9 +254,11 @@ class RemoteNet:
         self._free.append(ticket)
         return out
 
-    def predict(self, planes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        out = [self.collect(self.submit(planes[start:start + self.max_batch]))  # a big batch goes in parts
-               for start in range(0, len(planes), self.max_batch)]
+    def predict(self, planes: np.ndarray, syms: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+        cut = range(0, len(planes), self.max_batch)  # a big batch goes in parts
+        out = [self.collect(self.submit(planes[start:start + self.max_batch],
+                                        None if syms is None else syms[start:start + self.max_batch]))
+               for start in cut]
         if len(out) == 1:
             return out[0]
         return np.concatenate([p for p, _ in out]), np.concatenate([v for _, v in out])
@@ -240,7 +279,7 @@ class InferenceServer:
         planes_shape, num_actions = _shape_of(net_path)
         stem = f"z9-{os.getpid():x}-{id(self):x}"  # the pid too: two owners' id()s may meet on a node
         self.specs = [tuple(SlotSpec(w, s, max_batch, planes_shape, num_actions,
-                                     tuple(f"{stem}-{w}-{s}-{k}" for k in ("in", "p", "v")))
+                                     tuple(f"{stem}-{w}-{s}-{k}" for k in ("in", "p", "v", "s")))
                             for s in range(IN_FLIGHT)) for w in range(workers)]
         self.slots = [_Slot(spec, create=True) for specs in self.specs for spec in specs]
         # Pipes made here travel to worker processes as arguments; with ``listen`` (a Unix socket path)
@@ -482,6 +521,7 @@ class _Rounds:
         most = BUCKETS[-1]
         self.device = device
         self.planes = [torch.empty((most, *shape), dtype=torch.uint8, pin_memory=cuda) for _ in range(2)]
+        self.syms = [torch.empty(most, dtype=torch.uint8, pin_memory=cuda) for _ in range(2)]
         self.probs = [torch.empty((most, actions), dtype=torch.float32, pin_memory=cuda) for _ in range(2)]
         self.value = [torch.empty(most, dtype=torch.float32, pin_memory=cuda) for _ in range(2)]
         self.turn = 0
@@ -497,14 +537,15 @@ class _Rounds:
         all queued on the GPU; returns it (its answer is read by :meth:`finish`)."""
         k = self.turn
         self.turn = 1 - k
-        planes, group, total = self.planes[k], [], 0
+        planes, syms, group, total = self.planes[k], self.syms[k], [], 0
         while self.backlog and total + self.backlog[0][2] <= BUCKETS[-1]:
             w, s, n = self.backlog.pop(0)
             planes[total:total + n].numpy()[:] = slots[w][s].planes[:n]
+            syms[total:total + n].numpy()[:] = slots[w][s].syms[:n]
             group.append((w, s, total, n))
             total += n
         x = planes[:total].to(self.device, non_blocking=True)
-        probs, value = forward(x)
+        probs, value = forward(x, syms[:total].to(self.device, non_blocking=True))
         self.probs[k][:total].copy_(probs, non_blocking=True)
         self.value[k][:total].copy_(value, non_blocking=True)
         event = None

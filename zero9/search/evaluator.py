@@ -103,7 +103,8 @@ class Asked:
     """A batch between :meth:`NetEvaluator.submit` and :meth:`NetEvaluator.collect`: the rows the cache
     answered are in ``priors``/``values``; the net's answer (or its ticket) fills the others."""
 
-    __slots__ = ("positions", "priors", "values", "size", "misses", "repeats", "syms", "ticket", "answer")
+    __slots__ = ("positions", "priors", "values", "size", "misses", "repeats", "syms", "ticket", "answer",
+                 "turned_by_net")
 
     def __init__(self, positions: Sequence, priors: np.ndarray, values: np.ndarray, size: int):
         self.positions, self.priors, self.values, self.size = positions, priors, values, size
@@ -112,6 +113,7 @@ class Asked:
         self.syms: np.ndarray | None = None  # the symmetry each miss was sent under
         self.ticket = None  # the net's ticket while the batch is in flight
         self.answer: tuple[np.ndarray, np.ndarray] | None = None  # the net's (probs, values) of the misses
+        self.turned_by_net = False  # the net applied the symmetries and turned its policies back
 
 
 class NetEvaluator:
@@ -159,7 +161,9 @@ class NetEvaluator:
         """
         game = positions[0].game if positions else None
 
-        def encode(rows: list[int], syms: np.ndarray) -> np.ndarray:
+        def encode(rows: list[int], syms: np.ndarray | None) -> np.ndarray:
+            if syms is None:  # as they stand
+                syms = np.zeros(len(rows), np.intp)
             return features.encode_batch([positions[j] for j in rows], syms)
 
         return self._submit(positions, map(history_key, positions), encode, game, wait)
@@ -169,8 +173,8 @@ class NetEvaluator:
         already; the misses' planes are turned by their symmetries here."""
         game = batch.forest.game
 
-        def encode(rows: list[int], syms: np.ndarray) -> np.ndarray:
-            planes = batch.turned(rows, syms)
+        def encode(rows: list[int], syms: np.ndarray | None) -> np.ndarray:
+            planes = batch.planes[rows] if syms is None else batch.turned(rows, syms)
             # 0/1 bytes for a net that takes them (the inference server's slots), else float32 as encode_batch
             return planes if getattr(self.net, "takes_bytes", False) else planes.astype(np.float32)
 
@@ -201,14 +205,18 @@ class NetEvaluator:
                 first = list(misses.values())
                 syms = asked.syms = (self.rng.integers(0, 8, len(first)) if self.random_symmetry
                                      else np.zeros(len(first), np.intp))
-                planes = encode(first, syms)
+                # the inference server's net turns the planes itself, on the GPU (zero9.nn.inference)
+                on_net = asked.turned_by_net = self._owned is None and getattr(self.net, "takes_symmetries",
+                                                                               False)
+                planes = encode(first, None if on_net else syms)
+                extra = (syms,) if on_net else ()
                 start = time.perf_counter()
                 if self._owned is not None:
                     asked.answer = self.net.predict(planes, ownership=True)
                 elif self.answers_later and not wait:
-                    asked.ticket = self.net.submit(planes)
+                    asked.ticket = self.net.submit(planes, *extra)
                 else:
-                    asked.answer = self.net.predict(planes)
+                    asked.answer = self.net.predict(planes, *extra)
                 self.net_seconds += time.perf_counter() - start
                 self.calls += 1
             return asked
@@ -227,7 +235,7 @@ class NetEvaluator:
             first = list(misses.values())
             probs = np.asarray(probs, np.float32)
             size = asked.size
-            for s in range(1, features.NUM_SYMMETRIES):  # each row back from its symmetry
+            for s in range(1, 1 if asked.turned_by_net else features.NUM_SYMMETRIES):  # each row back
                 if (rows := syms == s).any():
                     back = _policy_gather(features.inverse_symmetry(s), size, probs.shape[1])
                     probs[rows] = probs[rows][:, back]
