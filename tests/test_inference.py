@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 import torch
 from helpers import random_planes, randomise_bn
 
@@ -85,3 +86,16 @@ def test_the_server_turns_each_position_by_its_symmetry_as_the_worker_would(tmp_
             want, got = here.evaluate_encoded(batch), there.evaluate_encoded(batch)
             np.testing.assert_allclose(got[0], want[0], atol=1e-5)
             np.testing.assert_allclose(got[1], want[1], atol=1e-5)
+
+
+def test_a_batch_is_padded_to_its_bucket_and_answered_at_its_size():
+    """The CUDA forward's padding (the GPU is not here, the padding is): to the next bucket, zeros."""
+    from zero9.nn.inference import padded_to_bucket
+
+    x, syms = torch.ones(5, 2, 3, 3, dtype=torch.uint8), torch.arange(5)
+    padded, padded_syms = padded_to_bucket(x, syms, (4, 8, 16))
+    assert padded.shape == (8, 2, 3, 3) and padded_syms.tolist() == [0, 1, 2, 3, 4, 0, 0, 0]
+    assert padded[:5].equal(x) and not padded[5:].any()
+    assert padded_to_bucket(x[:4], syms[:4], (4, 8))[0].shape[0] == 4
+    with pytest.raises(ValueError, match="above the largest bucket"):
+        padded_to_bucket(x, syms, (4,))

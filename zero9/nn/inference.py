@@ -82,6 +82,19 @@ def symmetry_maps(size: int, actions: int, device: torch.device) -> tuple[torch.
     return torch.as_tensor(turn, device=device), torch.as_tensor(back, device=device)
 
 
+def padded_to_bucket(x: torch.Tensor, syms: torch.Tensor, buckets: tuple[int, ...]
+                     ) -> tuple[torch.Tensor, torch.Tensor]:
+    """``x`` and ``syms`` padded with zeros up to the smallest bucket that holds them (CUDA graphs take
+    fixed shapes); the caller keeps the first ``len(x)`` answers."""
+    size = next((b for b in buckets if b >= len(x)), None)
+    if size is None:
+        raise ValueError(f"batch {len(x)} is above the largest bucket {buckets[-1]}")
+    if size == len(x):
+        return x, syms
+    return (torch.cat([x, x.new_zeros((size - len(x), *x.shape[1:]))]),
+            torch.cat([syms, syms.new_zeros(size - len(syms))]))
+
+
 def compiled_forward(net: ZeroNet, device: torch.device, buckets: tuple[int, ...] = BUCKETS):
     """``forward(planes_uint8_on_device [B, C, N, N], syms [B] or None) -> (probs float32 [B, A], value
     float32 [B])``: each position's planes turned by its symmetry, the net, its policy turned back.
@@ -129,17 +142,12 @@ def compiled_forward(net: ZeroNet, device: torch.device, buckets: tuple[int, ...
         torch.cuda.synchronize(device)
 
     def forward(x: torch.Tensor, syms: torch.Tensor | None = None):
-        size = next((b for b in buckets if b >= len(x)), None)
-        if size is None:
-            raise ValueError(f"batch {len(x)} is above the largest bucket {buckets[-1]}")
-        syms = same_symmetry(x) if syms is None else syms.long()
-        if size != len(x):
-            x = torch.cat([x, x.new_zeros((size - len(x), *x.shape[1:]))])
-            syms = torch.cat([syms, syms.new_zeros(size - len(syms))])
+        n = len(x)
+        padded, syms = padded_to_bucket(x, same_symmetry(x) if syms is None else syms.long(), buckets)
         with torch.inference_mode():
-            probs, value = compiled(x, syms)
+            probs, value = compiled(padded, syms)
             # CUDA graphs reuse their output buffers: copy out before the next call
-            return probs[: len(x)].clone(), value[: len(x)].clone()
+            return probs[:n].clone(), value[:n].clone()
 
     return forward
 
