@@ -27,7 +27,9 @@
    evaluator calls A to B instead of a time window (seeded self-play: every version of the
    search that plays the same games does the same work there, so A/B runs compare like with
    like). ``--eval-cache N``: the evaluator's cache, as self-play's ``--eval-cache`` (default
-   :class:`~zero9.settings.SelfPlayConfig`'s); ``--core-shape GxK``: games x leaves per worker.
+   :class:`~zero9.settings.SelfPlayConfig`'s); ``--core-shape GxK``: games x leaves per worker;
+   ``--gumbel``: the Go recipe's search instead (Gumbel, 32 visits; with ``--core-shape 96x4
+   --in-flight 2``, the recipe's worker).
 """
 
 from __future__ import annotations
@@ -291,9 +293,9 @@ def per_core_selfplay(args) -> tuple[float, float, float, float]:
     net = (LaterFreeNet if args.in_flight == 2 else FreeNet)(game.num_actions)
     evaluator = NetEvaluator(net, cache_size=args.eval_cache, rng=np.random.default_rng(0))
     games, leaves = args.core_shape
-    config = SelfPlayConfig(visits=400, parallel_games=games, leaves_per_tree=leaves,
-                            search=SearchConfig(noise=True), seed=1, resign_threshold=None,
-                            in_flight=args.in_flight)
+    config = SelfPlayConfig(visits=32 if args.gumbel else 400, parallel_games=games, leaves_per_tree=leaves,
+                            search=SearchConfig(noise=not args.gumbel), seed=1, resign_threshold=None,
+                            in_flight=args.in_flight, gumbel=args.gumbel)
     steps = args.steps
     start = time.perf_counter()
     warm_at, measured_from, deadline = start + args.core_warmup, None, start + args.core_warmup + args.seconds
@@ -334,7 +336,8 @@ def bench_per_core(args) -> None:
               f"{seconds:.0f} s after {args.core_warmup:.0f} s warm-up")
     print(f"reference: 9x9 go board speed {ref:,.0f} play()/s")
     print(f"per core: {rate:,.0f} net evaluations/s, {cpu_rate:,.0f} per CPU second (9x9 go self-play, "
-          f"{games} games x {leaves} leaves, 400 visits, {args.in_flight} batch(es) in flight, "
+          f"{games} games x {leaves} leaves, {'Gumbel 32' if args.gumbel else 'PUCT 400'} visits, "
+          f"{args.in_flight} batch(es) in flight, "
           f"free net behind NetEvaluator, {window}; cache {args.eval_cache:,} entries: "
           f"{100 * hits:.1f}% hits); "
           f"{ref / rate:.2f} board moves' time per evaluation")
@@ -474,6 +477,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--in-flight", type=int, default=1, choices=(1, 2),
                         help="--per-core: 2 runs the two-halves driver of the inference server's workers "
                              "(its CPU cost: half the batch per call)")
+    parser.add_argument("--gumbel", action="store_true",
+                        help="--per-core: the Go recipe's search (Gumbel, 32 visits) instead of PUCT 400")
     parser.add_argument("--core-warmup", type=float, default=20.0, help="--per-core: seconds before counting")
     parser.add_argument("--steps", type=int, nargs=2, metavar=("A", "B"),
                         help="--per-core: count evaluator calls A to B instead of a time window")

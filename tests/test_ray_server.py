@@ -244,7 +244,7 @@ def test_a_killed_actors_replacement_is_served_by_the_same_node_server(cluster, 
         assert stats.games == 8 == len(games_of(tmp_path / "s")) == len(set(games_of(tmp_path / "s")))
         assert pool.lost == 1 and pool.info()["ray_server_starts"] == 1  # the server was not touched
         (server,) = pool.servers.by_node.values()
-        assert len(segments[0]) == 6 * 4  # 2 actors + 2 spare clients, 2 slots of 3 segments each
+        assert len(segments[0]) == 4 * 2 * 4  # 2 actors + 2 spare clients, 2 slots of 4 segments each
         assert shared_memory_of(server.served["pid"]) == segments[0]
         # the dead actor's own resource tracker did not unlink the server's slots: the replacement,
         # given a freed client number, plays on them
