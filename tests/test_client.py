@@ -22,7 +22,8 @@ pytestmark = pytest.mark.timeout(600)
 # would refuse such uploads at random, so these servers hand out tasks that never resign and take short games.
 TINY = ("--blocks", "1", "--filters", "8", "--visits", "2", "--rate-limit", "0", "--min-moves", "0",
         "--resign-pct", "0")
-ENV = {**os.environ, "OMP_NUM_THREADS": "1"}
+# faulthandler on: a client that does not answer Ctrl-C is sent SIGABRT and prints where it sat
+ENV = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONFAULTHANDLER": "1"}
 
 
 def client_command(url: str, cache, *args: str) -> list[str]:
@@ -87,7 +88,12 @@ def test_ctrl_c_keeps_finished_games(tmp_path):
         while server.status()["games"] < 1 and time.monotonic() < deadline:
             time.sleep(0.5)
         process.send_signal(signal.SIGINT)
-        out, err = process.communicate(timeout=120)
+        try:
+            out, err = process.communicate(timeout=120)
+        except subprocess.TimeoutExpired:
+            process.send_signal(signal.SIGABRT)  # faulthandler prints every thread's stack
+            out, err = process.communicate(timeout=60)
+            raise AssertionError(f"the client ignored Ctrl-C for 120 s; its stacks:\n{err[-6000:]}") from None
         assert process.returncode == 130, err[-2000:]
         pending = list((cache / "pending").glob("*.json"))
         for path in pending:

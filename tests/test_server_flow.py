@@ -30,7 +30,8 @@ SHIPPED = ROOT / "example-data" / "go_9x9_best.txt.gz"
 SERVER_ARGS = ("--blocks", "1", "--filters", "8", "--visits", "2", "--rate-limit", "0", "--elo1", "400",
                "--match-in-flight", "4", "--min-moves", "0",
                "--resign-pct", "0")
-ENV = {**os.environ, "OMP_NUM_THREADS": "1"}
+# faulthandler on: a client that does not answer Ctrl-C is sent SIGABRT and logs where it sat
+ENV = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONFAULTHANDLER": "1"}
 FLOW_SECONDS = 480
 
 pytestmark = pytest.mark.timeout(900)
@@ -108,7 +109,8 @@ def test_two_clients_and_a_trainer_gate_and_promote(tmp_path):
                 try:
                     process.wait(120)
                 except subprocess.TimeoutExpired:
-                    process.kill()
+                    process.send_signal(signal.SIGABRT)  # its stacks into its log, then it ends
+                    process.wait(60)
             if trainer.poll() is None:
                 trainer.kill()
         for i, process in enumerate(clients):
