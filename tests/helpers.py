@@ -10,6 +10,7 @@
 from __future__ import annotations
 
 import random
+import signal
 from collections.abc import Sequence
 
 import numpy as np
@@ -49,3 +50,10 @@ def corrupted(text: Sequence, rng: random.Random, alphabet: Sequence, edits: int
         else:
             out[i] = rng.choice(alphabet)
     return out
+
+
+def default_ctrl_c() -> None:
+    """In the child before exec: Ctrl-C as a terminal gives it. A child inherits an ignored SIGINT, and
+    Python then leaves it ignored: in two full runs a client spawned here played on for two minutes
+    after its SIGINT (its stacks, by faulthandler: still uploading games), though never alone."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)

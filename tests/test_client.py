@@ -10,6 +10,7 @@ import sys
 import time
 
 import pytest
+from helpers import default_ctrl_c
 
 pytest.importorskip("fastapi", reason="the server extra: pip install '.[server]'")
 
@@ -83,7 +84,8 @@ def test_ctrl_c_keeps_finished_games(tmp_path):
     with LocalServer(tmp_path / "run", *TINY) as server:
         cache = tmp_path / "cache"
         process = subprocess.Popen(client_command(server.client_url("ann"), cache, "-g", "1"),
-                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV)
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV,
+                                   preexec_fn=default_ctrl_c)
         deadline = time.monotonic() + 300
         while server.status()["games"] < 1 and time.monotonic() < deadline:
             time.sleep(0.5)

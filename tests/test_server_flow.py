@@ -19,6 +19,7 @@ import time
 from pathlib import Path
 
 import pytest
+from helpers import default_ctrl_c
 
 pytest.importorskip("fastapi", reason="the server extra: pip install '.[server]'")
 
@@ -45,7 +46,8 @@ def submit_network(url: str, api_key: str, gz: bytes) -> bytes:
 def zero9(*args: str, log: Path) -> subprocess.Popen:
     with open(log, "wb") as out:
         return subprocess.Popen([sys.executable, "-m", "zero9", *args], stdout=out, stderr=subprocess.STDOUT,
-                                env=ENV)
+                                env=ENV, preexec_fn=default_ctrl_c)
+
 
 
 def check_page_in_chromium(url: str, best: str, screenshot: Path) -> None:
