@@ -32,3 +32,22 @@ def pytest_sessionstart(session) -> None:
     ) if not found]
     if missing:
         raise pytest.UsageError("CI needs these installed, or tests would skip: " + ", ".join(missing))
+
+
+# The integration tier: modules that start servers, engines, worker processes, browsers or whole
+# commands, each module over about 10 s of a full run on the 2-core CPU (``--durations=0``, 2026-11-29),
+# and every test marked slow. ``pytest -m "not integration"`` is the fast tier, what a student runs while
+# editing (about two and a half minutes there); ``bash scripts/test.sh`` runs everything.
+INTEGRATION_MODULES = frozenset({
+    "test_autotrain", "test_client", "test_client_distrust", "test_concurrent", "test_docs_commands",
+    "test_durability", "test_durability_concurrent", "test_first_hour", "test_gnugo_diff",
+    "test_gtp_leelaz", "test_in_flight", "test_match", "test_multisize", "test_opponents", "test_ray",
+    "test_ray_server", "test_review", "test_selfplay_straddle", "test_server", "test_server_attacks",
+    "test_server_autogtp", "test_server_flow", "test_server_postgres", "test_tutorials",
+})
+
+
+def pytest_collection_modifyitems(config, items) -> None:
+    for item in items:
+        if item.path.stem in INTEGRATION_MODULES or item.get_closest_marker("slow"):
+            item.add_marker(pytest.mark.integration)
