@@ -49,7 +49,6 @@ def zero9(*args: str, log: Path) -> subprocess.Popen:
                                 env=ENV, preexec_fn=default_ctrl_c)
 
 
-
 def check_page_in_chromium(url: str, best: str, screenshot: Path) -> None:
     webdriver = pytest.importorskip("selenium.webdriver", reason="selenium (the test extra)")
     from selenium.webdriver.common.by import By

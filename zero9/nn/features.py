@@ -113,6 +113,13 @@ def point_maps(size: int) -> tuple[np.ndarray, ...]:
     return tuple(transform_policy(np.arange(size * size), s, size) for s in range(NUM_SYMMETRIES))
 
 
+@functools.cache
+def back_index(sym: int, size: int, actions: int) -> np.ndarray:
+    """The index that turns a policy (or ownership) of ``actions`` entries computed under symmetry
+    ``sym`` back to the position as it stands: ``p[..., back_index(sym, ...)]`` (one numpy call)."""
+    return transform_policy(np.arange(actions), inverse_symmetry(sym), size)
+
+
 def _check_symmetry(sym: int) -> int:
     if isinstance(sym, bool) or not isinstance(sym, (int, np.integer)) or not 0 <= sym < NUM_SYMMETRIES:
         raise ValueError(f"bad symmetry {sym!r}: expected an int from 0 to 7")

@@ -75,11 +75,10 @@ IN_FLIGHT = 2  # slots per worker: batches one worker may have in flight at once
 def symmetry_maps(size: int, actions: int, device: torch.device) -> tuple[torch.Tensor, torch.Tensor]:
     """``(turn [8, N*N], back [8, A])``, long, on ``device``: the planes under symmetry ``s`` read point
     ``turn[s, p]`` at ``p`` (:func:`zero9.nn.features.point_maps`), and a policy computed under ``s``
-    reads ``back[s, a]`` at ``a`` (:func:`zero9.nn.features.transform_policy` by the inverse)."""
+    reads ``back[s, a]`` at ``a`` (:func:`zero9.nn.features.back_index`)."""
     turn = np.array(features.point_maps(size), np.int64)
-    back = np.stack([features.transform_policy(np.arange(actions), features.inverse_symmetry(s), size)
-                     for s in range(features.NUM_SYMMETRIES)]).astype(np.int64)
-    return torch.as_tensor(turn, device=device), torch.as_tensor(back, device=device)
+    back = np.stack([features.back_index(s, size, actions) for s in range(features.NUM_SYMMETRIES)])
+    return torch.as_tensor(turn, device=device), torch.as_tensor(back.astype(np.int64), device=device)
 
 
 def padded_to_bucket(x: torch.Tensor, syms: torch.Tensor, buckets: tuple[int, ...]

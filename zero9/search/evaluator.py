@@ -39,7 +39,6 @@ Vocabulary:
 
 from __future__ import annotations
 
-import functools
 import itertools
 import struct
 import threading
@@ -66,12 +65,6 @@ def history_key(position: Position) -> bytes:
         key.append(p.hash)
         p = p.parent
     return _PACK[len(key)](*key)
-
-
-@functools.cache
-def _policy_gather(sym: int, size: int, actions: int) -> np.ndarray:
-    """Symmetry ``sym`` on policies of ``actions`` entries as an index: ``p[..., index]`` (one numpy call)."""
-    return features.transform_policy(np.arange(actions), sym, size)
 
 
 class UniformEvaluator:
@@ -237,7 +230,7 @@ class NetEvaluator:
             size = asked.size
             for s in range(1, 1 if asked.turned_by_net else features.NUM_SYMMETRIES):  # each row back
                 if (rows := syms == s).any():
-                    back = _policy_gather(features.inverse_symmetry(s), size, probs.shape[1])
+                    back = features.back_index(s, size, probs.shape[1])
                     probs[rows] = probs[rows][:, back]
             priors[first], values[first] = probs, vals
             for repeat, row in asked.repeats:
@@ -264,7 +257,7 @@ class NetEvaluator:
         own = np.asarray(asked.answer[2], np.float32)
         for s in range(1, features.NUM_SYMMETRIES):
             if (rows := asked.syms == s).any():
-                own[rows] = own[rows][:, _policy_gather(features.inverse_symmetry(s), size, own.shape[1])]
+                own[rows] = own[rows][:, features.back_index(s, size, own.shape[1])]
         # The score head answers the lead over the board's points (zero9.learn.losses.score_target).
         scores = np.asarray(asked.answer[3], np.float64) * own.shape[1] if len(asked.answer) > 3 else None
         self._owned.update((key, (own, i, scores)) for i, key in enumerate(asked.misses))
