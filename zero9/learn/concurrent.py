@@ -55,7 +55,15 @@ from zero9.learn.workers import die_with_parent
 from zero9.nn.checkpoint import game_from_meta, load_net
 from zero9.settings import AutotrainConfig, SelfPlayConfig, TrainOptions
 from zero9.util.files import DiskFullError, append_jsonl
-from zero9.util.interrupts import StopRequested, check_stop, request_stop, stop_requested, stop_signals
+from zero9.util.interrupts import (
+    StopRequested,
+    check_stop,
+    ctrl_c_held,
+    ignore_ctrl_c,
+    request_stop,
+    stop_requested,
+    stop_signals,
+)
 
 STOP_WAIT_S = 30.0  # how long a stop waits for the trainer to save its step
 
@@ -77,7 +85,8 @@ class Background:
         self.name, self.jobs, self.answers = name, ctx.Queue(), ctx.Queue()
         self.proc = ctx.Process(target=_background_main, name=f"zero9-{name}", daemon=True,
                                 args=(target, setup, self.jobs, self.answers, os.getpid()))
-        self.proc.start()
+        with ctrl_c_held():  # it ignores Ctrl-C from its first line (util.interrupts: held Ctrl-C)
+            self.proc.start()
         self.busy = False
 
     def submit(self, job: Any) -> None:
@@ -119,7 +128,7 @@ def _background_main(target, setup: dict, jobs, answers, parent: int) -> None:
     with stop_signals():
         # Ctrl-C reaches the whole process group: the parent decides when this stops (SIGTERM, close()),
         # and says so itself
-        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        ignore_ctrl_c()
         signal.signal(signal.SIGTERM, lambda signum, frame: request_stop(signum))
         state: dict[str, Any] = dict(setup)
         threads = setup.get("threads") or 0

@@ -43,7 +43,6 @@ import dataclasses
 import multiprocessing as mp
 import os
 import queue
-import signal
 import threading
 import time
 from dataclasses import dataclass, field
@@ -57,7 +56,7 @@ from zero9.learn.selfplay_game import warm_up_native
 from zero9.learn.workers import JobQueue, WorkerJob, pool_main, raise_worker_error, serve_jobs
 from zero9.nn.inference import InferenceServer, ServerGroup
 from zero9.settings import SelfPlayConfig
-from zero9.util.interrupts import check_stop
+from zero9.util.interrupts import check_stop, ctrl_c_held
 
 CLOSE_WAIT_S = 5.0  # how long closing a pool waits for a worker before killing it
 
@@ -124,17 +123,17 @@ class WorkerPool:
         self.procs = [self.ctx.Process(target=pool_main, daemon=True, args=(
             w, q, self.out_queue, self.stop, threads, os.getpid(), client, self.left, cpus[w]))
             for (w, q), client in zip(enumerate(self.job_queues), clients, strict=True)]
-        # Ctrl-C reaches every process of the group: the workers ignore it (spawn passes the ignore on,
+        # Ctrl-C reaches every process of the group: the workers ignore it (held back while they start,
         # so even one still importing torch prints nothing) and the parent, which reports it in one
         # line, stops them through close().
-        in_main = threading.current_thread() is threading.main_thread()
-        previous = signal.signal(signal.SIGINT, signal.SIG_IGN) if in_main else None
         try:
-            for p in self.procs:
-                p.start()
-        finally:
-            if in_main:
-                signal.signal(signal.SIGINT, previous)
+            with ctrl_c_held():
+                for p in self.procs:
+                    p.start()
+        except BaseException:  # a Ctrl-C held during the start arrives as the hold ends
+            self.procs = [p for p in self.procs if p.pid is not None]  # those started
+            self.close()
+            raise
 
     @property
     def size(self) -> int:

@@ -37,6 +37,7 @@ from zero9.nn.inference import RemoteNet
 from zero9.search.evaluator import NetEvaluator
 from zero9.settings import SelfPlayConfig
 from zero9.util.files import DiskFullError
+from zero9.util.interrupts import ignore_ctrl_c
 
 TICK_SECONDS = 1.0  # how often workers report their counters
 PR_SET_PDEATHSIG = 1  # prctl option: the signal a process gets when its parent dies (Linux)
@@ -403,7 +404,7 @@ def pool_main(worker: int, jobs, out_queue, stop, threads: int, parent: int, rem
     if cpus:
         os.sched_setaffinity(0, cpus)
     # Ctrl-C reaches the whole process group; the parent decides when its workers stop (via ``stop``).
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    ignore_ctrl_c()
     if threads > 0:
         torch.set_num_threads(threads)
     serve_jobs(worker, JobQueue(jobs, stop, parent), out_queue, remote, left)

@@ -12,6 +12,12 @@ Vocabulary:
 
 Only the main thread can take signals, so :func:`stop_signals` is used around a command's
 ``run`` in the main thread; elsewhere (tests, threads) it changes nothing.
+
+- **held Ctrl-C**: worker processes leave stopping to their parent, which stops them itself. While
+  it starts them, the parent holds SIGINT back (:func:`ctrl_c_held`, a blocked signal): the children
+  inherit the hold, so a Ctrl-C while they still import reaches none of them (each then ignores it
+  for good, :func:`ignore_ctrl_c`), and the parent's own Ctrl-C waits and arrives when the hold
+  ends. Ignoring it in the parent instead, as children want, would lose a Ctrl-C pressed then.
 """
 
 from __future__ import annotations
@@ -59,6 +65,30 @@ def _on_signal(signum, frame) -> None:
         os.write(sys.stderr.fileno(), message.encode())
     except (OSError, ValueError, AttributeError):
         pass  # no usable stderr: the stop itself still happens
+
+
+@contextmanager
+def ctrl_c_held() -> Iterator[None]:
+    """Within: SIGINT is held back in this thread and in the processes it starts (see **held Ctrl-C**);
+    in the main thread, one that reaches another thread meanwhile is kept too. Both arrive at the end."""
+    held: list[int] = []
+    in_main = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGINT, lambda signum, frame: held.append(signum)) if in_main else None
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)  # one held in this thread is taken here
+        if in_main:
+            signal.signal(signal.SIGINT, previous)
+            if held:
+                signal.raise_signal(signal.SIGINT)  # to the handler the command had
+
+
+def ignore_ctrl_c() -> None:
+    """A worker process's side: SIGINT ignored from now on; one held while it started is dropped."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
 
 
 @contextmanager
