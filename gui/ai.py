@@ -10,24 +10,78 @@ Vocabulary:
   from the explicit table ``handlers``; each drops a result whose position is no longer
   on the line (after an undo, say) and stores the rest in the node's analysis.
 
+- **the model** (:class:`AiModel`): what the jobs read and change of the window's state,
+  named and typed; :class:`gui.model.PlayModel` is the one that has it.
+
 The job functions themselves are :mod:`gui.jobs`'s; the state is :class:`gui.model.PlayModel`'s.
 """
 
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import Any, Protocol
+
+import numpy as np
 
 from gui import jobs
-from gui.coach import judge_job, plural
-from gui.engine import Result
+from gui.coach import Coach, judge_job, plural
+from gui.engine import Engine, Result, Worker
+from gui.history import GameTree, Node
 from gui.jobs import Analysis
+from gui.settings import Settings
 from zero9.arena.levels import LEVELS as AI_LEVELS
 from zero9.arena.levels import Level
-from zero9.games import IllegalMove, Position
+from zero9.games import Game, IllegalMove, Position
 
 
-def _analysis(node: Any) -> Analysis:
+class AiModel(Protocol):
+    """The window's state as the AI jobs see it: what they read, the fields they set, the calls they make."""
+
+    # read and set by the jobs
+    engine: Engine | None
+    loading: Settings | None  # settings waiting for their engine
+    loading_then: tuple | None  # (game, tree, record) to show once it is ready
+    engine_failed: bool
+    failed_settings: Settings | None
+    think_started: float | None
+    live_visits: int
+    last_reply_s: float | None
+    ended: tuple[Any, Position] | None  # (node, resigned position)
+    auto: bool
+    ai_request: Position | None  # the position the player asked the AI to move from
+    hint_request: Position | None  # the position the player asked a hint for
+    overlays: dict[str, bool]
+    # read only
+    worker: Worker
+    coach: Coach
+    tree: GameTree
+    rng: np.random.Generator
+
+    @property
+    def settings(self) -> Settings: ...
+    @property
+    def game(self) -> Game: ...
+    @property
+    def message(self) -> str: ...
+    @property
+    def history(self) -> list[Position]: ...
+    @property
+    def position(self) -> Position: ...
+    @property
+    def at_end(self) -> bool: ...
+    @property
+    def ai(self) -> int: ...
+
+    def say(self, text: str, level: str = "info") -> None: ...
+    def result_text(self, names: bool = True) -> str: ...
+    def analysis_at(self, index: int | None = None) -> Analysis: ...
+    def show_count(self) -> bool: ...
+    def begin(self, settings: Settings, game: Game, loaded: tuple | None = None) -> None: ...
+    def play_position(self, pos: Position) -> None: ...
+    def node_of(self, pos: Position) -> Node | None: ...
+
+
+def _analysis(node: Node) -> Analysis:
     if node.analysis is None:
         node.analysis = Analysis()
     return node.analysis
@@ -36,7 +90,7 @@ def _analysis(node: Any) -> Analysis:
 class AiJobs:
     """Schedules the model's AI jobs and applies their results to it."""
 
-    def __init__(self, model: Any):
+    def __init__(self, model: AiModel):
         self.m = model
         self.handlers = {
             "engine": self._took_engine, "move": self._took_move, "hint": self._took_hint,
@@ -84,7 +138,7 @@ class AiJobs:
             self.m.say(result.error, "error")
             return
         self.m.engine = result.value
-        self.m._begin(settings, game, then)
+        self.m.begin(settings, game, then)
         if self.m.engine.uniform:
             size = f"{game.size}x{game.size}"
             self.m.say(f"{self.m.engine.label} (no shipped net for {game.name} {size}): the AI "
@@ -118,7 +172,7 @@ class AiJobs:
             self.m.say(f"the AI chose an illegal move: {e}", "error")
             self.m.auto = False
             return
-        self.m._play(new)
+        self.m.play_position(new)
         vertex = self.m.game.action_to_vertex(action)
         self.m.say(self.m.result_text() if new.is_terminal() else f"the AI played {vertex} ({seconds:.1f} s)")
 
@@ -127,8 +181,8 @@ class AiJobs:
             self._progress(result)
             return
         self.m.live_visits = 0
-        node = self.m._node_of(result.tag)
-        self.m._hint_request = None
+        node = self.m.node_of(result.tag)
+        self.m.hint_request = None
         if node is None:
             return
         if result.error:
@@ -146,7 +200,7 @@ class AiJobs:
 
     def _analysis_for(self, result: Result, failure: str) -> Analysis | None:
         """The analysis ``result`` belongs to; None if its move is gone or it failed (``failure`` is said)."""
-        node = self.m._node_of(result.tag)
+        node = self.m.node_of(result.tag)
         if node is None:
             return None
         a = _analysis(node)
@@ -185,7 +239,7 @@ class AiJobs:
             return
         positions, analyses = result.value
         for pos, found in zip(positions, analyses, strict=True):
-            node = self.m._node_of(pos)
+            node = self.m.node_of(pos)
             if node is not None:
                 jobs.store_analysis(_analysis(node), found, quick=True)
 
@@ -219,7 +273,7 @@ class AiJobs:
     def _progress(self, result: Result) -> None:
         stats = jobs.move_stats(result.value)
         self.m.live_visits = sum(s.visits for s in stats)
-        node = self.m._node_of(result.tag)
+        node = self.m.node_of(result.tag)
         if node is not None and stats:
             a = _analysis(node)
             a.candidates, a.visits = stats, self.m.live_visits
@@ -256,10 +310,10 @@ class AiJobs:
         if self.m.at_end and self.m.coach.needs_check(end, self.m.settings.human, self.m.ended is not None):
             return "teach", end
         node_pos = self.m.tree.node.position
-        if self.m._ai_request is not None:
-            if self.m._ai_request is node_pos and self.m.ended is None:
+        if self.m.ai_request is not None:
+            if self.m.ai_request is node_pos and self.m.ended is None:
                 return "move", node_pos
-            self.m._ai_request = None
+            self.m.ai_request = None
         m = self.m
         if m.auto and m.at_end and m.ended is None and not end.is_terminal() and end.to_play == m.ai:
             return "move", end
@@ -273,10 +327,10 @@ class AiJobs:
         if m.show_count() and a.statuses is None and not a.done:
             return "count", pos
         if not pos.is_terminal():
-            if m._hint_request is not None:
-                if m._hint_request is pos:
+            if m.hint_request is not None:
+                if m.hint_request is pos:
                     return "hint", pos
-                m._hint_request = None
+                m.hint_request = None
             if a.policy is None and not a.done:
                 return "eval", pos
         end = m.history[-1]
@@ -289,7 +343,9 @@ class AiJobs:
 
     def _unsketched(self) -> list[Position]:
         """The line's positions without a win rate (or, for Go, a score lead): the quick pass's work."""
-        go = self.m.game.name == "go" and getattr(self.m.engine.analyser, "has_ownership", False)
+        engine = self.m.engine
+        assert engine is not None  # jobs are scheduled only once an engine is loaded (schedule)
+        go = self.m.game.name == "go" and getattr(engine.analyser, "has_ownership", False)
         line = self.m.tree.line
         return [n.position for n in line
                 if n.analysis is None or n.analysis.winrate is None or (go and n.analysis.score_lead is None)]
@@ -301,26 +357,30 @@ class AiJobs:
 
     def _job(self, kind: str, pos: Position) -> tuple:
         """(job, cancel) for the worker."""
-        player = self.m.engine.player
+        engine = self.m.engine
+        assert engine is not None  # jobs are scheduled only once an engine is loaded (schedule)
+        player = engine.player
         if kind in ("move", "hint"):
             self.m.live_visits = 0
         if kind == "move":
             self.m.think_started = time.monotonic()
             return jobs.move_job(player, pos, self._level(), self.m.rng)
         if kind == "hint":
-            return jobs.hint_job(self.m.engine.analyser or player.evaluator, pos, self.teaching_visits())
-        analyser = self.m.engine.analyser or player.evaluator
+            return jobs.hint_job(engine.analyser or player.evaluator, pos, self.teaching_visits())
+        analyser = engine.analyser or player.evaluator
         if kind == "eval":
             return jobs.eval_job(analyser, pos)
         if kind == "count":
-            return jobs.count_job(self.m.engine.net, pos)
+            return jobs.count_job(engine.net, pos)
         if kind == "sketch":
             self.sketched[id(pos)] = pos
             return jobs.sketch_job(analyser, self._unsketched())
-        net = self.m.engine.net if self.m.engine.net is not None else "uniform"
+        net = engine.net if engine.net is not None else "uniform"
         if kind == "review":
+            assert self.m.coach.request is not None  # wanted() asks for a review only for a request
             return judge_job(net, self.m.coach.request, self.m.coach.review_visits, self.m.coach.forced)
         if kind == "teach":
+            assert pos.parent is not None  # the move to check: one after another position
             return judge_job(net, [pos.parent, pos], self.m.coach.teach_visits)
         return jobs.analyze_job(player, pos, self.teaching_visits())
 

@@ -44,7 +44,7 @@ from gui.ai import AiJobs
 from gui.clock import GameClock
 from gui.coach import BAD_CLASSES, Coach, describe_reviewed, plural
 from gui.engine import Engine, Worker, build_engine
-from gui.history import GameTree, replay, setup_stones
+from gui.history import GameTree, Node, replay, setup_stones
 from gui.jobs import Analysis
 from gui.players import Players, loaded_text
 from gui.settings import Settings
@@ -80,8 +80,8 @@ class PlayModel:
         self.think_started: float | None = None
         self.live_visits = 0
         self.last_reply_s: float | None = None
-        self._ai_request: Position | None = None
-        self._hint_request: Position | None = None
+        self.ai_request: Position | None = None
+        self.hint_request: Position | None = None
         self.sgf_path: Path | None = None
         self.rng = np.random.default_rng()  # the weaker levels' draw among the best moves
         self.coach = Coach()
@@ -174,7 +174,7 @@ class PlayModel:
         return out
 
     def actions(self) -> list[int]:
-        return [p.last_move for p in self.history[1:]]
+        return [p.last_move for p in self.history[1:] if p.last_move is not None]  # (every one has one)
 
     def result_text(self, names: bool = True) -> str:
         text = self.whose.result_text(self.position, self.settings.human, names)
@@ -273,7 +273,7 @@ class PlayModel:
         if running[0] == "review":
             self.coach.request = None  # its result, if any comes, is dropped
         if running[0] == "analyze":
-            node = self._node_of(running[1])
+            node = self.node_of(running[1])
             if node is not None:
                 self._analysis(node).done = True
         self.worker.cancel_running()
@@ -284,7 +284,7 @@ class PlayModel:
         if pos.is_terminal() or self.thinking or self.loading is not None:
             self.say("no hint now", "error")
             return
-        self._hint_request = pos
+        self.hint_request = pos
         self.say("looking for a hint…")
         self.jobs.schedule()
 
@@ -298,7 +298,7 @@ class PlayModel:
             return
         self._take_over()
         self.auto = True
-        self._ai_request = self.tree.node.position
+        self.ai_request = self.tree.node.position
         self.jobs.schedule()
 
     def swap_sides(self) -> None:
@@ -346,7 +346,7 @@ class PlayModel:
         if index != self.cursor:
             self.tree.goto(index)
             self.auto = False  # browsing never makes the AI move; a move of yours (or AI move) does
-            self._hint_request = None
+            self.hint_request = None
             self._say_where()
             self.jobs.schedule()
 
@@ -393,7 +393,7 @@ class PlayModel:
         if self.engine is None or settings.engine_key() != self.settings.engine_key() or self.engine_failed:
             self._load_engine(settings)
             return True
-        self._begin(settings, game)
+        self.begin(settings, game)
         return True
 
     def save(self, path: str | Path) -> Path | None:
@@ -435,7 +435,7 @@ class PlayModel:
         elif settings.engine_key() != self.settings.engine_key() or self.engine is None:
             self._load_engine(settings, then=then)
         else:
-            self._begin(settings, game, then)
+            self.begin(settings, game, then)
         self.sgf_path = Path(path)
         return True
 
@@ -509,14 +509,15 @@ class PlayModel:
             self.say(str(e), "error")
             return False
         self._take_over()
-        self._play(new)
+        self.play_position(new)
         self.auto = True
         vertex = self.game.action_to_vertex(action)
         self.say(self.result_text() if new.is_terminal() else f"you played {vertex}")
         self.jobs.schedule()
         return True
 
-    def _play(self, pos: Position) -> None:
+    def play_position(self, pos: Position) -> None:
+        """``pos``, one move after the cursor's, becomes the cursor's position (the clock moves on)."""
         self.ended, self.lost_on_time = None, False
         if self.clock is not None and self.at_end:
             self.clock.moved(opponent(pos.to_play))
@@ -527,7 +528,8 @@ class PlayModel:
         self.say(text)
         self.jobs.schedule()
 
-    def _node_of(self, pos: Any) -> Any:
+    def node_of(self, pos: Position) -> Node | None:
+        """The node of the line shown whose position is ``pos``; None once it left the line."""
         index = self.tree.index_of(pos)
         return None if index is None else self.tree.line[index]
 
@@ -538,7 +540,7 @@ class PlayModel:
         return node.analysis
 
     def _cancel_jobs(self) -> None:
-        self._ai_request = self._hint_request = self.coach.request = None
+        self.ai_request = self.hint_request = self.coach.request = None
         self.worker.drop_pending()
         self.worker.cancel_running()
         self.think_started = None
@@ -558,7 +560,7 @@ class PlayModel:
         )
         self.say("loading the net…")
 
-    def _begin(self, settings: Settings, game: Game, loaded: tuple | None = None) -> None:
+    def begin(self, settings: Settings, game: Game, loaded: tuple | None = None) -> None:
         """Show a new game (``loaded`` None) or a loaded one (``(game, tree, record)``)."""
         self.settings, self.game = settings, game
         if self.engine is not None and hasattr(self.engine.player, "visits"):

@@ -42,6 +42,8 @@ if [ ! -x "$PACHI_DIR/pachi" ]; then
 fi
 export ZERO9_PACHI="${ZERO9_PACHI:-$PACHI_DIR/pachi}"
 python3 -m ruff check .
+# the packages that type-check clean (pyproject.toml's [tool.mypy] files): a new error fails the run
+python3 -m mypy
 status=0
 python3 -m pytest -q "$@" || status=$?
 # A green CI must mean a green laptop: the searches that must agree to the bit (the twins, the native fast

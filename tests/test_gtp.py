@@ -11,8 +11,8 @@ from zero9.arena.gtpclient import GTPClient, find_gnugo, gnugo_command
 from zero9.games import make_game
 from zero9.games.sgf import read_sgf
 from zero9.protocols.gtp import COMMANDS, EngineOptions, GTPEngine
-from zero9.protocols.gtp_clock import Clock
-from zero9.protocols.gtp_core import fixed_handicap_points
+from zero9.protocols.gtp.clock import Clock
+from zero9.protocols.gtp.core import fixed_handicap_points
 from zero9.search.player import NetSource
 
 SHIPPED = os.path.join(os.path.dirname(__file__), "..", "example-data", "initial_9x9.txt.gz")

@@ -12,7 +12,7 @@ import pytest
 from zero9.games import make_game
 from zero9.games.sgf import MAX_SGF_BYTES
 from zero9.protocols.gtp import EngineOptions, GTPEngine
-from zero9.protocols.gtp_loop import MAX_LINE_CHARS, serve
+from zero9.protocols.gtp.loop import MAX_LINE_CHARS, serve
 from zero9.search.player import NetSource
 
 ROOT = os.path.join(os.path.dirname(__file__), "..")

@@ -17,9 +17,9 @@ from zero9.cli import gtp as gtp_cli
 from zero9.games import make_game
 from zero9.nn.chunks import read_chunk
 from zero9.protocols.gtp import BANNER, LEELAZ_VERSION, EngineOptions, GTPEngine
-from zero9.protocols.gtp_analysis import parse_analyze_tags
-from zero9.protocols.gtp_loop import serve
-from zero9.protocols.gtp_options import SETTINGS, GTPFailure
+from zero9.protocols.gtp.analysis import parse_analyze_tags
+from zero9.protocols.gtp.loop import serve
+from zero9.protocols.gtp.options import SETTINGS, GTPFailure
 from zero9.search.player import NetSource
 
 ROOT = os.path.join(os.path.dirname(__file__), "..")
@@ -400,7 +400,7 @@ def test_smarter_passing_and_dumbpass():
     ok(e, "play w e5")
     position = e.position
     e.player.choose(position)
-    assert e._smarter_pass(position, e.game.pass_action, e.player.root_stats()) != e.game.pass_action
+    assert e.policy.smarter_pass(position, e.game.pass_action, e.player.root_stats()) != e.game.pass_action
     assert "Avoiding pass because it loses." in e.log.getvalue()
 
 

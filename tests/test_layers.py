@@ -10,6 +10,8 @@ nothing of zero9, so every layer may read them.
 Imports inside functions are kept for what is optional or slow to load on purpose:
 the optional dependencies (ray, pygame, matplotlib, the server's web stack, selenium),
 zero9 modules that pull one of those in, and the CLI's lazy loading of its subcommands.
+Parts that talk through interfaces (:data:`INTERFACE_PACKAGES`: the GTP engine's objects and
+command groups) reach one another only by public names: no ``other._private``.
 Run this file as a script to print the import graph's summary.
 """
 
@@ -37,6 +39,9 @@ MAX_LOOSE_MODULES = 4
 # The command line belongs to zero9.cli: library modules take plain arguments or the settings
 # dataclasses (issue 34). A module that must parse options below zero9.cli would be named here.
 ARGPARSE_BELOW_CLI: set[str] = set()
+# Packages made of objects with typed interfaces (issue 43): a module there touches a private name
+# (``x._name``) only on ``self``; the other objects' public methods are the contract.
+INTERFACE_PACKAGES = ["zero9/protocols/gtp"]
 
 
 def module_name(path: Path) -> str:
@@ -171,6 +176,51 @@ def test_the_command_line_is_parsed_only_in_the_cli_layer() -> None:
     assert parsing <= ARGPARSE_BELOW_CLI, f"argparse below zero9.cli: {sorted(parsing - ARGPARSE_BELOW_CLI)}"
     assert parsing == ARGPARSE_BELOW_CLI, f"no longer parses its options, drop it from the set: " \
         f"{sorted(ARGPARSE_BELOW_CLI - parsing)}"
+
+
+def private_reaches(source: str, label: str) -> list[str]:
+    """``label:line: expression`` for each private name (``x._name``, dunders aside) that ``source``
+    reaches on another object, or on ``self`` in a class that does not define it (a mixin's call
+    into its sibling's private method)."""
+    tree = ast.parse(source)
+    found = []
+
+    def private(node: ast.Attribute) -> bool:
+        return node.attr.startswith("_") and not node.attr.startswith("__")
+
+    def on_self(node: ast.Attribute) -> bool:
+        return isinstance(node.value, ast.Name) and node.value.id == "self"
+
+    own: dict[int, set[str]] = {}  # id of a self._x node -> the private names its class defines
+    for cls in (n for n in ast.walk(tree) if isinstance(n, ast.ClassDef)):
+        defined = {n.name for n in cls.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+        defined |= {t.attr for n in ast.walk(cls) if isinstance(n, (ast.Assign, ast.AnnAssign))
+                    for t in (n.targets if isinstance(n, ast.Assign) else [n.target])
+                    if isinstance(t, ast.Attribute) and on_self(t)}
+        for n in ast.walk(cls):
+            if isinstance(n, ast.Attribute) and private(n) and on_self(n):
+                own[id(n)] = defined
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Attribute) and private(node)):
+            continue
+        if not on_self(node) or node.attr not in own.get(id(node), set()):
+            found.append(f"{label}:{node.lineno}: {ast.unparse(node)}")
+    return found
+
+
+def test_interface_packages_reach_no_private_name_of_another_object() -> None:
+    files = [p for folder in INTERFACE_PACKAGES for p in sorted((ROOT / folder).rglob("*.py"))]
+    assert files, f"no module in {INTERFACE_PACKAGES}"
+    bad = [reach for path in files
+           for reach in private_reaches(path.read_text(encoding="utf-8"), str(path.relative_to(ROOT)))]
+    assert not bad, "private names reached on another object:\n" + "\n".join(bad)
+
+
+def test_private_reaches_are_found() -> None:
+    """The check above can fail: a mixin-style call into another part's private method is caught."""
+    sample = ("class A:\n    def f(self):\n        return self.state._say('x'), self._own(), self.__class__\n"
+              "    def _own(self):\n        self._x = 1\n        return self._x + self._sibling()\n")
+    assert private_reaches(sample, "sample") == ["sample:3: self.state._say", "sample:6: self._sibling"]
 
 
 def test_few_modules_loose_at_the_top() -> None:

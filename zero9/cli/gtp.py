@@ -2,7 +2,7 @@
 
 Every leelaz 0.17 flag is accepted, so a tool's leelaz command line works with only the
 program name changed (docs/cli-gtp.md says what each flag means in zero9). Values pass the
-same checks as GTP options (:mod:`zero9.protocols.gtp_options`).
+same checks as GTP options (:mod:`zero9.protocols.gtp.options`).
 """
 
 from __future__ import annotations
@@ -19,9 +19,9 @@ import torch
 from zero9.cli.common import add_game_arguments, game_from_args
 from zero9.nn.checkpoint import default_net_path
 from zero9.protocols.gtp import BANNER, GTPEngine
-from zero9.protocols.gtp_loop import serve
-from zero9.protocols.gtp_options import MAX_LAG_CS, MAX_STONES, MAX_VISITS, GTPFailure, float_value, int_value
-from zero9.protocols.gtp_state import EngineOptions
+from zero9.protocols.gtp.loop import serve
+from zero9.protocols.gtp.options import MAX_LAG_CS, MAX_STONES, MAX_VISITS, GTPFailure, float_value, int_value
+from zero9.protocols.gtp.state import EngineOptions
 from zero9.search.player import NetMismatch, NetSource
 
 

@@ -10,6 +10,7 @@ BLACK, Position, make_game`` is all a caller needs. The rule sets are
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from zero9.games.game import (
@@ -34,7 +35,8 @@ from zero9.games.go import Go
 from zero9.games.go_simple import SimpleGo
 from zero9.games.gomoku import Gomoku
 
-GO_ENGINES = {"fast": Go, "simple": SimpleGo}  # the bitboard engine, and the readable one
+# the bitboard engine, and the readable one
+GO_ENGINES: dict[str, Callable[..., Game]] = {"fast": Go, "simple": SimpleGo}
 
 
 def make_game(game: str = "go", size: int | None = None, **params: Any) -> Game:

@@ -27,7 +27,7 @@ property of the game instance, never of a module.
 
 from __future__ import annotations
 
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol, cast, runtime_checkable
 
 import numpy as np
 
@@ -83,14 +83,21 @@ def vertex_to_point(text: str, size: int) -> int:
 
 @runtime_checkable
 class Position(Protocol):
-    """A game state. Immutable: ``play`` returns a new position."""
+    """A game state. Immutable: ``play`` returns a new position. (Its data are read-only here,
+    so that a board's own class may narrow them: a Go position's ``parent`` is a Go position.)"""
 
-    game: Game
-    to_play: int  # BLACK or WHITE: the side to move
-    move_number: int  # moves played so far, passes included
-    last_move: int | None  # the action that led here; None at the start
-    parent: Position | None  # the position before ``last_move``; None at the start
-    hash: int  # Zobrist hash of the stones *and* the side to move
+    @property
+    def game(self) -> Game: ...
+    @property
+    def to_play(self) -> int: ...  # BLACK or WHITE: the side to move
+    @property
+    def move_number(self) -> int: ...  # moves played so far, passes included
+    @property
+    def last_move(self) -> int | None: ...  # the action that led here; None at the start
+    @property
+    def parent(self) -> Position | None: ...  # the position before ``last_move``; None at the start
+    @property
+    def hash(self) -> int: ...  # Zobrist hash of the stones *and* the side to move
 
     def legal_moves(self) -> list[int]:
         """All legal actions for the side to move (empty list when terminal)."""
@@ -127,12 +134,16 @@ class Position(Protocol):
 
 @runtime_checkable
 class Game(Protocol):
-    """A rule set with its parameters. Cheap, immutable, picklable."""
+    """A rule set with its parameters. Cheap, immutable, picklable (so its data are read-only)."""
 
-    name: str  # 'go' or 'gomoku'
-    size: int
-    num_actions: int  # size*size (+1 for Go's pass)
-    pass_action: int | None  # size*size for Go, None for Gomoku
+    @property
+    def name(self) -> str: ...  # 'go' or 'gomoku'
+    @property
+    def size(self) -> int: ...
+    @property
+    def num_actions(self) -> int: ...  # size*size (+1 for Go's pass)
+    @property
+    def pass_action(self) -> int | None: ...  # size*size for Go, None for Gomoku
 
     def new_position(self) -> Position: ...
 
@@ -159,7 +170,8 @@ def line_of_play(position: Position) -> list[Position]:
 
 def actions_played(position: Position) -> tuple[int, ...]:
     """The actions that led from the start of the game to ``position``."""
-    return tuple(p.last_move for p in line_of_play(position)[1:])
+    # every position after the first came from a move: its last_move is an action
+    return tuple(cast(int, p.last_move) for p in line_of_play(position)[1:])
 
 
 def play_moves(game: Game, moves: list[int | str]) -> Position:

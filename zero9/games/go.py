@@ -61,7 +61,7 @@ import random
 from array import array
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeGuard, cast
 
 import numpy as np
 
@@ -94,7 +94,7 @@ def _points_function(byte_points: list[list[tuple[int, ...]]], *last: int) -> Ca
     names = ", ".join(f"x{i}" for i in range(nbytes))
     items = ", ".join([f"*t{i}[x{i}]" for i in range(nbytes)] + [str(p) for p in last])
     code = f"def points(b):\n    {names}, = b.to_bytes({nbytes}, 'little')\n    return [{items}]\n"
-    namespace = {f"t{i}": table for i, table in enumerate(byte_points)}
+    namespace: dict[str, Any] = {f"t{i}": table for i, table in enumerate(byte_points)}
     exec(code, namespace)
     return namespace["points"]
 
@@ -116,7 +116,7 @@ def _actions_function(nbits: int) -> Callable[[int], np.ndarray]:
     items = ", ".join(f"t{i}[x{i}]" for i in range(nbytes))
     code = (f"def actions(b):\n    {names}, = b.to_bytes({nbytes}, 'little')\n"
             f"    return frombuffer(b''.join(({items},)), intp)\n")
-    namespace = {f"t{i}": table for i, table in enumerate(chunks)}
+    namespace: dict[str, Any] = {f"t{i}": table for i, table in enumerate(chunks)}
     namespace.update(frombuffer=np.frombuffer, intp=np.intp)
     exec(code, namespace)
     return namespace["actions"]
@@ -193,7 +193,7 @@ def geometry(size: int) -> Geometry:
     return Geometry(size)
 
 
-def _is_int(x: object) -> bool:
+def _is_int(x: object) -> TypeGuard[int | np.integer]:
     """An int (numpy ints too), but not a bool."""
     return isinstance(x, (int, np.integer)) and not isinstance(x, bool)
 
@@ -236,7 +236,8 @@ class Go:
     @functools.cached_property
     def _end_move(self) -> float:
         """The move number at which the move cap ends the game (infinite without a cap)."""
-        return self.move_cap if self.move_cap > 0 else math.inf
+        cap = cast(int, self.move_cap)  # an int after __post_init__
+        return cap if cap > 0 else math.inf
 
     def new_position(self) -> GoPosition:
         """The empty board, black to move."""
@@ -260,7 +261,7 @@ class Go:
 
     def play_moves(self, moves: list[int | str]) -> GoPosition:
         """The position after playing ``moves`` (actions or vertices) from the empty board."""
-        return play_moves(self, moves)
+        return cast(GoPosition, play_moves(self, moves))
 
 
 RECENT_BOARDS = 8  # boards recent_boards() keeps: a position and the 7 before it (the net's history)
@@ -273,6 +274,31 @@ class GoPosition:
                  "last_move", "parent", "passes", "board_hash", "hash", "_caps", "_nstones",
                  "_seg_hashes", "_seen", "_through", "_legal", "_resigned", "_lost", "_weak", "_done",
                  "_recent")
+    # the slots' types (annotations only: no class attributes beside the slots)
+    game: Go
+    _geo: Geometry
+    _mine: int  # bitboard of the side to move's stones
+    _theirs: int
+    _gid_at: bytearray | array[int]  # point -> group id
+    _groups: list[Any]  # group id -> (stones, liberties) bitboards; None for an id not in use
+    to_play: int
+    move_number: int
+    last_move: int | None
+    parent: GoPosition | None
+    passes: int
+    board_hash: int
+    hash: int
+    _caps: tuple[int, int]
+    _nstones: int
+    _seg_hashes: tuple[int, ...]
+    _seen: list[tuple[int, ...]] | GoPosition  # a position: pending (see _history)
+    _through: list[tuple[int, ...]] | None
+    _legal: int | None  # bitboard of the legal points, once asked for
+    _resigned: int
+    _lost: tuple[int, int]
+    _weak: tuple[int, int]
+    _done: bool
+    _recent: bytes | None
 
     @classmethod
     def _initial(cls, game: Go) -> GoPosition:
@@ -323,7 +349,8 @@ class GoPosition:
     def recent_boards(self) -> bytes:
         """This position's and its ancestors' stones, newest first (see "recent boards" above);
         boards before the game's start are empty."""
-        todo, p = [], self  # back to a position that has them kept (or RECENT_BOARDS back)
+        todo: list[GoPosition] = []
+        p: GoPosition | None = self  # back to a position that has them kept (or RECENT_BOARDS back)
         while p is not None and len(todo) < RECENT_BOARDS and p._recent is None:
             todo.append(p)
             p = p.parent
@@ -381,9 +408,10 @@ class GoPosition:
 
     # ---- moves ---------------------------------------------------------------------------------------
 
-    def _vertex(self, action: int) -> str:
+    def _vertex(self, action: object) -> str:
+        """The vertex of an action, or the repr of something that is none (for the error message)."""
         try:
-            return self.game.action_to_vertex(action)
+            return self.game.action_to_vertex(action)  # type: ignore[arg-type]  # anything: see except
         except ValueError:
             return repr(action)
 
@@ -404,19 +432,22 @@ class GoPosition:
 
     def _history(self) -> list[tuple[int, ...]]:
         """The earlier segments' board hashes, by stone count (made now if a capture left them pending)."""
-        if type(self._seen) is list:
+        if not isinstance(self._seen, GoPosition):  # (isinstance rather than type(): mypy narrows it)
             return self._seen
         # Pending: _seen is the position this segment's capture was played from, whose own history
         # may be pending too. Climb to one that can be made at once, then make them on the way down
         # (a loop, not recursion: a long game can hold many pending captures).
-        climb, pos = [], self
-        while type(pos._seen) is not list and pos._seen._through is None:
+        climb: list[GoPosition] = []
+        pos = self
+        while isinstance(pos._seen, GoPosition) and pos._seen._through is None:
             climb.append(pos)
             pos = pos._seen
-        if type(pos._seen) is not list:
-            pos._seen = pos._seen._through
+        if isinstance(pos._seen, GoPosition):
+            pos._seen = cast(list, pos._seen._through)  # not None: the loop above stopped at it
         for q in reversed(climb):
+            assert isinstance(q._seen, GoPosition)  # each climbed position was pending
             q._seen = q._seen._history_through_here()
+        assert not isinstance(self._seen, GoPosition)  # made on the way down
         return self._seen
 
     def _repeats(self, board_hash: int, nstones: int) -> bool:
@@ -454,7 +485,7 @@ class GoPosition:
             raise IllegalMove("resume", "only a game ended by two passes can be resumed")
         pos = self._copy()
         pos.passes = 0
-        cap = self.game.move_cap
+        cap = cast(int, self.game.move_cap)  # an int after Go.__post_init__
         pos._done = cap > 0 and pos.move_number >= cap
         return pos
 
@@ -481,7 +512,7 @@ class GoPosition:
         pos._seg_hashes, pos._seen, pos._through = self._seg_hashes, self._seen, self._through
         pos._legal = pos._recent = None
         pos._resigned = EMPTY
-        cap = self.game.move_cap
+        cap = cast(int, self.game.move_cap)  # an int after Go.__post_init__
         pos._done = pos.passes >= 2 or (cap > 0 and pos.move_number >= cap)
         return pos
 

@@ -37,6 +37,7 @@ import functools
 import math
 import random
 from dataclasses import dataclass
+from typing import cast
 
 import numpy as np
 
@@ -93,7 +94,7 @@ class SimpleGo:
         return self.pass_action if text.strip().lower() == "pass" else vertex_to_point(text, self.size)
 
     def play_moves(self, moves: list[int | str]) -> SimpleGoPosition:
-        return play_moves(self, moves)
+        return cast(SimpleGoPosition, play_moves(self, moves))
 
     def to_dict(self) -> dict:
         return {"game": "go", "size": self.size, "komi": self.komi, "move_cap": self.move_cap,
@@ -161,7 +162,8 @@ class SimpleGoPosition:
         self.move_number = 0  # moves played so far, passes included
         self.passes = 0  # passes in a row just before this position
         self.captures = {BLACK: 0, WHITE: 0}  # stones captured *by* each colour so far
-        self.parent = self.last_move = None  # the position before, and the move from it to here
+        self.parent: SimpleGoPosition | None = None  # the position before,
+        self.last_move: int | None = None  # and the move from it to here
         self._resigned = EMPTY  # the colour that resigned, if one did
 
     def _next(self, move: int, board: tuple[int, ...] | None = None, board_hash: int = 0,
@@ -240,7 +242,7 @@ class SimpleGoPosition:
     # ---- moves ------------------------------------------------------------------------------------
 
     def is_terminal(self) -> bool:
-        cap = self.game.move_cap
+        cap = cast(int, self.game.move_cap)  # an int after SimpleGo.__post_init__
         return bool(self._resigned) or self.passes >= 2 or 0 < cap <= self.move_number
 
     def play(self, action: int) -> SimpleGoPosition:

@@ -22,7 +22,7 @@ from __future__ import annotations
 import functools
 import random
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -108,7 +108,7 @@ class Gomoku:
 
     def play_moves(self, moves: list[int | str]) -> GomokuPosition:
         """The position after playing ``moves`` (actions or vertices) from the empty board."""
-        return play_moves(self, moves)
+        return cast(GomokuPosition, play_moves(self, moves))
 
 
 class GomokuPosition:
@@ -116,6 +116,17 @@ class GomokuPosition:
 
     __slots__ = ("game", "board", "to_play", "move_number", "last_move", "parent", "hash", "_winner",
                  "_resigned", "_legal")
+    # the slots' types (annotations only: no class attributes beside the slots)
+    game: Gomoku
+    board: bytes
+    to_play: int
+    move_number: int
+    last_move: int | None
+    parent: GomokuPosition | None
+    hash: int
+    _winner: int | None  # None while the game goes on; BLACK / WHITE / EMPTY (draw) once over
+    _resigned: int
+    _legal: list[int] | None
 
     @classmethod
     def _initial(cls, game: Gomoku) -> GomokuPosition:

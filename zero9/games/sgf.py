@@ -55,7 +55,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from zero9 import __version__
 from zero9.games import make_game
@@ -154,7 +154,9 @@ def _as_colour(position: Position, colour: int, what: str) -> Position:
 def moves_from_position(position: Position) -> list[tuple[int, int]]:
     """The moves from the empty board to ``position``, walking its ``parent`` links."""
     line = line_of_play(position)
-    return [(before.to_play, after.last_move) for before, after in zip(line, line[1:], strict=False)]
+    # every position after the first came from a move: its last_move is an action
+    return [(before.to_play, cast(int, after.last_move))
+            for before, after in zip(line, line[1:], strict=False)]
 
 
 def write_sgf(

@@ -8,7 +8,7 @@ Vocabulary (Leela Zero 0.17's, read from its GTP.cpp and UCTSearch.cpp):
   (report at least N moves, unvisited ones included), and move restrictions
   ``avoid COLOUR MOVES UNTIL`` / ``allow COLOUR MOVES UNTIL``; KataGo's ``maxmoves N`` (report
   at most N moves), ``ownership true|false`` and ``pvVisits true|false`` (kata-analyze's extra
-  output, :mod:`zero9.protocols.gtp_kata`). MOVES is a comma list of
+  output, :mod:`zero9.protocols.gtp.kata`). MOVES is a comma list of
   vertices, ``pass``, ``resign`` or rectangles ``A1:C3``; UNTIL (>= 1) counts that
   colour's moves from now. ``allow`` may only be mixed with ``avoid`` of ``pass`` /
   ``resign``. Anything else makes the whole command fail (``cannot parse analyze tags``).
@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from zero9.games import BLACK, WHITE, Position
-from zero9.protocols.gtp_options import GTPFailure
+from zero9.protocols.gtp.options import GTPFailure
 
 TAG_COLOURS = {"b": BLACK, "black": BLACK, "w": WHITE, "white": WHITE}
 DEFAULT_INTERVAL_CS = 0  # Leela Zero: no output unless an interval is given
@@ -39,7 +39,7 @@ DEFAULT_INTERVAL_CS = 0  # Leela Zero: no output unless an interval is given
 @dataclass
 class Restriction:
     colour: int
-    action: int
+    action: int | None  # None: resign (never a search move)
     until: int  # the last move number (of the game) it applies to
 
 

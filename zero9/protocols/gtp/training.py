@@ -23,7 +23,9 @@ from zero9.learn.selfplay import play_selfplay
 from zero9.learn.supervised import game_chunk, game_positions
 from zero9.nn import features
 from zero9.nn.chunks import ChunkData, write_lz_chunk
-from zero9.protocols.gtp_options import GTPFailure, int_value, nargs
+from zero9.protocols.gtp.commands import CommandTable
+from zero9.protocols.gtp.options import GTPFailure, int_value, nargs
+from zero9.protocols.gtp.state import EngineState
 from zero9.settings import SelfPlayConfig
 from zero9.util.files import read_regular_file
 
@@ -31,27 +33,35 @@ MAX_COLLECTION_BYTES = 256 << 20  # 256 MiB: big SGF collections, still a bounde
 
 
 class TrainingCommands:
-    """``dump_training``, ``dump_supervised``, ``autotrain`` (a mixin of GTPEngine over EngineState)."""
+    """``dump_training``, ``dump_supervised``, ``autotrain``."""
+
+    def __init__(self, state: EngineState):
+        self.state = state
+
+    def commands(self) -> CommandTable:
+        return {"dump_training": self.cmd_dump_training, "dump_supervised": self.cmd_dump_supervised,
+                "autotrain": self.cmd_autotrain}
 
     def cmd_dump_training(self, args: list[str]) -> str:
         """Leela Zero's ``dump_training WINNER FILE``: this game's searched positions as ``FILE.0.gz``."""
-        self._go_only("dump_training")
+        self.state.require_go("dump_training")
         nargs(args, 2, usage="dump_training b|w FILE")
         winner = {"b": BLACK, "black": BLACK, "w": WHITE, "white": WHITE}.get(args[0].lower())
         if winner is None:
             raise GTPFailure(f"bad winner {args[0]!r}: expected b or w")
-        if not self.training:
+        if not self.state.training:
             raise GTPFailure("no training data: no genmove since the game started")
-        positions = [p for p, _ in self.training]
+        positions = [p for p, _ in self.state.training]
         to_play = np.array([p.to_play for p in positions], dtype=np.int8)
         data = ChunkData(features.encode_batch(positions).astype(np.uint8), to_play,
-                         np.stack([shares for _, shares in self.training]),
-                         np.where(to_play == winner, 1.0, -1.0).astype(np.float32), None, self.game.to_dict())
+                         np.stack([shares for _, shares in self.state.training]),
+                         np.where(to_play == winner, 1.0, -1.0).astype(np.float32), None,
+                         self.state.game.to_dict())
         return self._write_chunk(args[1], data)
 
     def cmd_dump_supervised(self, args: list[str]) -> str:
         """Leela Zero's ``dump_supervised SGF FILE``: the SGF's games as ``FILE.0.gz`` (one-hot policies)."""
-        self._go_only("dump_supervised")
+        self.state.require_go("dump_supervised")
         nargs(args, 2, usage="dump_supervised SGF FILE")
         try:
             trees = split_collection(read_regular_file(args[0], MAX_COLLECTION_BYTES, "SGF file"))
@@ -59,14 +69,15 @@ class TrainingCommands:
             raise GTPFailure(str(e)) from None
         parts = []
         for tree in trees:
-            parsed = game_positions(tree, self.game)
+            parsed = game_positions(tree, self.state.game)
             if isinstance(parsed, str) or parsed[2] not in (BLACK, WHITE):
                 continue  # Leela Zero also skips games it cannot use (wrong size, no winner)
-            parts.append(game_chunk(*parsed, self.game))
+            parts.append(game_chunk(*parsed, self.state.game))
         if not parts:
-            raise GTPFailure(f"no usable {self.game.size}x{self.game.size} game with a winner in {args[0]}")
+            n = self.state.game.size
+            raise GTPFailure(f"no usable {n}x{n} game with a winner in {args[0]}")
         reply = self._write_chunk(args[1], ChunkData.concatenate(parts))
-        self._say(f"Dumped {sum(len(p) for p in parts)} training positions.")
+        self.state.say(f"Dumped {sum(len(p) for p in parts)} training positions.")
         return reply
 
     def _write_chunk(self, name: str, data: ChunkData) -> str:
@@ -81,15 +92,15 @@ class TrainingCommands:
         """leelaz-ninenine's ``autotrain BASENAME N``: N self-play games, training data under BASENAME/."""
         nargs(args, 2, usage="autotrain BASENAME GAMES")
         games = int_value(args[1], "games", 1)
-        if self.source.path is None:
+        if self.state.source.path is None:
             raise GTPFailure("autotrain needs a net file (-w FILE): self-play workers load the net from it")
-        config = SelfPlayConfig(seed=self.options.seed)
-        if self.options.visits:
-            config.visits = self.options.visits
+        config = SelfPlayConfig(seed=self.state.options.seed)
+        if self.state.options.visits:
+            config.visits = self.state.options.visits
         out = Path(args[0])
-        device = self.options.device if self.options.device != "auto" else "cpu"
+        device = self.state.options.device if self.state.options.device != "auto" else "cpu"
         try:
-            stats = play_selfplay(self.source.path, games, config, out, out / "sgf", workers=1,
+            stats = play_selfplay(self.state.source.path, games, config, out, out / "sgf", workers=1,
                                   device=device, progress=False)
         except (OSError, ValueError) as e:
             raise GTPFailure(f"autotrain failed: {e}") from None
