@@ -250,7 +250,7 @@ def _judge_move(line: list[Position], i: int, before: PositionAnalysis | None,
     best = before.moves[0]
     info = before.move_info(played)
     wr_before, score_before = best.winrate, best.score_lead
-    ended = _ending_pass(position)
+    ended = _ending_pass(position) if game.pass_action in (best.move, played) else None
     counted = None if ended is None else _mover_view(count(ended).score, position.to_play)
     if counted is not None and best.move == game.pass_action:
         wr_before, score_before = counted

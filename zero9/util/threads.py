@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import os
 
+import torch
+
 SMALL_BATCH = 1024  # batches below this run on one thread (threads_for_batch's measurement)
 
 
@@ -51,8 +53,6 @@ def choose_torch_threads(batch: int, asked: int | None = None) -> int:
     ``asked``: the command line's thread count (None: not given; 0: torch's default); it wins,
     then ``OMP_NUM_THREADS``, then :func:`threads_for_batch`.
     """
-    import torch  # only the commands that run a net call this
-
     if asked is not None:
         if asked > 0:
             torch.set_num_threads(asked)
