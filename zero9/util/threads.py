@@ -42,6 +42,10 @@ def threads_for_batch(batch: int, cores: int | None = None) -> int:
     commands: ``zero9 demo`` took 21-54 s instead of 2.7 s on a busy 2-core machine with
     torch's two threads, 2.7-7.7 s with ``OMP_NUM_THREADS=1``. So every batch up to the
     largest measured runs on one thread; the cores are for training's and self-play's batches.
+    Whole commands, ``scripts/bench_review.py --busy 2`` (same machine, load average 9 to 13
+    from other jobs), seconds alone / beside 2 busy loops, one thread vs ``OMP_NUM_THREADS=2``:
+    ``zero9 review`` (77 moves, 200 visits) 50 / 194 vs 146 / 246; ``zero9 demo`` 9.6 / 37 vs
+    71 / 188.
     """
     cores = cores or os.cpu_count() or 1
     return 1 if batch < SMALL_BATCH else cores
