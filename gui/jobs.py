@@ -12,7 +12,7 @@ Vocabulary:
   ``hint``, ``eval`` (the net's policy and value), ``analyze`` (a live search of the
   position shown), ``sketch`` (the quick pass: the net's value of every position of the
   line, so a loaded game's graph is drawn at once), ``count`` (the dead stones of a Go game
-  ended by passes, by :func:`zero9.protocols.aftermath.aftermath`, the playout GNU Go's
+  ended by passes, by :func:`zero9.games.aftermath.dead_stones`, the playout GNU Go's
   ``--score aftermath`` uses and ``final_status_list`` answers with), ``review`` and ``teach``
   (:mod:`gui.coach`). :data:`BACKGROUND_JOBS` may be dropped when the board moves on.
   ``eval`` and ``sketch`` call :mod:`zero9.search.analysis` (the one "analyse a position" API,
@@ -35,9 +35,9 @@ import numpy as np
 
 from zero9.arena.levels import Level, weakened_action
 from zero9.games import Position
-from zero9.protocols.aftermath import aftermath, chain_statuses
+from zero9.games.aftermath import dead_stones
 from zero9.search.analysis import analyse, analyse_many
-from zero9.search.evaluator import NetEvaluator, UniformEvaluator
+from zero9.search.evaluator import steady_evaluator
 
 JOB_KINDS = ("engine", "move", "hint", "eval", "analyze", "sketch", "count", "review", "teach")
 BACKGROUND_JOBS = ("eval", "analyze", "hint", "sketch")
@@ -163,10 +163,7 @@ def count_job(net: Any, pos: Position) -> tuple:
     """
 
     def count(progress: Callable) -> tuple[dict, np.ndarray]:
-        evaluator = UniformEvaluator(pos.game) if net is None else NetEvaluator(net, random_symmetry=False)
-        position = pos.resume()  # play goes on from the finished position
-        captured, final = aftermath(position, evaluator)
-        return chain_statuses(position, captured), final
+        return dead_stones(pos, steady_evaluator(net, pos.game))
 
     return count, None
 

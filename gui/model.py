@@ -47,6 +47,7 @@ from gui.engine import Engine, Worker, build_engine
 from gui.history import GameTree, Node, replay, setup_stones
 from gui.jobs import Analysis
 from gui.players import Players, loaded_text
+from gui.scoring import counted_result_of
 from gui.settings import Settings
 from gui.sgfio import Record, open_game, save_sgf
 from zero9.arena.review import opening_length
@@ -177,7 +178,7 @@ class PlayModel:
         return [p.last_move for p in self.history[1:] if p.last_move is not None]  # (every one has one)
 
     def result_text(self, names: bool = True) -> str:
-        text = self.whose.result_text(self.position, self.settings.human, names)
+        text = self.whose.result_text(self.position, self.settings.human, names, counted_result_of(self))
         return text.replace("+R", "+T") if self.lost_on_time and self.ended is not None else text
 
     @property

@@ -51,14 +51,18 @@ class Players:
         who = self.names.get(colour, "")
         return COLOUR_NAMES[colour].capitalize() + (f" ({who})" if who else "")
 
-    def result_text(self, pos: Position, human: int, names: bool = True) -> str:
+    def result_text(self, pos: Position, human: int, names: bool = True, counted: str | None = None) -> str:
         """'Game over: B+3.5 — Black (GNU Go) wins' in a loaded game; 'you win' / 'the AI wins' in yours.
 
         ``names=False`` leaves the players' names out ('Black wins'), for narrow places.
+        ``counted``: the count with the dead stones off ('B+1.5', :func:`gui.scoring.counted_result_of`),
+        which replaces the rules' Tromp-Taylor result once it is known.
         """
         if not pos.is_terminal():
             return ""
         text, winner = pos.result_string(), pos.winner()
+        if counted is not None:
+            text, winner = counted, {"B": BLACK, "W": WHITE}.get(counted[0], EMPTY)
         if winner == EMPTY:
             return f"Game over: draw ({text})"
         if self.own_game:

@@ -7,12 +7,13 @@ Vocabulary:
 - **ownership** here is **Black's view** (-1..1 per point, +1 = Black's), turned from the
   side-to-move view of :mod:`zero9.search.analysis` by :func:`black_view`.
 - **dead stones**: found as GNU Go's ``--score aftermath`` finds them, by playing the finished
-  position on (:mod:`zero9.protocols.aftermath`, the same playout ``final_status_list`` and
+  position on (:mod:`zero9.games.aftermath`, the same playout ``final_status_list`` and
   ``final_score`` answer with): the stones that playout captures. The net's ownership cannot
   tell (that module's docstring shows why). Clubs take them off before counting.
-- **area count**: :func:`zero9.protocols.aftermath.area_score`: the board without its dead
+- **area count**: :func:`zero9.games.aftermath.area_score`: the board without its dead
   stones counted by area, komi taken; until the aftermath is in, the rules' Tromp-Taylor
-  count (every stone alive) is shown.
+  count (every stone alive) is shown. Once it is in, the "Game over" line says the same
+  result (:func:`counted_result_of`): one count in the window, as in ``final_score`` and the review.
 - **winning five**: in Gomoku, the five (or more) in a row through the last move.
 """
 
@@ -23,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from zero9.games import BLACK, WHITE, Position
-from zero9.protocols.aftermath import area_score
+from zero9.games.aftermath import area_score, score_result
 
 
 def territory_of(model: Any) -> np.ndarray | None:
@@ -43,14 +44,22 @@ def dead_stones_of(model: Any) -> list[int]:
 def count_text_of(model: Any) -> str:
     """"clubs' count, 2 dead off: B+1.5" from the aftermath; the Tromp-Taylor areas until then."""
     pos, a = model.position, model.analysis_at()
-    if a.statuses is None:
+    result = counted_result_of(model)
+    if result is None:
         area = pos.ownership()
         black, white = int((area == BLACK).sum()), int((area == WHITE).sum())
         return f"Tromp-Taylor area: black {black}, white {white}, komi {pos.game.komi:g}"
-    score = area_score(pos.board_array(), a.statuses, a.final_board, pos.game.size, pos.game.komi)
     dead = sum(s == "dead" for s in a.statuses.values())
-    result = "0" if score == 0 else f"{'B' if score > 0 else 'W'}+{abs(score):g}"
     return f"clubs' count, {dead} dead off: {result}"
+
+
+def counted_result_of(model: Any) -> str | None:
+    """'B+1.5': the count with the dead stones off of a Go game ended by passes; None until it is in."""
+    pos, a = model.position, model.analysis_at()
+    if not model.show_count() or a.statuses is None:
+        return None
+    game = pos.game
+    return score_result(area_score(pos.board_array(), a.statuses, a.final_board, game.size, game.komi))
 
 
 def winning_line_of(model: Any) -> list[int]:

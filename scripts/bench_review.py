@@ -1,6 +1,7 @@
 """Review speed: a whole 9x9 game at 200 visits, its positions batched, against one position at a time.
 
     flock /work/bench.lock python scripts/bench_review.py            # the figure and its reference
+    flock /work/bench.lock python scripts/bench_review.py --busy 2   # whole commands, alone and busy
     python scripts/bench_review.py --noise --games 4                 # the review's search noise
     python scripts/bench_review.py --noise --games 4 --game gomoku
 
@@ -9,7 +10,13 @@
    leaves in shared net calls (the bar: 20 s on the 2-core CPU). Reference in the same run: the
    same review with ``ReviewConfig(batched=False)``, one position's search at a time (8 leaves
    per net call). Wall and CPU seconds of each, and their ratio.
-2. ``--noise``: the review's noise. ``--games`` finished games reviewed twice with different
+2. ``--busy N``: ``zero9 review`` (this game) and ``zero9 demo`` (a 9x9 Go game, seed 1) as
+   a user runs them, whole commands, each alone and then beside N busy-loop processes
+   (default 2: load 2 on a 2-core CPU), with the ratio busy / alone (issue 42's bar: at most
+   1.5). ``--threads T`` runs them with ``OMP_NUM_THREADS=T`` (the way they ran before they
+   chose one thread: T = the cores). The load average is printed before each pair: other
+   programs on the machine count too. Take the timing lock.
+3. ``--noise``: the review's noise. ``--games`` finished games reviewed twice with different
    seeds; per judged move the difference of the two losses (points for Go, winrate); the 95th
    percentile is what ``ReviewConfig.noise_points`` / ``noise_winrate`` hold (losses below it
    are never flagged).
@@ -19,7 +26,9 @@ from __future__ import annotations
 
 import argparse
 import os
+import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -56,6 +65,41 @@ def speed(args) -> None:
     ref_wall, ref_cpu, _ = timed(record, net, args.visits, ReviewConfig(batched=False))
     print(f"reference: one position at a time {ref_wall:.1f} s ({ref_cpu:.1f} CPU s); "
           f"batched is {ref_wall / wall:.2f}x faster in wall time, {ref_cpu / cpu:.2f}x in CPU time")
+
+
+def _command_seconds(argv: list[str], env: dict[str, str]) -> float:
+    started = time.perf_counter()
+    subprocess.run([sys.executable, "-m", "zero9", *argv], check=True, env=env, cwd=ROOT,
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=1800)
+    return time.perf_counter() - started
+
+
+def busy(args) -> None:
+    """Each command alone, then beside ``args.busy`` busy loops: wall seconds and their ratio."""
+    env = {k: v for k, v in os.environ.items() if k != "OMP_NUM_THREADS"}
+    env["PYTHONPATH"] = str(ROOT)
+    if args.threads:
+        env["OMP_NUM_THREADS"] = str(args.threads)
+    threads = f"OMP_NUM_THREADS={args.threads}" if args.threads else "threads chosen by zero9"
+    with tempfile.TemporaryDirectory() as out:
+        commands = {
+            f"review ({args.visits} visits)": ["review", str(args.sgf), "--net", str(args.net), "--visits",
+                                               str(args.visits), "--seed", "1", "--no-plot", "--out", out],
+            "demo (9x9 Go)": ["demo", "--seed", "1", "--quiet"],
+        }
+        for name, argv in commands.items():
+            load = os.getloadavg()
+            alone = _command_seconds(argv, env)
+            loops = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(args.busy)]
+            try:
+                beside = _command_seconds(argv, env)
+            finally:
+                for loop in loops:
+                    loop.kill()
+                    loop.wait()
+            print(f"{name}, {threads}: alone {alone:.1f} s, beside {args.busy} busy loops {beside:.1f} s, "
+                  f"ratio {beside / alone:.2f} (load before: {load[0]:.2f} {load[1]:.2f} (1, 5 min) on "
+                  f"{os.cpu_count()} cores)", flush=True)
 
 
 def noise(args) -> None:
@@ -97,8 +141,15 @@ def main() -> int:
     parser.add_argument("--games", type=int, default=6, help="--noise: games reviewed twice")
     parser.add_argument("--game", choices=("go", "gomoku"), default="go",
                         help="--noise: 9x9 Go (docs/runs/levels) or Gomoku (docs/runs/gomoku9-h100)")
+    parser.add_argument("--busy", type=int, default=0, metavar="N",
+                        help="whole commands alone and beside N busy-loop processes, and the ratio")
+    parser.add_argument("--threads", type=int, default=0,
+                        help="--busy: run the commands with OMP_NUM_THREADS=T (0: as zero9 chooses)")
     args = parser.parse_args()
-    noise(args) if args.noise else speed(args)
+    if args.busy:
+        busy(args)
+    else:
+        noise(args) if args.noise else speed(args)
     return 0
 
 

@@ -43,7 +43,7 @@ INTEGRATION_MODULES = frozenset({
     "test_durability", "test_durability_concurrent", "test_first_hour", "test_gnugo_diff",
     "test_gtp_leelaz", "test_in_flight", "test_match", "test_multisize", "test_opponents", "test_ray",
     "test_ray_server", "test_review", "test_selfplay_straddle", "test_server", "test_server_attacks",
-    "test_server_autogtp", "test_server_flow", "test_server_postgres", "test_tutorials",
+    "test_server_autogtp", "test_server_flow", "test_server_postgres", "test_threads", "test_tutorials",
 })
 
 

@@ -275,3 +275,39 @@ def test_the_command_line_fills_the_loops_settings_with_their_own_defaults(tmp_p
     assert config.lz_chunks and config.gate and config.rate_every == 3 and config.workers == 2
     assert settings["net"] == NetShape(ownership=False, score=True, init_from="a.pt")
     assert settings["command"]["anchors"] == "random, mcts:50,"  # recorded as given (config.json)
+
+
+def test_the_rating_line_says_saturated_or_gives_the_interval(tmp_path, capsys):
+    """Issue 42: a net that won every game against the strongest anchor printed "280 Elo" round
+    after round; the line must say it is a lower bound (and name the anchor), and otherwise
+    give the 95% interval."""
+    from zero9.learn.rating import fit_ratings
+
+    rd = RunDir(tmp_path / "run")
+    rd.rating_games.parent.mkdir(parents=True, exist_ok=True)
+    rows = [("gen0001-aaaa", "random", 1.0), ("gen0001-aaaa", "random", 1.0),
+            ("gen0001-aaaa", "mcts:200", 1.0), ("gen0001-aaaa", "mcts:200", 0.0),
+            ("mcts:200", "random", 1.0), ("mcts:200", "random", 1.0), ("mcts:200", "random", 0.0)]
+    for generation in (2, 3):  # each new net wins all its games: saturated
+        name = f"gen{generation:04d}-{'bcd'[generation - 2] * 4}"
+        rows += [(name, "random", 1.0)] * 4 + [(name, "mcts:200", 1.0)] * 4
+    for a, b, score in rows:
+        with rd.rating_games.open("a") as f:
+            f.write(json.dumps({"a": a, "b": b, "score": score}) + "\n")
+    fit_ratings(rd, 10.0)
+    line = capsys.readouterr().out.strip()
+    newest = read_json(rd.ratings_path)["generations"][-1]
+    assert newest["name"] == "gen0003-cccc"
+    assert line.startswith(f"rating: gen0003-cccc ≥ {newest['lo']:.0f} Elo: won all 4 games against the "
+                           "strongest anchor, mcts:200"), line
+    assert f"{newest['elo']:.0f} Elo" not in line  # the prior's number, not the games'
+    # a net that did not sweep the strongest anchor: its number and 95% interval
+    with rd.rating_games.open("a") as f:
+        for score in (1.0, 0.0, 1.0, 0.5):
+            f.write(json.dumps({"a": "gen0004-dddd", "b": "mcts:200", "score": score}) + "\n")
+    fit_ratings(rd, 20.0)
+    line = capsys.readouterr().out.strip()
+    newest = read_json(rd.ratings_path)["generations"][-1]
+    assert line.startswith(f"rating: gen0004-dddd {newest['elo']:.0f} Elo [{newest['lo']:.0f}, "
+                           f"{newest['hi']:.0f}]"), line
+    assert newest["hi"] - newest["lo"] > 100  # four games: an interval, not a number to read alone

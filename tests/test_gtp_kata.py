@@ -141,7 +141,8 @@ def _finished_games() -> list[str]:
     """Finished (two passes) 9x9 games of docs/runs, the three that taught the aftermath rules first."""
     hard = ["docs/runs/levels/level_club-vs-level_casual/game-0020.sgf",  # a dead group in atari
             "docs/runs/go9-h100-59min/eval38-device_sgf/game-0085.sgf",  # seki with an eye
-            "docs/runs/levels/level_casual-vs-level_beginner/game-0017.sgf"]  # a dead stone and dame
+            "docs/runs/levels/level_casual-vs-level_beginner/game-0017.sgf",  # a dead stone and dame
+            "tests/data/gnugo-dead-stones-left.sgf"]  # GNU Go's own end: Tromp-Taylor W+20.5, GNU Go B+9.5
     more = sorted(glob.glob(os.path.join(ROOT, "docs/runs/go9-h100-38min/eval30_sgf/*.sgf")))[:9]
     return [os.path.join(ROOT, h) for h in hard] + more
 

@@ -460,5 +460,7 @@ def test_dead_stones_are_marked_and_counted_as_gnu_go_counts(make_app, go_engine
     said = done.stdout.strip().splitlines()[-1]  # 'Black wins by 1.5 points'
     winner, margin = said.split()[0][0], said.split()[3]
     assert count_text_of(m) == f"clubs' count, 2 dead off: {winner}+{margin}", (count_text_of(m), said)
+    # the "Game over" line says the same count (issue 42: one count everywhere), not Tromp-Taylor's W+7.5
+    assert m.result_text() == f"Game over: {winner}+{margin} — {'Black' if winner == 'B' else 'White'} wins"
     app.step()
     assert any(t.text.startswith("clubs' count") for t in app.view.texts)

@@ -3,7 +3,10 @@
 tests/data/gomoku9-planted-blunder.sgf (9x9 Gomoku, five in a row): Black builds an open
 three C5-D5-E5; White's move 6 (A9) ignores it instead of blocking at B5 or F5, and Black
 wins two moves later. The review must flag that move as a blunder and name a block.
-Go: docs/runs/review-gnugo/game-0000.sgf, the game of docs/cli-review.md.
+Go: docs/runs/review-gnugo/game-0000.sgf, the game of docs/cli-review.md;
+tests/data/gnugo-dead-stones-left.sgf: GNU Go 3.8 against itself (``--level 10 --seed 8
+--chinese-rules``, komi 7.5), which passes with dead stones on the board: its ``final_score``
+(the file's RE) and ``--score aftermath`` say B+9.5, Tromp-Taylor W+20.5.
 """
 
 from __future__ import annotations
@@ -17,10 +20,12 @@ from pathlib import Path
 import pytest
 from sgfmill import sgf as sgfmill
 
+from zero9.arena.gtpclient import find_gnugo
 from zero9.arena.review import (
     Thresholds,
     black_scores,
     black_winrates,
+    format_report,
     line_from_record,
     opening_length,
     review_game,
@@ -28,13 +33,16 @@ from zero9.arena.review import (
     summarise,
 )
 from zero9.games import WHITE, make_game, play_moves
+from zero9.games.aftermath import count_finished
 from zero9.games.sgf import parse_sgf, read_sgf, write_sgf
 from zero9.nn.checkpoint import load_net
+from zero9.search.evaluator import steady_evaluator
 
 ROOT = Path(__file__).resolve().parents[1]
 PLANTED = ROOT / "tests" / "data" / "gomoku9-planted-blunder.sgf"
 DOCS_GAME = ROOT / "docs" / "runs" / "review-gnugo" / "game-0000.sgf"
 DOCS_REVIEW = ROOT / "docs" / "runs" / "review-gnugo" / "game-0000-review.json"
+DEAD_LEFT = ROOT / "tests" / "data" / "gnugo-dead-stones-left.sgf"
 KEYS = {"move_number", "color", "move", "best_move", "score_before", "score_after", "points_lost",
         "winrate_before", "winrate_after", "winrate_loss", "class", "pv", "played_visits", "searched_again"}
 
@@ -124,6 +132,30 @@ def test_a_go_review_in_points_from_one_tree(go_net):
     assert review.as_dict()["thresholds"]["unit"] == "points"
     # the same game, visits and seed: the same numbers (the window and the CLI agree)
     assert review_game(record, go_net, visits=24, seed=3).moves == moves
+
+
+def test_the_last_pass_is_judged_by_the_count_with_dead_stones_off(go_net):
+    """Issue 42: the review judged a GNU Go game's last pass by Tromp-Taylor (every dead stone
+    alive) and called it a blunder; it must use the count of final_score and the window."""
+    record = read_sgf(DEAD_LEFT)
+    line = line_from_record(record)
+    assert line[-1].result_string() == "W+20.5"  # Tromp-Taylor: the dead stones count as alive
+    count = count_finished(line[-1], steady_evaluator(go_net, line[-1].game))
+    assert count.result == record.result == "B+9.5" and count.dead >= 1  # GNU Go's final_score
+    gnugo = find_gnugo()
+    if gnugo is not None:
+        said = subprocess.run([gnugo, "--chinese-rules", "--score", "aftermath", "-l", str(DEAD_LEFT)],
+                              capture_output=True, text=True, timeout=120).stdout
+        assert "Black wins by 9.5 points" in said, said
+    review = review_game(record, go_net, visits=16, seed=1, forced=len(record.moves) - 2)
+    assert review.count == {"result": "B+9.5", "dead": count.dead}
+    assert review.as_dict()["count"] == review.count
+    assert f"count: B+9.5 ({count.dead} dead stone" in format_report(review.as_dict())
+    first, last = review.moves[-2:]
+    assert first["move"] == last["move"] == "pass" and last["color"] == "B"
+    assert last["score_after"] == 9.5 and last["winrate_after"] == 1.0, last  # B's view of B+9.5
+    assert last["class"] == "good" and last["points_lost"] < review.noise, last
+    assert first["class"] == "good", first  # White's pass lost nothing the count could win back
 
 
 def test_opening_moves_are_forced_not_judged(gomoku_net):

@@ -23,6 +23,13 @@ Vocabulary:
 - **class**: Go by points lost with KaTrain's default thresholds (12, 6, 3, 1.5, 0.5):
   ``blunder``, ``mistake``, ``inaccuracy``, ``slight``, ``tiny``, else ``good``; Gomoku by
   winrate lost (20 %, 10 %, 5 %): ``blunder``, ``mistake``, ``inaccuracy``, else ``good``.
+- **the count** (Go): a pass that ends the game (the second pass in a row), played or the
+  best move, is judged by the finished game's count with its dead stones off
+  (:func:`zero9.games.aftermath.count_finished`, the count of ``final_score`` and the
+  window), not by the search's terminal value, which counts every stone on the board
+  (Tromp-Taylor): a game whose players pass with dead stones left (GNU Go does) would
+  otherwise have its last pass called a blunder. ``Review.count`` is that count of a game
+  ended by passes ("W+2.5"), and how many stones it took off.
 - **forced**: moves that were not the player's choice are never judged (class ``forced``):
   setup and handicap stones are not moves at all (the line starts after them), and the
   opening moves of a match played ``--openings`` (zero9's SGFs say so in the root's
@@ -52,9 +59,10 @@ import numpy as np
 
 from zero9.arena.review_output import black_scores, black_winrates, format_report, plot_review, review_sgf
 from zero9.games import BLACK, WHITE, Position
+from zero9.games.aftermath import Count, count_finished
 from zero9.games.sgf import SgfRecord, start_position
 from zero9.search.analysis import PositionAnalysis, analyse_many
-from zero9.search.evaluator import NetEvaluator, UniformEvaluator
+from zero9.search.evaluator import NetEvaluator, UniformEvaluator, steady_evaluator
 from zero9.settings import ReviewConfig
 
 COLOUR_LETTER = {BLACK: "B", WHITE: "W"}
@@ -111,6 +119,7 @@ class Review:
     moves: list[dict[str, Any]]
     summary: dict[str, dict[str, Any]] = field(default_factory=dict)
     setup: list[tuple[int, int]] = field(default_factory=list)
+    count: dict[str, Any] | None = None  # Go ended by passes: {"result": "W+2.5", "dead": 3}
 
     def as_dict(self) -> dict[str, Any]:
         out = asdict(self)
@@ -146,12 +155,41 @@ def review_game(source: SgfRecord | Sequence[Position], net, visits: int = Revie
     after = dict(zip(again, analyse_many([line[i + 1] for i in again], evaluator, own_visits, seed,
                                          leaves_per_tree=config.leaves_per_tree), strict=True))
     noise = _noise(game.name, visits, config)
-    moves = [_judge_move(line, i, before.get(i), after.get(i), thresholds, noise)
+    count = _Counter(getattr(evaluator, "net", None))
+    moves = [_judge_move(line, i, before.get(i), after.get(i), thresholds, noise, count)
              for i in range(len(line) - 1)]
     record = source if isinstance(source, SgfRecord) else None
+    final = count(line[-1]) if _ended_by_passes(line[-1]) else None
     return Review(game.to_dict(), record.black if record else "", record.white if record else "",
                   record.result if record else "", visits, seed, thresholds, noise, moves,
-                  summarise(moves, thresholds), list(record.setup) if record else [])
+                  summarise(moves, thresholds), list(record.setup) if record else [],
+                  None if final is None else {"result": final.result, "dead": final.dead})
+
+
+class _Counter:
+    """The count of each finished position asked for, found once (a playout of the judging net)."""
+
+    def __init__(self, net):
+        self.net = net
+        self.found: dict[tuple[bytes, int], Count] = {}
+
+    def __call__(self, finished: Position) -> Count:
+        key = finished.board_array().tobytes(), finished.to_play
+        if key not in self.found:
+            self.found[key] = count_finished(finished, steady_evaluator(self.net, finished.game))
+        return self.found[key]
+
+
+def _ended_by_passes(position: Position) -> bool:
+    return position.game.name == "go" and position.is_terminal() and getattr(position, "passes", 0) >= 2
+
+
+def _ending_pass(position: Position) -> Position | None:
+    """The finished position a pass here makes (Go, after a pass), else None."""
+    if position.game.name != "go" or position.is_terminal() or getattr(position, "passes", 0) < 1:
+        return None
+    ended = position.play(position.game.pass_action)
+    return ended if _ended_by_passes(ended) else None
 
 
 def _evaluator(net, game, seed: int | None):
@@ -196,7 +234,8 @@ def _noise(game_name: str, visits: int, config: ReviewConfig) -> float:
 
 
 def _judge_move(line: list[Position], i: int, before: PositionAnalysis | None,
-                after: PositionAnalysis | None, thresholds: Thresholds, noise: float) -> dict[str, Any]:
+                after: PositionAnalysis | None, thresholds: Thresholds, noise: float,
+                count: Callable[[Position], Count]) -> dict[str, Any]:
     """One move's entry (see the module docstring)."""
     position, made = line[i], line[i + 1]
     game = position.game
@@ -210,29 +249,42 @@ def _judge_move(line: list[Position], i: int, before: PositionAnalysis | None,
         return entry
     best = before.moves[0]
     info = before.move_info(played)
+    wr_before, score_before = best.winrate, best.score_lead
+    ended = _ending_pass(position) if game.pass_action in (best.move, played) else None
+    counted = None if ended is None else _mover_view(count(ended).score, position.to_play)
+    if counted is not None and best.move == game.pass_action:
+        wr_before, score_before = counted
     if best.move == played:
-        wr_after, score_after = best.winrate, best.score_lead
+        wr_after, score_after = wr_before, score_before
+    elif counted is not None and played == game.pass_action:
+        wr_after, score_after = counted
     elif after is not None:  # searched on its own: the position it made, from the opponent's side
         wr_after = 1.0 - after.winrate
         score_after = None if after.score_lead is None else -after.score_lead
     else:
         wr_after, score_after = info.winrate, info.score_lead
-    wr_loss = max(0.0, best.winrate - wr_after)
+    wr_loss = max(0.0, wr_before - wr_after)
     points = None
-    if best.score_lead is not None and score_after is not None:
-        points = max(0.0, best.score_lead - score_after)
+    if score_before is not None and score_after is not None:
+        points = max(0.0, score_before - score_after)
     loss = points if thresholds.unit == "points" else wr_loss
     if loss is None:
         raise ValueError("a Go review needs a net with an ownership head (points lost)")
     entry.update(
         best_move=game.action_to_vertex(best.move),
-        score_before=_round(best.score_lead, 2), score_after=_round(score_after, 2),
-        points_lost=_round(points, 2), winrate_before=round(best.winrate, 4),
+        score_before=_round(score_before, 2), score_after=_round(score_after, 2),
+        points_lost=_round(points, 2), winrate_before=round(wr_before, 4),
         winrate_after=round(wr_after, 4), winrate_loss=round(wr_loss, 4),
         pv=[game.action_to_vertex(a) for a in best.pv],
         played_visits=0 if info is None else info.visits, searched_again=after is not None,
         **{"class": "good" if loss < noise else thresholds.classify(loss)})
     return entry
+
+
+def _mover_view(black_score: float, mover: int) -> tuple[float, float]:
+    """(winrate, score lead) of a count, from the side to move's view: a win is 1, a draw 0.5."""
+    score = black_score if mover == BLACK else -black_score
+    return (1.0 if score > 0 else 0.0 if score < 0 else 0.5), score
 
 
 def _round(x: float | None, digits: int) -> float | None:

@@ -81,6 +81,10 @@ def format_report(review: dict[str, Any], flagged: tuple[str, ...] | None = None
         forced = f", {s['forced']} forced (not judged)" if s.get("forced") else ""
         lines.append(f"{colour} {names[colour]}: moves {s['moves']}, {counts}, average loss {average}, "
                      f"match rate {100 * s['match_rate']:.0f}%{forced}")
+    if review.get("count"):  # Go ended by passes: the count the last pass was judged by
+        count = review["count"]
+        stones = f"{count['dead']} dead stone{'' if count['dead'] == 1 else 's'}"
+        lines.append(f"count: {count['result']} ({stones} off, as final_score counts)")
     return "\n".join(lines)
 
 

@@ -15,13 +15,12 @@ import io
 import sys
 from pathlib import Path
 
-import torch
-
 from zero9.nn.checkpoint import default_net_path, load_net
 from zero9.protocols.analysis_engine import DEFAULT_BATCH, AnalysisEngine, NetFinder
 from zero9.protocols.kata_format import PERSPECTIVES
 from zero9.settings import PlayConfig
 from zero9.util.files import read_regular_file
+from zero9.util.threads import choose_torch_threads
 
 MAX_CONFIG_BYTES = 1 << 20
 
@@ -38,7 +37,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="at end of input, stop instead of finishing the queued queries")
     parser.add_argument("-human-model", help="accepted; zero9 has no human-style model")
     parser.add_argument("--device", default="auto", help="auto, cpu or cuda")
-    parser.add_argument("--threads", type=int, default=1, help="torch threads (0: torch's default)")
+    parser.add_argument("--threads", type=int, default=None,
+                        help="torch threads (0: torch's default; default: OMP_NUM_THREADS if set, else "
+                             "1 for the search's small batches, zero9.util.threads)")
     parser.add_argument("--seed", type=int, default=None,
                         help="random seed (the same queries, the same numbers)")
 
@@ -104,8 +105,7 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError(f"reportAnalysisWinratesAs must be one of {', '.join(PERSPECTIVES)}")
     visits = _positive(settings, "maxVisits", PlayConfig.visits)
     batch = args.analysis_threads or _positive(settings, "numAnalysisThreads", DEFAULT_BATCH)
-    if args.threads > 0:
-        torch.set_num_threads(args.threads)
+    choose_torch_threads(batch * PlayConfig.batch_size, args.threads)  # each position's leaves, together
     nets = net_finder(args.model, args.device)
     engine = AnalysisEngine(nets, sys.stdout, visits, perspective, args.seed, batch)
     print(f"zero9 analysis: ready ({visits} visits, {perspective}'s view)", file=sys.stderr, flush=True)

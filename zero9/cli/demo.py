@@ -9,6 +9,7 @@ import sys
 from zero9.arena.demo import MOVES_SHOWN, play_demo
 from zero9.cli.common import add_game_arguments, game_from_args
 from zero9.settings import PlayConfig
+from zero9.util.threads import choose_torch_threads
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -29,6 +30,8 @@ def run(args: argparse.Namespace) -> int:
         if args.moves_shown < 0:
             raise ValueError(f"bad --moves-shown {args.moves_shown}: expected 0 or more")
         seed = args.seed if args.seed is not None else random.randrange(1 << 30)
+        if not args.random:
+            choose_torch_threads(PlayConfig.batch_size)
         play_demo(game, seed, use_net=not args.random, net_path=args.net, visits=args.visits,
                   moves_shown=args.moves_shown, quiet=args.quiet)
     except (OSError, ValueError) as e:

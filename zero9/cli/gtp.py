@@ -14,8 +14,6 @@ import time
 from collections.abc import Callable
 from typing import Any, TextIO
 
-import torch
-
 from zero9.cli.common import add_game_arguments, game_from_args
 from zero9.nn.checkpoint import default_net_path
 from zero9.protocols.gtp import BANNER, GTPEngine
@@ -23,6 +21,8 @@ from zero9.protocols.gtp.loop import serve
 from zero9.protocols.gtp.options import MAX_LAG_CS, MAX_STONES, MAX_VISITS, GTPFailure, float_value, int_value
 from zero9.protocols.gtp.state import EngineOptions
 from zero9.search.player import NetMismatch, NetSource
+from zero9.settings import PlayConfig
+from zero9.util.threads import choose_torch_threads
 
 
 def _checked(parse, *bounds, **kw) -> Callable[[str], Any]:
@@ -59,8 +59,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="final_score counts every stone on the board, as Leela Zero does (for "
                              "autogtp: its training targets and the server's count); default: dead stones "
                              "removed, as GNU Go counts")
-    parser.add_argument("-t", "--threads", type=_checked(int_value, 0, 256), default=1,
-                        help="torch threads (0: torch's default)")
+    parser.add_argument("-t", "--threads", type=_checked(int_value, 0, 256), default=None,
+                        help="torch threads (0: torch's default; default: OMP_NUM_THREADS if set, else "
+                             "1 for the search's small batches, zero9.util.threads)")
     parser.add_argument("-b", "--lagbuffer", type=_checked(int_value, 0, MAX_LAG_CS), default=20,
                         help="centiseconds kept back from each move's time (pipes, GUI)")
     parser.add_argument("-l", "--logfile", help="append the GTP input and output to this file")
@@ -88,8 +89,7 @@ def make_engine(args: argparse.Namespace, log: TextIO | None = sys.stderr) -> GT
     game = game_from_args(args)
     uniform = (args.weights or "").lower() == "uniform"
     path = None if uniform else args.weights or default_net_path(game.name, game.size)
-    if args.threads > 0:
-        torch.set_num_threads(args.threads)
+    threads = choose_torch_threads(args.batchsize or PlayConfig.batch_size, args.threads)
     device = "cpu" if args.cpu_only else args.device
     source = NetSource(path, device=device, warn=None if args.quiet or uniform else log)
     if source.net is not None and source.net.size != game.size and args.size is None:
@@ -98,7 +98,7 @@ def make_engine(args: argparse.Namespace, log: TextIO | None = sys.stderr) -> GT
     options = EngineOptions(visits=args.visits, playouts=args.playouts, resignpct=args.resignpct,
                             randomcnt=args.randomcnt, randomvisits=args.randomvisits,
                             randomtemp=args.randomtemp,
-                            noise=args.noise, seed=args.seed, threads=args.threads, ponder=not args.noponder,
+                            noise=args.noise, seed=args.seed, threads=threads, ponder=not args.noponder,
                             quiet=args.quiet, dumbpass=args.dumbpass, tromp_taylor=args.tromp_taylor,
                             lagbuffer=args.lagbuffer, device=device,
                             weights=None if path is None else str(path))

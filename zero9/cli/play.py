@@ -19,6 +19,8 @@ from gui.settings import DEFAULT_KOMI, DEFAULT_SIZES, Settings
 from gui.sgfio import open_game
 from zero9.arena.levels import LEVELS as AI_LEVELS
 from zero9.games import parse_colour
+from zero9.settings import PlayConfig
+from zero9.util.threads import choose_torch_threads
 
 GAME_OPTIONS = ("game", "size", "color", "level", "visits", "komi", "net", "sgf")
 
@@ -101,6 +103,7 @@ def run(args: argparse.Namespace) -> int:
     if args.move is not None and not args.sgf:
         print("zero9 play: --move needs --sgf", file=sys.stderr)
         return 2
+    choose_torch_threads(PlayConfig.batch_size)  # the AI's and the analysis' searches: small batches
     engine = None
     if args.net:  # refuse a net that does not fit on the command line, before the window opens
         try:

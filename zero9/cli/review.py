@@ -27,6 +27,7 @@ from zero9.nn.checkpoint import default_net_path
 from zero9.search.player import NetSource
 from zero9.settings import ReviewConfig
 from zero9.util.files import atomic_write_text, read_regular_file
+from zero9.util.threads import choose_torch_threads
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -79,6 +80,7 @@ def run(args: argparse.Namespace) -> int:
         scale = 1.0 if record.game.name == "go" else 0.01
         thresholds = Thresholds.for_game(record.game.name, [t * scale for t in args.thresholds])
     net = load_judge(record.game, args.net, args.device)
+    choose_torch_threads(ReviewConfig.leaves_per_tree * len(record.moves))  # every position's leaves at once
     bar = tqdm(total=args.visits, desc="review", unit="visit", file=sys.stderr)
     try:
         review = review_game(record, net, args.visits, args.seed, thresholds,

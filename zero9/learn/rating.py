@@ -9,6 +9,13 @@
   ``gnugo`` when installed).
 - **ratings**: :func:`zero9.arena.elo.bayeselo` over every rating game of the run,
   written to ``ratings/ratings.json`` with each rated net's round, games and wall time.
+- **the rating line** (:func:`rating_line`, printed after each fit): the newest net's Elo
+  with its 95% interval; **saturated** when it won every game against the strongest
+  anchor it played: the games then say only that it is stronger than the anchors can
+  measure, and the fit's number is the prior's (issue 42: ``./minitrain.sh gomoku8``
+  printed "280 Elo" four rounds in a row while the anchors moved), so the line gives the
+  interval's lower end, "≥ 108 Elo", and names the anchor (``--anchors`` can add a stronger
+  one). Likewise a net that lost every game against the weakest anchor gets "≤ hi".
 
 Every game is appended to its log (``logs/gate.jsonl``, ``ratings/games.jsonl``) as it
 ends, with its round and opponent, so an interrupted match resumes with the games it lacks.
@@ -192,8 +199,31 @@ def fit_ratings(rd: RunDir, wall_seconds: float) -> None:
         "games": len(games), "updated": time.time()})
     last = gens[-1] if gens else None
     if last:
-        print(f"rating: {last['name']} {last['elo']:.0f} Elo [{last['lo']:.0f}, {last['hi']:.0f}] "
-              f"(random = 0; anchors {', '.join(f'{k} {v:.0f}' for k, v in anchors.items())})")
+        print(rating_line(last, anchors, games))
+
+
+def rating_line(net: dict[str, Any], anchors: dict[str, float], games: list[tuple[str, str, float]]) -> str:
+    """'rating: NAME 196 Elo [13, 379] (...)', or a bound when saturated (see **the rating line**).
+
+    ``net``: its ratings.json entry (name, elo, lo, hi); ``games``: (net, opponent, its score).
+    """
+    name = net["name"]
+    played = {b: [] for b in anchors}
+    for a, b, score in games:
+        if a == name and b in played:
+            played[b].append(score)
+    faced = sorted((elo, b) for b, elo in anchors.items() if played[b])
+    told = f"(random = 0; anchors {', '.join(f'{k} {v:.0f}' for k, v in anchors.items())})"
+    if faced and all(x == 1 for x in played[faced[-1][1]]):
+        elo, top = faced[-1]
+        return (f"rating: {name} ≥ {net['lo']:.0f} Elo: won all {len(played[top])} games against the "
+                f"strongest anchor, {top} ({elo:.0f}), more than the anchors can measure "
+                f"(--anchors can add a stronger one) {told}")
+    if faced and all(x == 0 for x in played[faced[0][1]]):
+        elo, bottom = faced[0]
+        return (f"rating: {name} ≤ {net['hi']:.0f} Elo: lost all {len(played[bottom])} games against the "
+                f"weakest anchor, {bottom} ({elo:.0f}) {told}")
+    return f"rating: {name} {net['elo']:.0f} Elo [{net['lo']:.0f}, {net['hi']:.0f}] {told}"
 
 
 def _finite(x: float) -> float:

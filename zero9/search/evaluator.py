@@ -298,6 +298,15 @@ class NetEvaluator:
                 self._owned.clear()
 
 
+def steady_evaluator(net, game) -> NetEvaluator | UniformEvaluator:
+    """``net`` seen the same way every time (no random symmetry; None: uniform priors).
+
+    For a playout that must give one answer, the count of a finished game
+    (:func:`zero9.games.aftermath.count_finished`): the same game always gets the same count.
+    """
+    return UniformEvaluator(game) if net is None else NetEvaluator(net, random_symmetry=False)
+
+
 def net_has_ownership(net) -> bool:
     """Whether ``net`` (a ZeroNet; not a remote one) has an ownership head."""
     config = getattr(net, "config", None)

@@ -17,7 +17,7 @@ Vocabulary:
   positional superko, no suicide); ``kata-set-rules`` accepts a ruleset equal to it and
   refuses any other, naming the fields that differ (zero9's net knows only its rules).
 - **dead stones** (``final_status_list``, ``final_score``): found by playing the finished
-  position on, GNU Go's aftermath (:mod:`zero9.protocols.aftermath` says why the search's
+  position on, GNU Go's aftermath (:mod:`zero9.games.aftermath` says why the search's
   ownership cannot tell under Tromp-Taylor); ``final_score`` removes the dead stones and
   counts area (stones plus surrounded empty points) with komi: Chinese counting, as GNU Go's
   ``--chinese-rules --score aftermath``. Seki stones stay, their shared liberties count for
@@ -34,15 +34,15 @@ from collections.abc import Callable
 
 import numpy as np
 
-from zero9.protocols.aftermath import aftermath, area_score, chain_statuses
+from zero9.games.aftermath import count_finished, dead_stones, score_result
 from zero9.protocols.gtp.analysis import parse_analyze_tags
 from zero9.protocols.gtp.commands import CommandTable
 from zero9.protocols.gtp.loop import Reply
 from zero9.protocols.gtp.options import GTPFailure, nargs
-from zero9.protocols.gtp.state import EngineState, Evaluator, go_game, go_rules, resumable
+from zero9.protocols.gtp.state import EngineState, Evaluator, go_rules
 from zero9.protocols.gtp.streams import AnalysisStreams
 from zero9.protocols.kata_format import ZERO9_RULES, parse_rules, rules_differences
-from zero9.search.evaluator import NetEvaluator, UniformEvaluator
+from zero9.search.evaluator import steady_evaluator
 
 
 class KataCommands:
@@ -101,25 +101,15 @@ class KataCommands:
     # -- scoring -----------------------------------------------------------------------------------
 
     def _playout_evaluator(self) -> Evaluator:
-        """The aftermath playout's evaluator: the net seen the same way every time (no random symmetry),
-        so the same finished game always gets the same count."""
-        if self.state.source.net is None:
-            return UniformEvaluator(self.state.game)
-        return NetEvaluator(self.state.source.net, random_symmetry=False)
+        """The aftermath playout's evaluator: the same finished game always gets the same count."""
+        return steady_evaluator(self.state.source.net, self.state.game)
 
     def _dead_stones(self) -> tuple[dict[int, str], np.ndarray]:
         """(point -> 'alive' / 'dead' / 'seki' for every stone, the playout's final board).
 
-        See :mod:`zero9.protocols.aftermath`.
+        See :mod:`zero9.games.aftermath`.
         """
-        position = go_rules(self.state.position)
-        if resumable(position):
-            position = position.resume()
-        board = position.board_array()
-        if position.is_terminal() or not board.any():
-            return {int(p): "alive" for p in np.nonzero(board)[0]}, board
-        captured, final = aftermath(position, self._playout_evaluator())
-        return chain_statuses(position, captured), final
+        return dead_stones(go_rules(self.state.position), self._playout_evaluator())
 
     def cmd_final_status_list(self, args: list[str]) -> str:
         self.state.require_go("final_status_list")
@@ -136,13 +126,10 @@ class KataCommands:
         st = self.state
         if st.game.name != "go":
             return st.position.result_string() if st.position.is_terminal() else "0"
-        position, game = go_rules(st.position), go_game(st.game)
+        position = go_rules(st.position)
         if st.options.tromp_taylor:  # Leela Zero's count: autogtp's winner and training targets
-            score = position.score()
-            return "0" if score == 0 else f"{'B' if score > 0 else 'W'}+{abs(score):g}"
-        statuses, final = self._dead_stones()
-        score = area_score(position.board_array(), statuses, final, game.size, game.komi)
-        return "0" if score == 0 else f"{'B' if score > 0 else 'W'}+{abs(score):g}"
+            return score_result(position.score())
+        return count_finished(position, self._playout_evaluator()).result
 
     def cmd_cputime(self, args: list[str]) -> str:
         nargs(args, 0, usage="cputime")
