@@ -21,6 +21,9 @@ Vocabulary:
   BN's batch counter). Like Leela Zero's network hashes it names a net by its
   content: every net a run produces is called by it, and converting between
   ``.pt`` and Leela Zero text keeps it (the conversion is exact).
+- **finite weights**: a checkpoint whose weights or batch-norm statistics hold a NaN or an
+  infinity is refused naming the tensor (a net that would play nonsense, A1 B1 C1, silently);
+  Leela Zero text is refused the same way line by line (:mod:`zero9.nn.weights`).
 - **input encoding**: the name of the planes the net expects: ``"lz18"`` for Go
   (Leela Zero's 18 planes), ``"gomoku<C>"`` for Gomoku's C planes.
 - **shipped nets**: :func:`default_net_path` looks in the repository's
@@ -169,13 +172,20 @@ def save_checkpoint(
 
 
 def load_checkpoint(path: str | os.PathLike, device: str | torch.device = "cpu") -> Checkpoint:
-    """Read a zero9 checkpoint; ValueError naming the file and what was expected if it is not one."""
+    """Read a zero9 checkpoint; ValueError naming the file and what was expected if it is not one,
+    or naming the tensor if a weight or statistic is NaN or infinite (every net zero9 loads comes
+    through here or :mod:`zero9.nn.weights`, which refuses those too)."""
     path = Path(path)
     payload = _read_payload(path)
     problem = shape_problem(payload["config"])  # before the net is built: the shape is the file's claim
     if problem is not None:
         raise ValueError(f"checkpoint {path}: {problem}; refused before allocating the net "
                          f"(a damaged or hostile file?)")
+    unfinite = next((key for key, value in payload["state_dict"].items() if isinstance(value, torch.Tensor)
+                     and value.is_floating_point() and not bool(torch.isfinite(value).all())), None)
+    if unfinite is not None:
+        raise ValueError(f"checkpoint {path}: {unfinite} holds a NaN or infinity (a training run that "
+                         f"diverged, or a damaged file); zero9 plays no such net")
     net = ZeroNet.from_config(payload["config"])
     try:
         net.load_state_dict(payload["state_dict"])
