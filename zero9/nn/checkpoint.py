@@ -58,7 +58,7 @@ from zero9.nn.net import ZeroNet, resolve_device
 from zero9.nn.net_limits import shape_problem
 from zero9.nn.weights import FORMAT_VERSION as LZ_FORMAT_VERSION
 from zero9.nn.weights import load_lz_weights
-from zero9.util.files import GZIP_MAGIC, atomic_write_bytes, file_kind, open_regular_file
+from zero9.util.files import GZIP_MAGIC, TooLargeError, atomic_write_bytes, file_kind, open_regular_file
 
 FORMAT = "zero9-checkpoint"
 VERSION = 1
@@ -291,14 +291,7 @@ def load_net(path: str | os.PathLike, device: str | torch.device = "auto",
     The net is tuned for inference (:meth:`ZeroNet.tune_for_device`); use :func:`load_checkpoint`
     to resume training. Any other file is refused with a ValueError naming it (:func:`not_a_net`).
     """
-    path = Path(path)
-    if not path.exists():
-        raise FileNotFoundError(f"no net file {path}")
-    info = path.stat()
-    if not stat.S_ISREG(info.st_mode):  # a folder, a pipe (which would block), a device like /dev/zero
-        raise not_a_net(path, f"it is a {file_kind(info.st_mode)}, not a regular file")
-    if info.st_size == 0:
-        raise not_a_net(path, "it is empty")
+    path = check_net_file(path)
     version = lz_version(path)
     if version is not None and version != LZ_FORMAT_VERSION:
         raise not_a_net(path, f"it is Leela Zero weights format version {version} (version 2 is ELF's "
@@ -313,6 +306,24 @@ def load_net(path: str | os.PathLike, device: str | torch.device = "auto",
             raise ValueError(f"net file {path} holds a net for {net.sizes_served()}, "
                              f"but a {expected_size}x{expected_size} net is needed")
     return net.to(resolve_device(device)).eval().tune_for_device(), meta
+
+
+def check_net_file(path: str | os.PathLike) -> Path:
+    """``path`` if it may hold a net, checked as :func:`load_net` checks it first: FileNotFoundError
+    if it is absent, :func:`not_a_net` if it is not a regular file (a folder, a pipe that would
+    block, a device like /dev/zero) or is empty, TooLargeError if it is larger than any net zero9
+    reads (:data:`MAX_CHECKPOINT_BYTES`). For commands that refuse a bad ``--net`` at once."""
+    path = Path(path).expanduser()
+    if not path.exists():
+        raise FileNotFoundError(f"no net file {path}")
+    info = path.stat()
+    if not stat.S_ISREG(info.st_mode):
+        raise not_a_net(path, f"it is a {file_kind(info.st_mode)}, not a regular file")
+    if info.st_size == 0:
+        raise not_a_net(path, "it is empty")
+    if info.st_size > MAX_CHECKPOINT_BYTES:
+        raise TooLargeError(f"net file {path} is larger than the {MAX_CHECKPOINT_BYTES:,} bytes zero9 reads")
+    return path
 
 
 def lz_game(net: ZeroNet) -> dict[str, Any]:
