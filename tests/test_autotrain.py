@@ -275,3 +275,27 @@ def test_the_command_line_fills_the_loops_settings_with_their_own_defaults(tmp_p
     assert config.lz_chunks and config.gate and config.rate_every == 3 and config.workers == 2
     assert settings["net"] == NetShape(ownership=False, score=True, init_from="a.pt")
     assert settings["command"]["anchors"] == "random, mcts:50,"  # recorded as given (config.json)
+
+
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize("role", ["best", "candidate"])
+def test_a_missing_net_is_named_in_one_line_before_any_work(tmp_path, role):
+    run_dir = tmp_path / "run"
+    quick = ["--generations", "0", "--workers", "1", "--no-plots"]
+    made = subprocess.run(autotrain_cmd(run_dir, quick), capture_output=True, text=True, timeout=200)
+    assert made.returncode == 0, made.stderr[-2000:]
+    rd = RunDir(run_dir)
+    if role == "best":  # deleted by hand
+        name = rd.status()["best"]
+        rd.net_path(name).unlink()
+    else:  # trained and named, then lost before its gate
+        name = "0123456789ab"
+        rd.write_status(candidate=name, candidate_generation=1)
+    again = subprocess.run(autotrain_cmd(run_dir, ["--generations", "1", "--workers", "1", "--no-plots"]),
+                           capture_output=True, text=True, timeout=200)
+    assert again.returncode == 2, again.stdout[-1000:] + again.stderr[-3000:]
+    assert "Traceback" not in again.stderr
+    assert again.stderr.strip().splitlines() == [
+        f"zero9 autotrain: error: the run's {role} net {name} is missing: {rd.net_path(name)} (deleted?); "
+        f"put it back, or start a new run in another --dir"]
+    assert rd.count_games(0) == 0 and rd.status()["generation"] == 0  # refused before any game
