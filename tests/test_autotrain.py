@@ -311,3 +311,27 @@ def test_the_rating_line_says_saturated_or_gives_the_interval(tmp_path, capsys):
     assert line.startswith(f"rating: gen0004-dddd {newest['elo']:.0f} Elo [{newest['lo']:.0f}, "
                            f"{newest['hi']:.0f}]"), line
     assert newest["hi"] - newest["lo"] > 100  # four games: an interval, not a number to read alone
+
+
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize("role", ["best", "candidate"])
+def test_a_missing_net_is_named_in_one_line_before_any_work(tmp_path, role):
+    run_dir = tmp_path / "run"
+    quick = ["--generations", "0", "--workers", "1", "--no-plots"]
+    made = subprocess.run(autotrain_cmd(run_dir, quick), capture_output=True, text=True, timeout=200)
+    assert made.returncode == 0, made.stderr[-2000:]
+    rd = RunDir(run_dir)
+    if role == "best":  # deleted by hand
+        name = rd.status()["best"]
+        rd.net_path(name).unlink()
+    else:  # trained and named, then lost before its gate
+        name = "0123456789ab"
+        rd.write_status(candidate=name, candidate_generation=1)
+    again = subprocess.run(autotrain_cmd(run_dir, ["--generations", "1", "--workers", "1", "--no-plots"]),
+                           capture_output=True, text=True, timeout=200)
+    assert again.returncode == 2, again.stdout[-1000:] + again.stderr[-3000:]
+    assert "Traceback" not in again.stderr
+    assert again.stderr.strip().splitlines() == [
+        f"zero9 autotrain: error: the run's {role} net {name} is missing: {rd.net_path(name)} (deleted?); "
+        f"put it back, or start a new run in another --dir"]
+    assert rd.count_games(0) == 0 and rd.status()["generation"] == 0  # refused before any game

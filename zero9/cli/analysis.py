@@ -1,9 +1,10 @@
 """``zero9 analysis``'s command line: KataGo's ``analysis`` shape, so KaTrain's engine line works as is.
 
 ``zero9 analysis -model M -config C [-analysis-threads N] [-override-config K=V,...]``:
-``-model`` is a zero9 net (checkpoint or Leela Zero text); a file zero9 cannot read as a
-net (KaTrain's bundled KataGo model) gives a warning and the shipped net of each board
-size. ``-config`` is a KataGo ``.cfg`` (``key = value`` lines); zero9 reads
+``-model`` is a zero9 net (checkpoint or Leela Zero text); a regular file zero9 cannot read
+as a net (KaTrain's bundled KataGo model) gives a warning and the shipped net of each board
+size, and a path that is absent, empty or no regular file (a pipe, a device) is one line and
+exit 2. ``-config`` is a KataGo ``.cfg`` (``key = value`` lines); zero9 reads
 ``maxVisits``, ``reportAnalysisWinratesAs`` and ``numAnalysisThreads`` (positions analysed
 together) and ignores the rest. The protocol: :mod:`zero9.protocols.analysis_engine`.
 """
@@ -13,9 +14,8 @@ from __future__ import annotations
 import argparse
 import io
 import sys
-from pathlib import Path
 
-from zero9.nn.checkpoint import default_net_path, load_net
+from zero9.nn.checkpoint import check_net_file, default_net_path, load_net
 from zero9.protocols.analysis_engine import DEFAULT_BATCH, AnalysisEngine, NetFinder
 from zero9.protocols.kata_format import PERSPECTIVES
 from zero9.settings import PlayConfig
@@ -84,9 +84,7 @@ def net_finder(model: str | None, device: str) -> NetFinder:
 
     if not model:
         return NetFinder(loader=shipped)
-    path = Path(model).expanduser()
-    if not path.is_file():
-        raise ValueError(f"model file {path} not found")
+    path = check_net_file(model)  # absent, a pipe, a device: one line and exit 2, not the shipped nets
     try:
         net, meta = load_net(path, device=device)
     except (ValueError, RuntimeError, OSError) as e:

@@ -19,6 +19,7 @@ from gui.settings import DEFAULT_KOMI, DEFAULT_SIZES, Settings
 from gui.sgfio import open_game
 from zero9.arena.levels import LEVELS as AI_LEVELS
 from zero9.games import parse_colour
+from zero9.nn.checkpoint import check_net_file
 from zero9.settings import PlayConfig
 from zero9.util.threads import choose_torch_threads
 
@@ -107,6 +108,7 @@ def run(args: argparse.Namespace) -> int:
     engine = None
     if args.net:  # refuse a net that does not fit on the command line, before the window opens
         try:
+            check_net_file(args.net)  # absent, a pipe or a device is named as such, not loaded
             engine = build_engine(settings.make_game(), settings.net, settings.visits)
         except (ValueError, OSError) as e:
             print(f"zero9 play: {e}", file=sys.stderr)

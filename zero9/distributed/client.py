@@ -12,17 +12,23 @@ Vocabulary:
   200, so a server that is down, a rate limit or Ctrl-C never loses a finished game: pending
   uploads are sent first on every turn of the loop, with a growing wait between failed tries
   (autogtp's ``sendAllGames``). An upload the server refuses with a 4xx other than 429 cannot
-  succeed later; it moves to ``CACHE/refused/`` with the server's reason.
+  succeed later; it moves to ``CACHE/refused/`` with the server's reason, as does a pending file
+  that is damaged (it is named, and the others are sent).
 - **batch** (``-g N``): up to N self-play tasks for the same net are played at once by
   :func:`zero9.search.batched.play_games`, one net call serving every game's search.
 
 - **distrust**: the server (or anyone between it and this client on plain HTTP) may be hostile.
   Every task is checked before anything is done with it (:func:`checked_task`): the command, each
   hash (64 hex digits), each seed (a positive number of at most 19 digits: it names files) and
-  each option; a net is downloaded within a size cap and inflated within a cap
-  (:func:`zero9.util.files.gunzip_limited`); an answer that is not JSON, a bad hash, a 5xx or a
-  refused connection is retried with a growing wait (``--retries`` times in a row at most, then
-  one clear line and exit 1); ``--timeout`` bounds every wait and every request.
+  each option, within :data:`zero9.distributed.config.TASK_OPTION_LIMITS` (what a laptop plays);
+  a net is downloaded within a size cap and inflated within a cap
+  (:func:`zero9.util.files.gunzip_limited`); an answer that is not JSON, a bad hash, a task over
+  the limits, a 5xx or a refused connection is reported in one line and retried with a growing
+  wait (``--retries`` times in a row at most, then one clear line and exit 1).
+- **whole-answer deadline**: every request, from connecting to its answer's last byte, ends
+  within its time (:data:`HTTP_TIMEOUT`, :data:`NET_TIMEOUT` for a net, and never past
+  ``--timeout``): a watchdog shuts the socket at the deadline, so a server that trickles a byte
+  now and then cannot hold the client (a socket's own timeout counts only the gap between bytes).
 
 Task options map onto zero9's self-play exactly: ``visits`` (or ``playouts`` when visits is
 0), ``randomcnt`` (first moves in proportion to visits), ``noise`` (Dirichlet noise at the
@@ -33,16 +39,20 @@ server asks). Every move is a full, recorded search, as Leela Zero's self-play.
 from __future__ import annotations
 
 import base64
+import functools
 import gzip
 import hashlib
 import json
 import re
+import socket
 import sys
+import threading
 import time
 import urllib.error
 import urllib.request
 import uuid
 from dataclasses import dataclass, field
+from http import client as http_client
 from pathlib import Path
 
 import numpy as np
@@ -50,6 +60,7 @@ from tqdm import tqdm
 
 from zero9.arena.match import play_game
 from zero9.arena.players import make_player
+from zero9.distributed.config import TASK_OPTION_LIMITS
 from zero9.games import BLACK, WHITE, make_game
 from zero9.games.sgf import moves_from_position, write_sgf
 from zero9.learn.records import record_chunk
@@ -63,12 +74,14 @@ from zero9.util.files import (
     atomic_write_bytes,
     atomic_write_text,
     gunzip_limited,
+    read_at_most,
     read_regular_file,
     unlink_quietly,
 )
 
 CLIENT_VERSION = 18  # the autogtp protocol version this client speaks
-HTTP_TIMEOUT = 60.0
+HTTP_TIMEOUT = 60.0  # seconds for a whole request and its answer
+NET_TIMEOUT = 600.0  # for a net's download (up to NET_GZ_MAX_BYTES)
 BACKOFF_MIN, BACKOFF_MAX = 2.0, 300.0
 RETRIES = 10  # failed tries in a row before the client gives up
 COLOUR_NAMES = {BLACK: "black", WHITE: "white"}
@@ -78,7 +91,8 @@ NET_TEXT_MAX_BYTES = 256 << 20  # and inflated (the server's own limit)
 HASH = re.compile(r"[0-9a-f]{64}")
 SEED = re.compile(r"[1-9][0-9]{0,18}")  # it names files: digits only
 OPTIONS_HASH = re.compile(r"[0-9A-Za-z]{1,16}")
-NUMBER_OPTIONS = ("visits", "playouts", "resignation_percent", "randomcnt")
+NUMBER = re.compile(r"[0-9]{1,12}")
+UPLOAD_MAX_BYTES = 64 << 20  # a pending upload on disk (a game's SGF and chunk, base64'd)
 
 
 class ServerError(Exception):
@@ -110,22 +124,121 @@ def multipart(fields: dict[str, str], files: dict[str, bytes]) -> tuple[bytes, s
 
 def http(url: str, body: bytes | None = None, headers: dict[str, str] | None = None,
          timeout: float = HTTP_TIMEOUT, max_bytes: int = ANSWER_MAX_BYTES) -> bytes:
-    """GET (or POST ``body``) ``url``, the answer at most ``max_bytes``; ServerError to retry,
+    """GET (or POST ``body``) ``url``, the answer at most ``max_bytes``, the whole exchange within
+    ``timeout`` seconds (the module docstring's *whole-answer deadline*); ServerError to retry,
     Refused for a final 4xx."""
+    timeout = max(timeout, 0.1)
     request = urllib.request.Request(url, data=body, headers=headers or {})
+    watchdog = Watchdog(timeout)
+    error_code = None  # an HTTP error's status
+    opener = urllib.request.build_opener(_WatchedHTTPHandler(watchdog), _WatchedHTTPSHandler(watchdog))
     try:
-        with urllib.request.urlopen(request, timeout=max(timeout, 0.1)) as response:
-            data = response.read(max_bytes + 1)
-        if len(data) > max_bytes:
-            raise ServerError(f"{_public(url)}: the answer is larger than {max_bytes:,} bytes")
-        return data
-    except urllib.error.HTTPError as e:
-        reason = e.read(2000).decode("utf-8", "replace").strip()
-        if e.code == 429 or e.code >= 500:
-            raise ServerError(f"{_public(url)}: HTTP {e.code} {reason[:200]}") from None
-        raise Refused(f"HTTP {e.code}: {reason[:500]}") from None
-    except (urllib.error.URLError, OSError, ValueError) as e:  # ValueError: http.client's bad status line
-        raise ServerError(f"{_public(url)}: {getattr(e, 'reason', e)}") from None
+        with watchdog:
+            try:
+                with opener.open(request, timeout=timeout) as response:
+                    data = read_at_most(response, max_bytes + 1)
+            except urllib.error.HTTPError as e:
+                error_code, data = e.code, read_at_most(e, 2000)
+    except (urllib.error.URLError, OSError, ValueError, http_client.HTTPException) as e:
+        # ValueError: http.client's bad status line; HTTPException: an answer cut short
+        if not watchdog.expired:
+            raise ServerError(f"{_public(url)}: {getattr(e, 'reason', e)}") from None
+    if watchdog.expired:  # the socket was shut mid-answer: what came is not the whole of it
+        raise ServerError(f"{_public(url)}: no whole answer within {timeout:.0f} s (the server stalls "
+                          f"or sends it a little at a time)")
+    if error_code is not None:
+        reason = data.decode("utf-8", "replace").strip()
+        if error_code == 429 or error_code >= 500:
+            raise ServerError(f"{_public(url)}: HTTP {error_code} {reason[:200]}")
+        raise Refused(f"HTTP {error_code}: {reason[:500]}")
+    if len(data) > max_bytes:
+        raise ServerError(f"{_public(url)}: the answer is larger than {max_bytes:,} bytes")
+    return data
+
+
+class Watchdog:
+    """Shuts every socket of one exchange at its deadline, whatever a read waits for (a context
+    manager: the clock runs inside the ``with``; ``expired`` says whether it ran out)."""
+
+    def __init__(self, seconds: float):
+        self.expired = False
+        self.sockets: list[socket.socket] = []
+        self.lock = threading.Lock()
+        self.timer = threading.Timer(seconds, self.expire)
+        self.timer.daemon = True
+
+    def __enter__(self) -> Watchdog:
+        self.timer.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.timer.cancel()
+
+    def watch(self, sock: socket.socket) -> socket.socket:
+        with self.lock:
+            self.sockets.append(sock)
+            if self.expired:
+                _shut(sock)
+        return sock
+
+    def expire(self) -> None:
+        with self.lock:
+            self.expired = True
+            for sock in self.sockets:
+                _shut(sock)
+
+
+def _shut(sock: socket.socket) -> None:
+    try:
+        sock.shutdown(socket.SHUT_RDWR)  # a blocked read returns at once; the owner closes it
+    except OSError:
+        pass  # already closed, or (TLS) handed over to the socket wrapping it, which is watched too
+
+
+class _Watched:
+    """A connection whose sockets, the plain one and (HTTPS) the TLS one over it, its watchdog shuts."""
+
+    def __init__(self, *args, watchdog: Watchdog, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.watchdog = watchdog
+        create = self._create_connection
+        self._create_connection = lambda *a, **k: watchdog.watch(create(*a, **k))
+
+    def connect(self) -> None:
+        super().connect()
+        self.watchdog.watch(self.sock)
+
+
+class _WatchedHTTPConnection(_Watched, http_client.HTTPConnection):
+    pass
+
+
+class _WatchedHTTPSConnection(_Watched, http_client.HTTPSConnection):
+    pass
+
+
+class _WatchedHTTPHandler(urllib.request.HTTPHandler):
+    def __init__(self, watchdog: Watchdog):
+        super().__init__()
+        self.watchdog = watchdog
+
+    def http_open(self, req):
+        return self.do_open(functools.partial(_WatchedHTTPConnection, watchdog=self.watchdog), req)
+
+
+class _WatchedHTTPSHandler(urllib.request.HTTPSHandler):
+    def __init__(self, watchdog: Watchdog):
+        super().__init__()
+        self.watchdog = watchdog
+
+    def https_open(self, req):
+        return self.do_open(functools.partial(_WatchedHTTPSConnection, watchdog=self.watchdog), req,
+                            context=self._context)
+
+
+def time_left(deadline: float | None, limit: float = HTTP_TIMEOUT) -> float:
+    """Seconds from now to ``deadline`` (a ``time.monotonic()``; None: no deadline), at most ``limit``."""
+    return limit if deadline is None else min(limit, deadline - time.monotonic())
 
 
 def _public(url: str) -> str:
@@ -162,17 +275,26 @@ def checked_task(data: bytes) -> dict:
         if not _fits(OPTIONS_HASH, task.get("options_hash")):
             problems.append("options_hash is not 1 to 16 letters and digits")
         options = task.get("options")
-        if not isinstance(options, dict) or any(
-                not _fits(re.compile(r"[0-9]{1,7}"), options.get(k, "0")) for k in NUMBER_OPTIONS):
-            problems.append("options are not small numbers")
-        elif options.get("noise", "true") not in ("true", "false"):
-            problems.append("noise is neither true nor false")
+        problems += option_problems(options) if isinstance(options, dict) else ["options is not an object"]
     required = task.get("required_client_version", "0")
     if not (isinstance(required, str) and required.isascii() and required.isdigit() and len(required) < 6):
         problems.append("required_client_version is not a number")
     if problems:
         raise ServerError("the server's task is not one this client trusts: " + "; ".join(problems))
     return task
+
+
+def option_problems(options: dict) -> list[str]:
+    """What in a task's options this client does not play: every number a whole number within
+    :data:`zero9.distributed.config.TASK_OPTION_LIMITS`, visits or playouts set, noise true or false."""
+    problems = [f"{key} {str(options.get(key))[:12]!r} is not a whole number from 0 to {limit:,} (the most "
+                f"this client plays)" for key, limit in TASK_OPTION_LIMITS.items()
+                if not (_fits(NUMBER, options.get(key, "0")) and int(options.get(key, "0")) <= limit)]
+    if not problems and not (int(options.get("visits") or 0) or int(options.get("playouts") or 0)):
+        problems.append("neither visits nor playouts is set")
+    if options.get("noise", "true") not in ("true", "false"):
+        problems.append("noise is neither true nor false")
+    return problems
 
 
 def _fits(pattern: re.Pattern, value) -> bool:
@@ -183,7 +305,7 @@ def _fits(pattern: re.Pattern, value) -> bool:
 
 
 def fetch_network(base_url: str, cache: Path, net_hash: str, gzip_hash: str,
-                  timeout: float = HTTP_TIMEOUT) -> Path:
+                  timeout: float = NET_TIMEOUT) -> Path:
     """The net's ``.gz`` in the cache, downloaded (within a size cap) when missing or damaged;
     ServerError if the hashes are not sha256 sums or the download does not match them."""
     if not (_fits(HASH, net_hash) and _fits(HASH, gzip_hash)):
@@ -236,8 +358,13 @@ class Upload:
 
     @staticmethod
     def load(path: Path) -> Upload:
-        d = json.loads(path.read_text())
-        return Upload(d["endpoint"], d["fields"], {k: base64.b64decode(v) for k, v in d["files"].items()})
+        """The upload saved at ``path``; ValueError naming it if it is not one (damaged, or not ours)."""
+        try:
+            d = json.loads(read_regular_file(path, UPLOAD_MAX_BYTES, "pending upload"))
+            return Upload(str(d["endpoint"]), dict(d["fields"]),
+                          {k: base64.b64decode(v, validate=True) for k, v in d["files"].items()})
+        except (ValueError, KeyError, TypeError, AttributeError) as e:  # binascii.Error is a ValueError
+            raise ValueError(f"pending upload {path} is damaged: {e}") from None
 
 
 class Outbox:
@@ -250,7 +377,6 @@ class Outbox:
         self.backoff, self.next_try = BACKOFF_MIN, 0.0
         self.sent = 0
         self.failures = 0  # failed sends in a row
-        self.timeout = HTTP_TIMEOUT
         self.deadline: float | None = None  # no wait goes past this time.monotonic()
 
     def add(self, upload: Upload) -> None:
@@ -269,19 +395,19 @@ class Outbox:
             if time.monotonic() < self.next_try:
                 return  # the deadline came first
         for path in sorted(self.pending.glob("*.json")):
-            upload = Upload.load(path)
-            body, content_type = multipart(upload.fields, upload.files)
             try:
+                upload = Upload.load(path)
+                body, content_type = multipart(upload.fields, upload.files)
                 http(f"{self.base_url}/{upload.endpoint}", body, {"Content-Type": content_type},
-                     timeout=self.timeout)
+                     timeout=time_left(self.deadline))
             except ServerError as e:
                 self.failures += 1
                 tqdm.write(f"upload failed ({e}); retrying in {self.backoff:.0f}s")
                 self.next_try = time.monotonic() + self.backoff
                 self.backoff = min(BACKOFF_MAX, self.backoff * 2)
                 return
-            except Refused as e:
-                tqdm.write(f"server refused {path.name}: {e}")
+            except ValueError as e:  # Refused (a 4xx), or a damaged file: neither can succeed later
+                tqdm.write(f"{'server refused' if isinstance(e, Refused) else 'set aside'} {path.name}: {e}")
                 self.refused.mkdir(exist_ok=True)
                 atomic_write_text(self.refused / (path.stem + ".reason.txt"), str(e) + "\n")
                 path.replace(self.refused / path.name)
@@ -387,15 +513,15 @@ class Client:
         self.played = 0
         self.leftover: dict | None = None  # a task fetched while filling a batch, for the next turn
 
-    def time_left(self) -> float:
-        return HTTP_TIMEOUT if self.deadline is None else min(HTTP_TIMEOUT, self.deadline - time.monotonic())
+    def time_left(self, limit: float = HTTP_TIMEOUT) -> float:
+        return time_left(self.deadline, limit)
 
     def failed(self, error: ServerError, what: str) -> None:
         """Count a failure; wait the backoff (never past the deadline), or GaveUp after ``retries``."""
         self.failures += 1
         if self.failures >= self.retries:
             raise GaveUp(f"{what} failed {self.failures} times in a row; last: {error}")
-        wait = self.backoff if self.deadline is None else max(0.0, min(self.backoff, self.time_left()))
+        wait = max(0.0, self.time_left(self.backoff))
         tqdm.write(f"{what} failed ({error}); retrying in {wait:.0f}s")
         time.sleep(wait)
         self.backoff = min(BACKOFF_MAX, self.backoff * 2)
@@ -414,13 +540,14 @@ class Client:
         return task
 
     def net(self, task: dict, key: str = "hash") -> Path:
-        return fetch_network(self.url, self.cache, task[key], task[f"{key}_gzip_hash"], self.time_left())
+        return fetch_network(self.url, self.cache, task[key], task[f"{key}_gzip_hash"],
+                             self.time_left(NET_TIMEOUT))
 
     def turn(self, budget: int) -> list[Upload]:
         """Get work (up to ``budget`` self-play games for one net, or one match game) and play it."""
         first, self.leftover = self.leftover or self.get_task(), None
         if first["cmd"] == "wait":
-            time.sleep(min(60 * float(first["minutes"] or 1), max(0.0, self.time_left())))
+            time.sleep(max(0.0, self.time_left(60 * float(first["minutes"] or 1))))
             return []
         if first["cmd"] == "match":
             black, white = self.net(first, "black_hash"), self.net(first, "white_hash")
@@ -449,7 +576,7 @@ class Client:
     def run(self, max_games: int | None, single: bool, timeout_min: float | None) -> int:
         start = time.monotonic()
         self.deadline = None if timeout_min is None else start + 60 * timeout_min
-        self.outbox.timeout, self.outbox.deadline = self.time_left(), self.deadline
+        self.outbox.deadline = self.deadline
         bar = tqdm(total=max_games, unit="game", desc="zero9 client", dynamic_ncols=True)
         try:
             self.outbox.send_all()
@@ -469,7 +596,6 @@ class Client:
                 if single and uploads:
                     break
             while self.outbox.count() and not self.out_of_time():
-                self.outbox.timeout = self.time_left()
                 self.outbox.send_all(wait=True)  # leave nothing unsent when the server is back in time
                 if self.outbox.failures >= self.retries:
                     raise GaveUp(f"uploading failed {self.outbox.failures} times in a row")

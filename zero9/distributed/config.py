@@ -58,6 +58,11 @@ class Edge:
     forwarded_allow_ips: str | None = None  # proxies whose X-Forwarded-For is believed; None: none
 
 
+# The most a task may ask of a client, per option: what a laptop plays. zero9 client refuses a task
+# over them (zero9.distributed.client.checked_task): a task of 9,999,999 visits grew it to 4 GB.
+TASK_OPTION_LIMITS = {"visits": 20_000, "playouts": 20_000, "resignation_percent": 100, "randomcnt": 1_000}
+
+
 @dataclass
 class TaskOptions:
     """What every self-play and match game is played with (``get-task``'s ``options``)."""

@@ -77,6 +77,7 @@ from zero9.learn.rundir import RunDir
 from zero9.learn.selfplay import Pool, config_summary, make_pool
 from zero9.learn.train import clear_train_state
 from zero9.learn.window import ChunkCache
+from zero9.nn.checkpoint import check_net_file
 from zero9.nn.net import resolve_device
 from zero9.search import fastpath
 from zero9.settings import AutotrainConfig, SelfPlayConfig, TrainOptions
@@ -139,6 +140,7 @@ class AutoTrain:
         uncommitted = rd.sweep_uncommitted_records(int(rd.status().get("generation", 0)))
         if uncommitted:
             print(f"removed {uncommitted} SGF/LZ file(s) of games killed before their record was complete")
+        self.check_nets(rd.status())
         config = dict(self.config)
         config["last_command"] = {k: v for k, v in self.command.items() if _jsonable(v)}
         atomic_write_json(rd.config_path, config)
@@ -151,6 +153,19 @@ class AutoTrain:
                                      **self.game_counts())
             append_jsonl(rd.events_log, {"event": "created", "net": net_hash, "time": time.time()})
         self.wall_base = float(status.get("wall_seconds", 0.0))
+
+    def check_nets(self, status: dict) -> None:
+        """Each net ``status`` names (best, trainer, candidate) is on disk: a ValueError naming the first
+        that is not, before any worker would fail on it with a traceback."""
+        for role in ("best", "trainer", "candidate"):
+            if not status.get(role):
+                continue
+            path = self.run_dir.net_path(status[role])
+            try:
+                check_net_file(path)
+            except FileNotFoundError:
+                raise ValueError(f"the run's {role} net {status[role]} is missing: {path} (deleted?); put it "
+                                 f"back, or start a new run in another --dir") from None
 
     # --- the loop ------------------------------------------------------------------------
     def run(self, pool=None) -> int:

@@ -4,7 +4,11 @@ Vocabulary:
 
 - **collection**: an SGF file may hold one game or many (``(;...)(;...)``, as the
   game archives Leela Zero's ``dump_supervised`` reads); folders are searched
-  recursively for ``*.sgf``.
+  recursively for ``*.sgf``. Each file is read whole, so only a regular file of at most
+  :data:`MAX_COLLECTION_BYTES`: a path named on the command line that is absent, no
+  regular file (a pipe would block, ``/dev/zero`` never ends) or larger is refused at
+  once, one line naming it (``zero9 supervised`` exits 2); such a file found in a folder
+  is an *unreadable file*.
 - **sample**: every move of a kept game becomes one position: the planes before
   the move, a one-hot policy on the move played (the human's choice stands in for
   the search's visits), and the game result from the side to move's view.
@@ -12,7 +16,8 @@ Vocabulary:
   (``RE`` missing, ``?``, ``Void``, a time-out without winner...), with setup stones
   (handicap ``AB``/``AW``: the rules' positions start empty), with moves out of
   turn, or with an illegal move. Each reason is counted and reported.
-- **unreadable file**: one that cannot be read, is binary, empty or truncated (a game
+- **unreadable file**: one that cannot be read, is no regular file or too large, is binary,
+  empty or truncated (a game
   tree never closed), or holds a game tree the SGF parser rejects. Each is listed with
   its reason, and the command exits 1 when there was any, unless ``--skip-bad`` (the
   chunks of the readable games are written either way).
@@ -38,9 +43,11 @@ from zero9.games import BLACK, EMPTY, WHITE, Game, IllegalMove
 from zero9.games.sgf import BINARY_DATA, SgfError, collection_problem, parse_sgf, split_collection
 from zero9.nn import features
 from zero9.nn.chunks import ChunkData, write_lz_chunk, write_npz_shard
+from zero9.util.files import check_regular_file, read_regular_file
 
 RESULT = re.compile(r"^\s*([BW])\s*\+", re.IGNORECASE)
 DRAW_RESULTS = {"0", "draw", "jigo", "d"}
+MAX_COLLECTION_BYTES = 256 << 20  # an SGF file read whole: a collection of over 100,000 9x9 games
 
 
 def format_report(report: dict[str, Any]) -> str:
@@ -54,14 +61,15 @@ def unreadable_files(report: dict[str, Any]) -> int:
 
 
 def sgf_files(paths: list[str | os.PathLike]) -> list[Path]:
+    """The SGF files under ``paths``: each file named (ValueError naming it unless it is a regular
+    file of at most :data:`MAX_COLLECTION_BYTES`), and every ``*.sgf`` in each folder named,
+    whatever it is (one that is no regular file is listed as unreadable, not skipped unsaid)."""
     found = []
     for p in map(Path, paths):
         if p.is_dir():
-            found.extend(sorted(f for f in p.rglob("*") if f.suffix.lower() == ".sgf" and f.is_file()))
-        elif p.exists():
-            found.append(p)
+            found.extend(sorted(f for f in p.rglob("*") if f.suffix.lower() == ".sgf" and not f.is_dir()))
         else:
-            raise ValueError(f"no such SGF file or folder: {p}")
+            found.append(check_regular_file(p, MAX_COLLECTION_BYTES, "SGF file"))
     return found
 
 
@@ -128,9 +136,9 @@ def game_chunk(positions: list[Any], actions: list[int], winner: int, game: Game
 def read_collection(path: Path) -> tuple[list[bytes], str | None]:
     """The game trees of one SGF file and, when some or all of it is unreadable, why."""
     try:
-        data = path.read_bytes()
-    except OSError as e:
-        return [], f"cannot read it: {e.strerror or e}"
+        data = read_regular_file(path, MAX_COLLECTION_BYTES, "SGF file")
+    except (OSError, ValueError) as e:  # absent, a pipe, a device, too large: the message says which
+        return [], str(e)
     games = split_collection(data)
     problem = collection_problem(data, games)
     return ([] if problem == BINARY_DATA else games), problem
@@ -143,6 +151,7 @@ def dump_supervised(paths: list[str | os.PathLike], out: str | os.PathLike, game
 
     if games_per_chunk < 1:
         raise ValueError(f"--games-per-chunk must be >= 1, got {games_per_chunk}")
+    files = sgf_files(paths)  # a bad path named refuses the whole command before anything is written
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     lz = game.name == "go" and not npz
@@ -163,7 +172,7 @@ def dump_supervised(paths: list[str | os.PathLike], out: str | os.PathLike, game
         pending.clear()
 
     unreadable: list[tuple[str, str]] = []
-    for path, tree in _games(paths, unreadable):
+    for path, tree in _games(files, unreadable):
         parsed = game_positions(tree, game)
         if isinstance(parsed, str):
             skipped[parsed] += 1
@@ -185,9 +194,9 @@ def dump_supervised(paths: list[str | os.PathLike], out: str | os.PathLike, game
     return report
 
 
-def _games(paths: list[str | os.PathLike], unreadable: list[tuple[str, str]]) -> Iterator[tuple[Path, bytes]]:
+def _games(files: list[Path], unreadable: list[tuple[str, str]]) -> Iterator[tuple[Path, bytes]]:
     """Each game tree of each SGF file; a file's problem (see *unreadable file*) goes into ``unreadable``."""
-    for path in sgf_files(paths):
+    for path in files:
         games, problem = read_collection(path)
         if problem:
             unreadable.append((str(path), problem))

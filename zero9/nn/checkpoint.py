@@ -21,6 +21,9 @@ Vocabulary:
   BN's batch counter). Like Leela Zero's network hashes it names a net by its
   content: every net a run produces is called by it, and converting between
   ``.pt`` and Leela Zero text keeps it (the conversion is exact).
+- **finite weights**: a checkpoint whose weights or batch-norm statistics hold a NaN or an
+  infinity is refused naming the tensor (a net that would play nonsense, A1 B1 C1, silently);
+  Leela Zero text is refused the same way line by line (:mod:`zero9.nn.weights`).
 - **input encoding**: the name of the planes the net expects: ``"lz18"`` for Go
   (Leela Zero's 18 planes), ``"gomoku<C>"`` for Gomoku's C planes.
 - **shipped nets**: :func:`default_net_path` looks in the repository's
@@ -55,7 +58,7 @@ from zero9.nn.net import ZeroNet, resolve_device
 from zero9.nn.net_limits import shape_problem
 from zero9.nn.weights import FORMAT_VERSION as LZ_FORMAT_VERSION
 from zero9.nn.weights import load_lz_weights
-from zero9.util.files import GZIP_MAGIC, atomic_write_bytes, file_kind, open_regular_file
+from zero9.util.files import GZIP_MAGIC, TooLargeError, atomic_write_bytes, file_kind, open_regular_file
 
 FORMAT = "zero9-checkpoint"
 VERSION = 1
@@ -169,13 +172,19 @@ def save_checkpoint(
 
 
 def load_checkpoint(path: str | os.PathLike, device: str | torch.device = "cpu") -> Checkpoint:
-    """Read a zero9 checkpoint; ValueError naming the file and what was expected if it is not one."""
+    """Read a zero9 checkpoint; ValueError naming the file and what was expected if it is not one,
+    or naming the tensor if a weight or statistic is NaN or infinite (every net zero9 loads comes
+    through here or :mod:`zero9.nn.weights`, which refuses those too)."""
     path = Path(path)
     payload = _read_payload(path)
     problem = shape_problem(payload["config"])  # before the net is built: the shape is the file's claim
     if problem is not None:
         raise ValueError(f"checkpoint {path}: {problem}; refused before allocating the net "
                          f"(a damaged or hostile file?)")
+    unfinite = next((key for key, value in payload["state_dict"].items() if _not_finite(value)), None)
+    if unfinite is not None:
+        raise ValueError(f"checkpoint {path}: {unfinite} holds a NaN or infinity (a training run that "
+                         f"diverged, or a damaged file); zero9 plays no such net")
     net = ZeroNet.from_config(payload["config"])
     try:
         net.load_state_dict(payload["state_dict"])
@@ -188,6 +197,15 @@ def load_checkpoint(path: str | os.PathLike, device: str | torch.device = "cpu")
     net.to(resolve_device(device)).eval()
     return Checkpoint(net, meta, payload.get("optimizer"), payload.get("scheduler"), payload.get("rng"),
                       payload.get("extra"))
+
+
+def _not_finite(value: Any) -> bool:
+    """Whether ``value`` is a floating tensor holding a NaN or an infinity. Its sum is finite unless it
+    holds one (or finite values overflow, which the exact test then clears), and a sum costs a small
+    part of the exact test's mask of every value."""
+    if not (isinstance(value, torch.Tensor) and value.is_floating_point()):
+        return False
+    return not bool(torch.isfinite(value.sum())) and not bool(torch.isfinite(value).all())
 
 
 def not_a_net(path: Path, reason: str) -> ValueError:
@@ -281,14 +299,7 @@ def load_net(path: str | os.PathLike, device: str | torch.device = "auto",
     The net is tuned for inference (:meth:`ZeroNet.tune_for_device`); use :func:`load_checkpoint`
     to resume training. Any other file is refused with a ValueError naming it (:func:`not_a_net`).
     """
-    path = Path(path)
-    if not path.exists():
-        raise FileNotFoundError(f"no net file {path}")
-    info = path.stat()
-    if not stat.S_ISREG(info.st_mode):  # a folder, a pipe (which would block), a device like /dev/zero
-        raise not_a_net(path, f"it is a {file_kind(info.st_mode)}, not a regular file")
-    if info.st_size == 0:
-        raise not_a_net(path, "it is empty")
+    path = check_net_file(path)
     version = lz_version(path)
     if version is not None and version != LZ_FORMAT_VERSION:
         raise not_a_net(path, f"it is Leela Zero weights format version {version} (version 2 is ELF's "
@@ -303,6 +314,24 @@ def load_net(path: str | os.PathLike, device: str | torch.device = "auto",
             raise ValueError(f"net file {path} holds a net for {net.sizes_served()}, "
                              f"but a {expected_size}x{expected_size} net is needed")
     return net.to(resolve_device(device)).eval().tune_for_device(), meta
+
+
+def check_net_file(path: str | os.PathLike) -> Path:
+    """``path`` if it may hold a net, checked as :func:`load_net` checks it first: FileNotFoundError
+    if it is absent, :func:`not_a_net` if it is not a regular file (a folder, a pipe that would
+    block, a device like /dev/zero) or is empty, TooLargeError if it is larger than any net zero9
+    reads (:data:`MAX_CHECKPOINT_BYTES`). For commands that refuse a bad ``--net`` at once."""
+    path = Path(path).expanduser()
+    if not path.exists():
+        raise FileNotFoundError(f"no net file {path}")
+    info = path.stat()
+    if not stat.S_ISREG(info.st_mode):
+        raise not_a_net(path, f"it is a {file_kind(info.st_mode)}, not a regular file")
+    if info.st_size == 0:
+        raise not_a_net(path, "it is empty")
+    if info.st_size > MAX_CHECKPOINT_BYTES:
+        raise TooLargeError(f"net file {path} is larger than the {MAX_CHECKPOINT_BYTES:,} bytes zero9 reads")
+    return path
 
 
 def lz_game(net: ZeroNet) -> dict[str, Any]:

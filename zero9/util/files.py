@@ -353,6 +353,13 @@ def open_regular_file(path: str | os.PathLike, max_bytes: int, what: str = "file
         yield handle
 
 
+def check_regular_file(path: str | os.PathLike, max_bytes: int, what: str = "file") -> Path:
+    """``path``, if :func:`open_regular_file` would open it: for a command that names a bad path
+    argument (missing, a pipe, a device, too large) in one line before it starts its work."""
+    with open_regular_file(path, max_bytes, what):
+        return Path(path).expanduser()
+
+
 def read_at_most(stream: BinaryIO, limit: int, piece: int = 1 << 20) -> bytes:
     """Up to ``limit`` bytes of ``stream``, read a MB at a time (``read(limit)`` would allocate the
     whole limit at once, however short the stream)."""
