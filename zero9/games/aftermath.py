@@ -46,7 +46,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from zero9.games import BLACK, EMPTY, Position, make_game, opponent
+from zero9.games import BLACK, EMPTY, opponent
+from zero9.games.go import Go, GoPosition
 
 MAX_PLAYOUT_FACTOR = 3
 
@@ -85,7 +86,7 @@ def chains(board: np.ndarray, size: int) -> list[list[int]]:
     return out
 
 
-def _useful_moves(position: Position, near: list[list[int]]) -> list[int]:
+def _useful_moves(position: GoPosition, near: list[list[int]]) -> list[int]:
     """Legal moves of the side to move that are neither in its own territory nor self-atari."""
     board = position.board_array()
     me = position.to_play
@@ -116,7 +117,7 @@ def _saves_own_chain(board: np.ndarray, action: int, me: int, near: list[list[in
     return False
 
 
-def _self_atari(position: Position, action: int, near: list[list[int]]) -> bool:
+def _self_atari(position: GoPosition, action: int, near: list[list[int]]) -> bool:
     before = int((position.board_array() != EMPTY).sum())
     after_position = position.play(action)
     after = after_position.board_array()
@@ -127,7 +128,7 @@ def _self_atari(position: Position, action: int, near: list[list[int]]) -> bool:
     return len(liberties) <= 1
 
 
-def aftermath(position: Position, evaluator) -> tuple[np.ndarray, np.ndarray]:
+def aftermath(position: GoPosition, evaluator) -> tuple[np.ndarray, np.ndarray]:
     """(which of ``position``'s stones the playout captured, the playout's final board).
 
     A stone counts as captured once its point is emptied; a later stone played there is
@@ -158,7 +159,7 @@ def aftermath(position: Position, evaluator) -> tuple[np.ndarray, np.ndarray]:
     return captured, position.board_array()
 
 
-def chain_statuses(position: Position, captured: np.ndarray) -> dict[int, str]:
+def chain_statuses(position: GoPosition, captured: np.ndarray) -> dict[int, str]:
     """point -> 'alive' / 'dead' / 'seki' for every stone of ``position``, given the playout's captures."""
     size = position.game.size
     board = position.board_array()
@@ -184,13 +185,13 @@ def _mutual_liberty(point: int, board: np.ndarray, captured: np.ndarray, movers:
     return all(not p.is_legal(point) or _self_atari(p, point, near) for p in movers.values())
 
 
-def _placed(stones: list[tuple[int, int]], size: int, komi: float) -> Position:
+def _placed(stones: list[tuple[int, int]], size: int, komi: float) -> GoPosition:
     """A position holding exactly ``stones`` (colour, point), placed with filler passes.
 
     Every set placed here is part of a board whose chains all have liberties, so no
     placement captures or is suicide.
     """
-    position = make_game("go", size, komi=komi, move_cap=0).new_position()
+    position = Go(size, komi=komi, move_cap=0).new_position()
     black = [s for s in stones if s[0] == BLACK]
     white = [s for s in stones if s[0] != BLACK]
     for i in range(max(len(black), len(white))):  # interleaved: few filler passes
@@ -244,7 +245,7 @@ class Count:
         return sum(s == "dead" for s in self.statuses.values())
 
 
-def dead_stones(position: Position, evaluator) -> tuple[dict[int, str], np.ndarray]:
+def dead_stones(position: GoPosition, evaluator) -> tuple[dict[int, str], np.ndarray]:
     """(point -> status for every stone of ``position``, the playout's final board).
 
     A game ended by two passes is played on from its last position; a position still in play
@@ -260,7 +261,7 @@ def dead_stones(position: Position, evaluator) -> tuple[dict[int, str], np.ndarr
     return chain_statuses(position, captured), final
 
 
-def count_finished(position: Position, evaluator) -> Count:
+def count_finished(position: GoPosition, evaluator) -> Count:
     """The count of ``position`` with its dead stones off (see **the count**); Go only."""
     if position.game.name != "go":
         raise ValueError(f"only Go is counted by area, not {position.game.name}")

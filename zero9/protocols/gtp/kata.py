@@ -31,15 +31,17 @@ import json
 import threading
 import time
 from collections.abc import Callable
+from typing import cast
 
 import numpy as np
 
 from zero9.games.aftermath import count_finished, dead_stones, score_result
+from zero9.games.go import GoPosition
 from zero9.protocols.gtp.analysis import parse_analyze_tags
 from zero9.protocols.gtp.commands import CommandTable
 from zero9.protocols.gtp.loop import Reply
 from zero9.protocols.gtp.options import GTPFailure, nargs
-from zero9.protocols.gtp.state import EngineState, Evaluator, go_rules
+from zero9.protocols.gtp.state import EngineState, Evaluator
 from zero9.protocols.gtp.streams import AnalysisStreams
 from zero9.protocols.kata_format import ZERO9_RULES, parse_rules, rules_differences
 from zero9.search.evaluator import steady_evaluator
@@ -109,7 +111,7 @@ class KataCommands:
 
         See :mod:`zero9.games.aftermath`.
         """
-        return dead_stones(go_rules(self.state.position), self._playout_evaluator())
+        return dead_stones(cast(GoPosition, self.state.position), self._playout_evaluator())
 
     def cmd_final_status_list(self, args: list[str]) -> str:
         self.state.require_go("final_status_list")
@@ -126,7 +128,7 @@ class KataCommands:
         st = self.state
         if st.game.name != "go":
             return st.position.result_string() if st.position.is_terminal() else "0"
-        position = go_rules(st.position)
+        position = cast(GoPosition, st.position)
         if st.options.tromp_taylor:  # Leela Zero's count: autogtp's winner and training targets
             return score_result(position.score())
         return count_finished(position, self._playout_evaluator()).result
