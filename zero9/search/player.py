@@ -49,8 +49,7 @@ from zero9.nn import features
 from zero9.nn.checkpoint import load_net
 from zero9.search.batched import search_trees
 from zero9.search.evaluator import NetEvaluator, UniformEvaluator, history_key
-from zero9.search.mcts import draw_by_visits
-from zero9.search.puct import Node, Tree
+from zero9.search.puct import Node, Tree, draw_by_visits
 from zero9.search.threats import READINGS, ThreatEvaluator, threat_move
 from zero9.settings import PlayConfig, SearchConfig
 
