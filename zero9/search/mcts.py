@@ -52,6 +52,15 @@ from zero9.games.game import Position
 from zero9.settings import SearchConfig
 
 
+def draw_by_visits(actions, visits, rng: np.random.Generator, temperature: float = 1.0) -> int:
+    """TEMPORARY (issue 43): zero9.protocols.gtp_moves imports this name until it imports
+    :func:`zero9.search.puct.draw_by_visits`, the one implementation; then this copy goes."""
+    weights = np.asarray(visits, dtype=np.float64)
+    if temperature != 1.0:
+        weights = (weights / weights.max()) ** (1.0 / temperature)
+    return int(actions[rng.choice(len(weights), p=weights / weights.sum())])
+
+
 class Node:
     """A move and the position it leads to, with the move's statistics P, N, W (see the module docstring)."""
 
