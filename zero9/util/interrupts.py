@@ -46,7 +46,7 @@ def request_stop(signum: int = signal.SIGINT) -> None:
     _requested.append(signum)
 
 
-def _on_signal(signum, frame) -> None:
+def _on_signal(signum, _frame) -> None:
     first = not _requested
     _requested.append(signum)
     if not first:
