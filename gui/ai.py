@@ -18,7 +18,6 @@ The job functions themselves are :mod:`gui.jobs`'s; the state is :class:`gui.mod
 
 from __future__ import annotations
 
-import time
 from typing import Any, Protocol
 
 import numpy as np
@@ -43,7 +42,6 @@ class AiModel(Protocol):
     loading_then: tuple | None  # (game, tree, record) to show once it is ready
     engine_failed: bool
     failed_settings: Settings | None
-    think_started: float | None
     live_visits: int
     last_reply_s: float | None
     ended: tuple[Any, Position] | None  # (node, resigned position)
@@ -148,7 +146,6 @@ class AiJobs:
         if result.progress:
             self._progress(result)
             return
-        self.m.think_started = None
         self.m.live_visits = 0
         pos = result.tag
         if pos is not self.m.tree.node.position or self.m.ended is not None or pos.is_terminal():
@@ -160,7 +157,7 @@ class AiJobs:
         decision, seconds = result.value
         a = _analysis(self.m.tree.node)
         jobs.store_search(a, decision)
-        a.reply_s = self.m.last_reply_s = seconds
+        self.m.last_reply_s = seconds
         if getattr(decision, "resign", False):
             self.m.ended = (self.m.tree.node, pos.resign())
             self.m.say(f"the AI resigns. {self.m.result_text()}")
@@ -363,7 +360,6 @@ class AiJobs:
         if kind in ("move", "hint"):
             self.m.live_visits = 0
         if kind == "move":
-            self.m.think_started = time.monotonic()
             return jobs.move_job(player, pos, self._level(), self.m.rng)
         if kind == "hint":
             return jobs.hint_job(engine.analyser or player.evaluator, pos, self.teaching_visits())

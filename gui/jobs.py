@@ -57,7 +57,6 @@ class Analysis:
     quick: bool = False  # the win rate is the net's alone (the quick pass), not a search's
     score_lead: float | None = None  # side to move's lead in points (Go, from the analysis API)
     ownership: np.ndarray | None = None  # [size*size], +1 = the side to move owns the point
-    reply_s: float | None = None  # how long the AI took to choose the move played from here
     statuses: dict | None = None  # a finished Go game: point -> alive / dead / seki (the aftermath)
     final_board: np.ndarray | None = None  # the aftermath playout's last board (who filled each dame)
 

@@ -78,7 +78,6 @@ class PlayModel:
         self.loading_then: tuple | None = None  # (game, tree, record) to show once it is ready (a loaded SGF)
         self.engine_failed = False
         self.failed_settings: Settings | None = None  # a new game whose net was refused (setup reopens)
-        self.think_started: float | None = None
         self.live_visits = 0
         self.last_reply_s: float | None = None
         self.ai_request: Position | None = None
@@ -544,7 +543,6 @@ class PlayModel:
         self.ai_request = self.hint_request = self.coach.request = None
         self.worker.drop_pending()
         self.worker.cancel_running()
-        self.think_started = None
 
     def _load_engine(self, settings: Settings, then: tuple | None = None) -> None:
         try:

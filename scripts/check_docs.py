@@ -47,36 +47,13 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from run_tutorial import OUTPUT, code_blocks
+from doc_pages import OUTPUT, ROOT, Block, output_matches, page_blocks, terminal_text
 
-ROOT = Path(__file__).resolve().parents[1]
 LINKED = ("example-data", "scripts", "docs", "minitrain.sh")
-NOT_RUN = re.compile(r"<!--\s*not run in tests:\s*(.+?)\s*-->")
-SLOW = re.compile(r"<!--\s*slow:\s*(.+?)\s*-->")
-NUMBERS_VARY = re.compile(r"<!--\s*numbers vary\s*-->")
 PROGRAMS = ("zero9", "python3", "python", "pip", "bash", "sh", "./minitrain.sh", "make", "tar", "mkdir",
             "git", "ray", "sudo", "apt-get", "gogui-twogtp", "leelaz", "autogtp", "install", "export", "cat")
 ASSIGNMENT = re.compile(r"^(?:[A-Z_][A-Z0-9_]*=\S*\s+)+")
-NUMBER = r"[-+]?\d[\d,]*(?:\.\d+)?"
-PROGRESS_BAR = re.compile(r"^.*\d+%\|.*\|.*\[.*\]\s*$")
 COMMAND_TIMEOUT_S = 600
-
-
-@dataclass
-class Block:
-    """One fenced block of a page and the marks above it."""
-
-    path: Path
-    line: int
-    language: str
-    code: str
-    not_run: str | None = None
-    slow: str | None = None
-    numbers_vary: bool = False
-
-    @property
-    def where(self) -> str:
-        return f"{self.path.relative_to(ROOT) if self.path.is_relative_to(ROOT) else self.path}:{self.line}"
 
 
 @dataclass
@@ -85,23 +62,6 @@ class Command:
 
     text: str
     shown: list[str] = field(default_factory=list)
-
-
-def page_blocks(path: Path) -> list[Block]:
-    """Every fenced block of a page, with the marks in the comment lines right above its fence."""
-    lines = path.read_text().splitlines()
-    blocks = []
-    for language, code, line in code_blocks(path.read_text()):
-        above = []
-        index = line - 2  # the line before the fence, 0-based
-        while index >= 0 and (lines[index].strip().startswith("<!--") or not lines[index].strip()):
-            above.append(lines[index])
-            index -= 1
-        marks = "\n".join(above)
-        not_run, slow = NOT_RUN.search(marks), SLOW.search(marks)
-        blocks.append(Block(path, line, language, code, not_run and not_run.group(1), slow and slow.group(1),
-                            bool(NUMBERS_VARY.search(marks))))
-    return blocks
 
 
 def looks_like_command(line: str) -> bool:
@@ -144,39 +104,6 @@ def session_commands(block: Block) -> list[Command]:
                 raise ValueError(f"{block.where}: the here-document of {line!r} never ends with {end}")
         commands.append(Command(text))
     return commands
-
-
-def line_pattern(line: str, numbers_vary: bool) -> str:
-    """A regular expression for one shown line: '...' is any text, spaces any spaces, numbers maybe any."""
-    pieces = []
-    for part in re.split(r"(\.\.\.| +)", line.rstrip()):
-        if part == "...":
-            pieces.append(".*")
-        elif part.strip() == "" and part:
-            pieces.append(" *" if numbers_vary else " +")
-        elif numbers_vary:
-            pieces.append(NUMBER.join(re.escape(text) for text in re.split(NUMBER, part)))
-        else:
-            pieces.append(re.escape(part))
-    return "".join(pieces)
-
-
-def output_matches(shown: list[str], real: str, numbers_vary: bool) -> bool:
-    """Whether the real output fits the shown lines ('...' alone on a line: any lines, none included)."""
-    pattern = "".join(r"(?:[^\n]*\n)*?" if line.strip() == "..." else line_pattern(line, numbers_vary) + r"\n"
-                      for line in shown)
-    return re.fullmatch(pattern, real) is not None
-
-
-def terminal_text(raw: str) -> str:
-    """What a terminal keeps of an output: the last of each carriage-return line, no progress bars."""
-    kept = []
-    for line in raw.split("\n"):
-        line = line.split("\r")[-1].rstrip()
-        if not PROGRESS_BAR.match(line):
-            kept.append(line)
-    text = "\n".join(kept).strip("\n")
-    return text + "\n" if text else ""
 
 
 def scratch_folder(base: Path, page: Path) -> tuple[Path, dict]:

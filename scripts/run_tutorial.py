@@ -26,15 +26,14 @@ import argparse
 import contextlib
 import io
 import os
-import re
 import subprocess
 import sys
 import time
 from pathlib import Path
 
-FENCE = re.compile(r"^```([\w+-]*)[^\n]*\n(.*?)^```\s*$", re.S | re.M)
+from doc_pages import OUTPUT, code_blocks, output_matches, page_blocks, terminal_text
+
 RUNNABLE = ("python", "bash")
-OUTPUT = "output"
 
 
 class _Tee(io.StringIO):
@@ -78,22 +77,11 @@ def run_bash(code: str, where: str) -> str:
 
 def check_output(path: Path, shown: str, line: int, printed: str) -> None:
     """Raise RuntimeError when ``printed`` does not fit the output block at ``line``."""
-    from check_docs import output_matches, page_blocks, terminal_text  # it imports this module
-
     numbers_vary = any(block.line == line and block.numbers_vary for block in page_blocks(path))
     real = terminal_text(printed)
     if not output_matches(shown.splitlines(), real, numbers_vary):
         raise RuntimeError(f"{path}:{line} (output block): the block before it printed something else\n"
                            f"--- shown\n{shown}--- printed\n{real}")
-
-
-def code_blocks(markdown: str) -> list[tuple[str, str, int]]:
-    """(language, code, line number) of each fenced block, in order."""
-    blocks = []
-    for match in FENCE.finditer(markdown):
-        line = markdown.count("\n", 0, match.start()) + 1
-        blocks.append((match.group(1).lower(), match.group(2), line))
-    return blocks
 
 
 def run_tutorial(path: Path, workdir: Path, quick: bool) -> float:

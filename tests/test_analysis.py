@@ -158,7 +158,7 @@ def test_a_score_head_gives_the_score_where_the_net_has_one(go9):
     """A net with a score head (zero9.nn.net, score=True): its lead, not the ownership sum, is the score."""
     import torch
 
-    from zero9.nn.net import make_net
+    from zero9.nn.heads import make_net
 
     torch.manual_seed(0)
     net = make_net(go9, blocks=1, filters=8, ownership=True, score=True).eval()

@@ -102,7 +102,7 @@ def test_a_pooled_net_made_for_6x6_plays_a_selfplay_job_on_7x7(tmp_path):
     from zero9.learn.window import read_chunk
     from zero9.learn.workers import WorkerJob
     from zero9.nn.checkpoint import save_checkpoint
-    from zero9.nn.net import make_net
+    from zero9.nn.heads import make_net
     from zero9.settings import SelfPlayConfig
 
     six, seven = make_game("gomoku", 6, connect=4), make_game("gomoku", 7, connect=4)
@@ -136,7 +136,7 @@ def test_init_from_a_pooled_net_into_a_pooled_net_of_another_board_copies_the_wh
     from zero9.games import make_game
     from zero9.learn.run_nets import transplant_tower
     from zero9.nn.checkpoint import save_checkpoint
-    from zero9.nn.net import make_net
+    from zero9.nn.heads import make_net
 
     torch.manual_seed(0)
     six = make_game("gomoku", 6, connect=4)

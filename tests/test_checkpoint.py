@@ -90,7 +90,7 @@ def test_lz_conversion_keeps_the_hash(tmp_path):
         net.input_block.beta.normal_()
         net.input_block.bn.running_var.uniform_(0.5, 2.0)
     save_lz_weights(net, tmp_path / "n.txt.gz")
-    lz_net, meta = load_net(tmp_path / "n.txt.gz", device="cpu")
+    _, meta = load_net(tmp_path / "n.txt.gz", device="cpu")
     assert meta["hash"] == net_hash(net)
     assert meta["game"] == GO9 and meta["input_encoding"] == "lz18"
 
@@ -134,7 +134,7 @@ def test_corrupt_checkpoints_are_named(tmp_path):
 
 
 def test_load_net_reads_both_kinds_and_checks_size(tmp_path):
-    net = small_net().eval().tune_for_device()  # load_net tunes; same layout, same arithmetic
+    net = small_net().eval().set_channels_last(True)  # load_net tunes; same layout, same arithmetic
     save_checkpoint(tmp_path / "n.pt", net, {"game": GO9})
     save_lz_weights(net, tmp_path / "n.txt")
     x = np.random.default_rng(0).integers(0, 2, (2, 18, 9, 9)).astype(np.float32)

@@ -22,8 +22,8 @@ from zero9.learn.losses import compute_losses, score_target
 from zero9.learn.run_nets import transplant_tower
 from zero9.learn.rundir import RunDir
 from zero9.nn.checkpoint import load_net, save_checkpoint
+from zero9.nn.heads import make_net
 from zero9.nn.inference import ServerGroup
-from zero9.nn.net import make_net
 from zero9.settings import TrainOptions
 from zero9.util.files import read_jsonl
 

@@ -14,7 +14,8 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "scripts"))
 
-from check_docs import Block, looks_like_command, output_matches, page_blocks, session_commands  # noqa: E402
+from check_docs import looks_like_command, session_commands  # noqa: E402
+from doc_pages import Block, output_matches, page_blocks  # noqa: E402
 
 DOCS = ROOT / "docs"
 PAGES = [ROOT / "README.md", *sorted(DOCS.glob("*.md")), *sorted((DOCS / "tutorials").glob("*.md"))]

@@ -78,10 +78,13 @@ def test_gomoku_planes():
 def test_encode_batch():
     g = Go(9)
     ps = [g.new_position(), g.new_position().play(3)]
-    b = encode_batch(ps)
-    assert b.shape == (2, 18, 9, 9) and np.array_equal(b[1], encode(ps[1]))
-    with pytest.raises(ValueError):
-        encode_batch([])
+    for batch in (encode_batch, planes_fast.encode_batch):  # the plain loop and its fast twin
+        b = batch(ps)
+        assert b.shape == (2, 18, 9, 9) and np.array_equal(b[1], encode(ps[1]))
+        with pytest.raises(ValueError):
+            batch([])
+    gomoku, turn = [Gomoku(9).new_position().play(40)], np.array([3])
+    assert np.array_equal(planes_fast.encode_batch(gomoku, turn), encode_batch(gomoku, turn))
 
 
 def random_game(game, rng, moves: int) -> list:
@@ -95,12 +98,13 @@ def random_game(game, rng, moves: int) -> list:
 
 @pytest.mark.parametrize("engine", ["fast", "simple"])
 def test_the_fast_go_planes_equal_the_plain_loop_over_random_games(engine):
-    # the twins: encode (a plain loop over the history) and encode_batch (planes_fast: bits, a gather)
+    # the twins: encode (a plain loop over the history) and planes_fast.encode_batch (bits, a gather)
     rng = np.random.default_rng(5)
     game = make_game("go", 7, engine=engine)
     positions = [random_game(game, rng, int(rng.integers(0, 60)))[-1] for _ in range(40)]
     syms = rng.integers(0, 8, len(positions))
     plain = np.stack([transform_planes(encode(p), int(s)) for p, s in zip(positions, syms, strict=True)])
+    assert np.array_equal(planes_fast.encode_batch(positions, syms), plain)
     assert np.array_equal(encode_batch(positions, syms), plain)
     # a whole game at once (the server's check of uploads): the stone planes of every position
     for size in (5, 9):
@@ -123,8 +127,8 @@ def test_the_kept_histories_do_not_depend_on_the_order_positions_are_asked(order
     line = random_game(make_game("go", 7), rng, 40)
     asked = line[::-1] if order == "newest first" else [line[i] for i in rng.permutation(len(line))]
     for position in asked:
-        encode_batch([position])
-    assert all(np.array_equal(encode_batch([p])[0], encode(p)) for p in line)
+        planes_fast.encode_batch([position])
+    assert all(np.array_equal(planes_fast.encode_batch([p])[0], encode(p)) for p in line)
 
 
 def test_symmetries_form_the_dihedral_group():

@@ -109,7 +109,7 @@ def test_draw_by_visits_is_proportional_and_sharpens_with_temperature():
     actions = np.array([10, 20, 30])
     counts = {a: 0 for a in actions.tolist()}
     for _ in range(3000):
-        counts[mcts.draw_by_visits(actions, [1.0, 0.0, 3.0], rng)] += 1
+        counts[puct.draw_by_visits(actions, [1.0, 0.0, 3.0], rng)] += 1
     assert counts[20] == 0 and 600 < counts[10] < 900 and 2100 < counts[30] < 2400
-    cold = [mcts.draw_by_visits(actions, [1.0, 0.0, 3.0], rng, temperature=0.1) for _ in range(200)]
+    cold = [puct.draw_by_visits(actions, [1.0, 0.0, 3.0], rng, temperature=0.1) for _ in range(200)]
     assert cold.count(30) == 200

@@ -25,7 +25,8 @@ from zero9.learn.multisize import (
 from zero9.learn.rundir import sorted_chunk_files
 from zero9.nn.checkpoint import EXAMPLE_DATA, load_checkpoint, load_net, read_meta, save_checkpoint
 from zero9.nn.chunks import load_chunks, read_chunk
-from zero9.nn.net import ZeroNet, make_net
+from zero9.nn.heads import make_net, net_from_config
+from zero9.nn.net import ZeroNet
 from zero9.search.player import NetSource
 from zero9.settings import SelfPlayConfig, TrainOptions
 from zero9.util.files import read_jsonl
@@ -113,7 +114,7 @@ def test_distilled_heads_learn_a_teachers_policy_on_held_out_positions(tmp_path)
     teacher = random_net(seed=1, heads="pooled")
     with torch.no_grad():
         teacher.policy_head.logit_conv.weight.mul_(30)  # a sharp policy: a fresh head's is near uniform
-    student = ZeroNet.from_config(teacher.config)
+    student = net_from_config(teacher.config)
     student.load_state_dict({**student.state_dict(), **{k: v for k, v in teacher.state_dict().items()
                                                           if k.startswith(("input_block.", "tower."))}})
     play_size(teacher, GAME, 4, tiny_options().selfplay, tmp_path / "games", None)

@@ -1,6 +1,9 @@
-"""The residual tower: shapes, heads, batch-norm semantics, devices, FLOP count."""
+"""The residual tower: shapes, heads, batch-norm semantics, devices, FLOP count; the score head's and the
+shipped nets' layout (zero9.nn.heads on zero9.nn.net)."""
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -8,7 +11,11 @@ import torch
 from helpers import random_planes, randomise_bn
 from torch import nn
 
+from zero9.games import make_game
+from zero9.nn import heads
 from zero9.nn.net import BN_EPSILON, ZeroNet, flops_per_position, make_net, resolve_device
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.mark.parametrize("size,actions,planes", [(9, 82, 18), (7, 49, 5), (13, 170, 18)])
@@ -83,12 +90,12 @@ def test_training_step_updates_beta():
 
 def test_from_config_rebuilds_the_shape():
     net = ZeroNet(5, 15, 225, blocks=3, filters=16)
-    again = ZeroNet.from_config(net.config)
-    assert again.config == net.config
+    again = heads.net_from_config(net.config)
+    assert again.config == net.config and type(again) is ZeroNet
     shapes = {k: v.shape for k, v in net.state_dict().items()}
     assert {k: v.shape for k, v in again.state_dict().items()} == shapes
     with pytest.raises(ValueError, match="filters"):
-        ZeroNet.from_config({"in_planes": 5, "size": 15, "num_actions": 225, "blocks": 3})
+        heads.net_from_config({"in_planes": 5, "size": 15, "num_actions": 225, "blocks": 3})
 
 
 def test_bad_shapes_are_refused():
@@ -99,8 +106,6 @@ def test_bad_shapes_are_refused():
 
 
 def test_make_net_follows_the_game():
-    from zero9.games import make_game
-
     net = make_net(make_game("go", 9), blocks=1, filters=8, in_planes=18)
     assert net.config["num_actions"] == 82 and net.size == 9
     with pytest.raises(ValueError, match="Go only"):
@@ -127,6 +132,44 @@ def test_flops_match_a_count_over_the_modules():
         elif isinstance(m, nn.Linear):
             count += 2 * m.in_features * m.out_features
     assert flops_per_position(net.config) == count
+    scored = heads.make_net(make_game("go", 9), 3, 16, ownership=True, in_planes=18, score=True)
+    assert heads.flops_per_position(scored.config) == count + 2 * 256  # the score head's FC
+
+
+def test_the_score_head_sits_on_the_value_heads_hidden_layer_after_ownership():
+    # ExtendedNet makes its layers in ZeroNet's order, the score head last: the state dict (which the
+    # net hash reads in order) and a seeded net's weights are those of the nets made before the split
+    net = heads.make_net(make_game("go", 9), blocks=1, filters=8, ownership=True, in_planes=18, score=True)
+    assert type(net) is heads.ExtendedNet and net.config["score"] and not net.size_independent
+    order = [k.split(".")[0] for k in net.state_dict()]
+    assert list(dict.fromkeys(order)) == ["input_block", "tower", "policy_conv", "policy_fc", "value_conv",
+                                          "value_fc1", "value_fc2", "ownership_conv", "score_fc"]
+    policy, value, own, score = net.eval()(torch.from_numpy(random_planes(2, 18, 9)))
+    assert score.shape == (2,) and own.shape == (2, 81)
+    with pytest.raises(ValueError, match="needs the ownership head"):
+        heads.make_net(make_game("go", 9), blocks=1, filters=8, score=True)
+    assert type(heads.make_net(make_game("go", 9), blocks=1, filters=8)) is ZeroNet  # AlphaGo Zero's
+
+
+SHIPPED_NETS = sorted(str(p.relative_to(ROOT)) for p in [*ROOT.glob("example-data/*.pt"),
+                                                           *ROOT.glob("docs/runs/**/*.pt")])
+
+
+@pytest.mark.parametrize("path", SHIPPED_NETS)
+def test_every_shipped_net_loads_with_its_recorded_hash(path):
+    from zero9.nn.checkpoint import load_net, net_hash
+
+    net, meta = load_net(ROOT / path)  # load_net refuses a net whose content hash differs from its meta's
+    assert net_hash(net) == meta["hash"]
+    if path.startswith("docs/runs"):
+        assert (ROOT / path).stem == meta["hash"]
+    extended = bool(net.config.get("score") or net.config.get("heads"))
+    assert isinstance(net, heads.ExtendedNet) == extended
+
+
+def test_the_shipped_nets_include_a_score_head():
+    assert len(SHIPPED_NETS) >= 6
+    assert any("d56d79dae4f5" in path for path in SHIPPED_NETS)  # docs/runs/host-go9: ownership and score
 
 
 def test_channels_last_gives_the_same_answer():

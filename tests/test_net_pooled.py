@@ -14,7 +14,15 @@ from torch import nn
 from zero9.cli import main as cli_main
 from zero9.games import make_game
 from zero9.nn.checkpoint import EXAMPLE_DATA, load_checkpoint, load_net, net_hash, read_meta, save_checkpoint
-from zero9.nn.net import POOLED_HEADS, ZeroNet, flops_per_position, global_pool, make_net
+from zero9.nn.heads import (
+    POOLED_HEADS,
+    ExtendedNet,
+    flops_per_position,
+    global_pool,
+    make_net,
+    net_from_config,
+)
+from zero9.nn.net import ZeroNet
 from zero9.nn.net_limits import MAX_SIZE, shape_problem
 from zero9.nn.weights import lz_text, save_lz_weights
 from zero9.search.player import NetMismatch, NetSource
@@ -41,8 +49,8 @@ def pooled_gomoku(size: int = 15, seed: int = 0, **kw) -> ZeroNet:
 
 def pooled_go(size: int = 9, seed: int = 0) -> ZeroNet:
     torch.manual_seed(seed)
-    net = ZeroNet(18, size, size * size + 1, blocks=1, filters=8, ownership=True, score=True,
-                  heads=POOLED_HEADS)
+    net = ExtendedNet(18, size, size * size + 1, blocks=1, filters=8, ownership=True, score=True,
+                      heads=POOLED_HEADS)
     randomise_bn(net, seed)
     return net.eval()
 
@@ -67,7 +75,7 @@ def test_go_net_has_pass_ownership_and_score_on_every_size(size):
 
 def test_the_same_weights_serve_each_size_whatever_size_the_net_was_made_for():
     made_for_15 = pooled_gomoku(15, seed=3)
-    made_for_20 = ZeroNet.from_config({**made_for_15.config, "size": 20, "num_actions": 400}).eval()
+    made_for_20 = net_from_config({**made_for_15.config, "size": 20, "num_actions": 400}).eval()
     made_for_20.load_state_dict(made_for_15.state_dict())  # every tensor has the same shape
     for size in (9, 15, 20):
         x = random_planes(4, 5, size, seed=size)
@@ -94,7 +102,7 @@ def test_config_names_the_heads_and_fixed_configs_do_not():
     assert {k.split(".")[0] for k in pooled.state_dict()} >= {"policy_head", "value_conv", "value_fc1"}
     assert not any(k.startswith(("policy_conv", "policy_fc")) for k in pooled.state_dict())
     with pytest.raises(ValueError, match="unknown heads"):
-        ZeroNet(5, 15, 225, 1, 8, heads="global")
+        ExtendedNet(5, 15, 225, 1, 8, heads="global")
 
 
 def test_shape_limits_check_the_new_fields():

@@ -326,7 +326,7 @@ def pooled_net_file(tmp_path) -> str:
 
     from zero9.games import make_game
     from zero9.nn.checkpoint import save_checkpoint
-    from zero9.nn.net import POOLED_HEADS, make_net
+    from zero9.nn.heads import POOLED_HEADS, make_net
 
     torch.manual_seed(0)
     game = make_game("gomoku", 15)

@@ -1,6 +1,7 @@
-"""The self-play game's twins: the visible loop (zero9.learn.selfplay_loop.play_game) and the batched
-driver (zero9.learn.selfplay_game.play_games, G games at a time, one or two batches in flight) give the
-same records, move for move; and a full move's root has noise while a fast move's has none."""
+"""The self-play game's twins: the visible loop (zero9.learn.selfplay_loop.play_game, on the readable
+zero9.search.mcts tree) and the batched driver (zero9.learn.selfplay_game.play_games, G games at a time,
+one or two batches in flight, on the fast trees) give the same records, move for move; and a full move's
+root has noise while a fast move's has none, on both trees."""
 
 from __future__ import annotations
 
@@ -9,10 +10,10 @@ import pytest
 from test_search_fingerprint import ProbeNet
 
 from zero9.games import make_game
-from zero9.learn.selfplay_game import play_games
+from zero9.learn.selfplay_game import fast_tree, play_games
 from zero9.learn.selfplay_loop import GameInPlay, play_game
+from zero9.search import mcts, puct
 from zero9.search.evaluator import NetEvaluator
-from zero9.search.puct import collect_leaves, evaluate_leaves
 from zero9.settings import SelfPlayConfig
 
 
@@ -43,28 +44,47 @@ def test_the_loop_and_the_batched_games_give_the_same_records(name, config):
     game = make_game("go", 9) if name == "go" else make_game("gomoku", 7, connect=4)
     batched = sorted(play_games(game, probe(game), 4, config), key=lambda r: r.index)
     seeds = np.random.default_rng(config.seed).integers(2**63, size=4)
-    loop = [play_game(game, probe(game), config, int(seed), index) for index, seed in enumerate(seeds)]
+    # the readable tree, but for Gumbel (a fast tree only)
+    plant = fast_tree(config) if config.gumbel else None
+    loop = [play_game(game, probe(game), config, int(seed), index, plant) for index, seed in enumerate(seeds)]
     assert sum(len(r.moves) for r in loop) > 40
     for a, b in zip(loop, batched, strict=True):
         assert list(record_items(a)) == list(record_items(b))
 
 
-def test_only_full_moves_search_with_root_noise():
+def test_the_loop_plays_on_the_readable_tree_unless_another_is_planted():
+    game, config = make_game("go", 9), SelfPlayConfig(seed=1)
+    assert type(GameInPlay(game, config, seed=9).tree) is mcts.Tree
+    assert type(GameInPlay(game, config, seed=9, plant=fast_tree(config)).tree) is puct.Tree
+    with pytest.raises(ValueError, match="Gumbel self-play needs a Gumbel tree"):
+        GameInPlay(game, SelfPlayConfig(gumbel=True), seed=9)
+
+
+def root_noised(tree) -> bool | None:
+    """Whether the root's priors are noised; None for a root not evaluated yet."""
+    root = tree.root
+    if isinstance(tree, mcts.Tree):
+        return any(c.P != c.prior_before_noise for c in root.children) if root.evaluated else None
+    if not root.expanded:
+        return None
+    return root.raw_prior is not None and not np.array_equal(root.P, root.raw_prior)
+
+
+@pytest.mark.parametrize("plant", [None, puct.Tree], ids=["readable", "fast"])
+def test_only_full_moves_search_with_root_noise(plant):
     game = make_game("go", 9)
     config = SelfPlayConfig(visits=24, fast_visits=8, full_search_share=0.5, leaves_per_tree=4, seed=1,
                             resign_threshold=None)
-    g = GameInPlay(game, config, seed=9)
+    g = GameInPlay(game, config, seed=9, plant=plant)
     evaluator = probe(game)
     kinds = set()
     for _ in range(30):
         g.begin_move()
-        root = g.tree.root
-        if root.expanded:  # a reused root: its priors are noised exactly on full moves
-            noised = root.raw_prior is not None and not np.array_equal(root.P, root.raw_prior)
+        noised = root_noised(g.tree)
+        if noised is not None:  # a reused root: its priors are noised exactly on full moves
             assert noised == g.full
             kinds.add(g.full)
-        while (k := g.tree.leaves_wanted(4)) > 0:
-            evaluate_leaves(evaluator, collect_leaves(g.tree, k))
+        mcts.simulate(g.tree, evaluator, 4)
         if g.play(g.choose()):
             break
     assert kinds == {True, False}

@@ -22,8 +22,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from zero9.games import Game, Position
-from zero9.search.mcts import draw_by_visits
 from zero9.search.player import Decision, SearchPlayer
+from zero9.search.puct import draw_by_visits
 from zero9.settings import PlayConfig
 
 

@@ -18,7 +18,7 @@ from zero9.learn.autotrain import AutoTrain, concurrent_by_default, run_loop
 from zero9.learn.concurrent import ConcurrentAutoTrain
 from zero9.learn.raynode import SHARING
 from zero9.learn.run_nets import NetShape
-from zero9.nn.net import HEAD_KINDS
+from zero9.nn.heads import HEAD_KINDS
 from zero9.settings import AutotrainConfig, NetConfig
 
 

@@ -18,7 +18,8 @@ from zero9.learn.run_nets import write_lz_weights
 from zero9.learn.rundir import RunDir
 from zero9.learn.train import StateHolder, clear_train_state, train_generation
 from zero9.nn.checkpoint import game_from_meta, load_checkpoint, load_net, save_checkpoint
-from zero9.nn.net import make_net, resolve_device
+from zero9.nn.heads import make_net
+from zero9.nn.net import resolve_device
 from zero9.settings import NetConfig, TrainOptions
 from zero9.util.interrupts import StopRequested, stop_signals
 from zero9.util.runlock import RunLock

@@ -41,7 +41,6 @@ from typing import cast
 
 import numpy as np
 
-from zero9.games.display import board_to_text
 from zero9.games.game import (
     BLACK,
     EMPTY,
@@ -222,9 +221,6 @@ class SimpleGoPosition:
                      if 0 <= y + dy < n and 0 <= x + dx < n]
         bad = sum(1 for q in diagonals if board[q] == 3 - colour)
         return bad == 0 if len(near) < 4 else bad < 2
-
-    def __str__(self) -> str:
-        return board_to_text(self)
 
     def __repr__(self) -> str:
         n = self.game.size

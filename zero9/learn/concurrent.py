@@ -129,7 +129,7 @@ def _background_main(target, setup: dict, jobs, answers, parent: int) -> None:
         # Ctrl-C reaches the whole process group: the parent decides when this stops (SIGTERM, close()),
         # and says so itself
         ignore_ctrl_c()
-        signal.signal(signal.SIGTERM, lambda signum, frame: request_stop(signum))
+        signal.signal(signal.SIGTERM, lambda signum, _frame: request_stop(signum))
         state: dict[str, Any] = dict(setup)
         threads = setup.get("threads") or 0
         if threads:

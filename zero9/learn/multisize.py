@@ -61,7 +61,8 @@ from zero9.learn.train import effective_batch, learning_rate, make_optimizer
 from zero9.learn.window import load_window
 from zero9.nn.checkpoint import load_checkpoint, load_net, net_hash, save_checkpoint
 from zero9.nn.chunks import ChunkData, load_chunks
-from zero9.nn.net import POOLED_HEAD_CHANNELS, POOLED_HEADS, ZeroNet, make_net, resolve_device
+from zero9.nn.heads import POOLED_HEAD_CHANNELS, POOLED_HEADS, make_net, net_from_config
+from zero9.nn.net import ZeroNet, resolve_device
 from zero9.search.evaluator import NetEvaluator
 from zero9.settings import SelfPlayConfig, TrainOptions
 from zero9.util.files import append_jsonl
@@ -253,7 +254,7 @@ def pooled_from(source: ZeroNet) -> ZeroNet:
     Convolutions do not care about the board size, so a fixed-head net's tower (the shipped 15x15
     net's) carries over; its heads do not fit and start fresh.
     """
-    net = ZeroNet.from_config({**source.config, "heads": POOLED_HEADS, "head_channels": POOLED_HEAD_CHANNELS})
+    net = net_from_config({**source.config, "heads": POOLED_HEADS, "head_channels": POOLED_HEAD_CHANNELS})
     own = net.state_dict()
     own.update({k: v for k, v in source.state_dict().items() if k.startswith(("input_block.", "tower."))})
     net.load_state_dict(own)

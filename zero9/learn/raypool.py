@@ -218,9 +218,6 @@ class RayPool:
     def size(self) -> int:
         return max(1, sum(s is not None for s in self.slots))
 
-    def actor_names(self) -> list[str]:
-        return [self._name(s.worker) for s in self.slots if s]
-
     def _name(self, worker: int) -> str:
         return f"zero9-{self.token}-w{worker:02d}"
 

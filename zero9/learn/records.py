@@ -22,7 +22,7 @@ import numpy as np
 from zero9.games import EMPTY
 from zero9.games.sgf import save_sgf, write_sgf
 from zero9.learn.selfplay_game import GameRecord
-from zero9.nn import features
+from zero9.nn import features, planes_fast
 from zero9.nn.chunks import ChunkData, ownership_target, write_lz_chunk, write_npz_shard
 
 
@@ -34,7 +34,7 @@ def record_chunk(record: GameRecord):
     size, actions = game.size, game.num_actions
     to_play = np.array([m.position.to_play for m in moves], dtype=np.int8)
     if moves:
-        planes = features.encode_batch([m.position for m in moves])
+        planes = planes_fast.encode_batch([m.position for m in moves])
         policy = np.stack([np.asarray(m.policy, dtype=np.float32) for m in moves])
     else:
         planes = np.zeros((0, features.num_planes(game), size, size), np.float32)

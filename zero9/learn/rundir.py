@@ -139,10 +139,6 @@ class RunDir:
     def lz_weights_path(self, net_hash: str) -> Path:
         return self.nets_dir / f"{net_hash}.txt.gz"
 
-    def best_net_path(self) -> Path | None:
-        best = self.status().get("best")
-        return self.net_path(best) if best else None
-
     # --- reading -----------------------------------------------------------------
     def exists(self) -> bool:
         return self.config_path.exists()

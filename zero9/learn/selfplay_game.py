@@ -16,18 +16,20 @@ Vocabulary (tree terms are :mod:`zero9.search.puct`'s, G and K :mod:`zero9.searc
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterator
 
 import numpy as np
 
 from zero9.games import Game, make_game
 from zero9.learn.selfplay_loop import GameInPlay, GameRecord, MoveRecord, check_config, play_game
-from zero9.search import fastpath
+from zero9.search import fastpath, puct
 from zero9.search.batched import search_slots
 from zero9.search.evaluator import NetEvaluator
+from zero9.search.gumbel import GumbelTree
 from zero9.settings import SearchConfig, SelfPlayConfig
 
-__all__ = ["GameInPlay", "GameRecord", "MoveRecord", "SelfPlay", "play_game", "play_games"]
+__all__ = ["GameInPlay", "GameRecord", "MoveRecord", "SelfPlay", "fast_tree", "play_game", "play_games"]
 
 
 class SelfPlay:
@@ -80,11 +82,19 @@ class SelfPlay:
         return bool(self.ended)
 
     def new_game(self, slot: int) -> GameInPlay:
-        plant = None if self.slots is None else lambda *tree: self.slots.plant(slot, *tree)
+        plant = fast_tree(self.cfg) if self.slots is None else lambda *tree: self.slots.plant(slot, *tree)
         g = GameInPlay(self.game, self.cfg, int(self.rng.integers(2**63)), index=self.started, plant=plant)
         self.started += 1
         g.begin_move()
         return g
+
+
+def fast_tree(config: SelfPlayConfig):
+    """The tree a worker plants in each game when the native fast path is off: :mod:`zero9.search.puct`'s,
+    or with ``config.gumbel`` the Gumbel tree; the same methods as :class:`zero9.search.mcts.Tree`."""
+    if config.gumbel:
+        return functools.partial(GumbelTree, num_actions=config.gumbel_actions)
+    return puct.Tree
 
 
 def play_games(game: Game, evaluator, n_games: int, config: SelfPlayConfig | None = None

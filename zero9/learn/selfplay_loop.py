@@ -1,9 +1,10 @@
 """A self-play game, one visible loop: give the move its budget, search it, resign or pick, record, play.
 
-This is how one game of self-play goes, written as one loop (:func:`play_game`). Workers play
-G games at a time instead, so that one net call serves all of them:
-:mod:`zero9.learn.selfplay_game` runs the same :class:`GameInPlay` steps from the batched
-driver, and ``tests/test_selfplay_game.py`` checks that both give the same records.
+This is how one game of self-play goes, written as one loop (:func:`play_game`) over the search
+of :mod:`zero9.search.mcts`. Workers play G games at a time instead, so that one net call serves
+all of them: :mod:`zero9.learn.selfplay_game` runs the same :class:`GameInPlay` steps from the
+batched driver, on a fast tree **planted** in the readable one's place (the same methods, the
+same search), and ``tests/test_selfplay_game.py`` checks that both give the same records.
 
 Vocabulary (tree terms are :mod:`zero9.search.mcts`'s):
 
@@ -35,9 +36,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from zero9.games import Game, Position, opponent
-from zero9.search.gumbel import GumbelTree
-from zero9.search.puct import Tree, collect_leaves, evaluate_leaves
+from zero9.games.game import Game, Position, opponent
+from zero9.search.mcts import Tree, simulate
 from zero9.settings import SelfPlayConfig
 
 
@@ -81,20 +81,27 @@ def check_config(config: SelfPlayConfig) -> None:
         raise ValueError("visits, parallel_games and leaves_per_tree must be >= 1")
 
 
-def play_game(game: Game, evaluator, config: SelfPlayConfig, seed: int, index: int = 0) -> GameRecord:
-    """One self-play game from the empty board, its moves searched with ``evaluator``."""
+def play_game(game: Game, evaluator, config: SelfPlayConfig, seed: int, index: int = 0,
+              plant=None) -> GameRecord:
+    """One self-play game from the empty board, its moves searched with ``evaluator`` (``plant``: see
+    :class:`GameInPlay`)."""
     check_config(config)
-    g = GameInPlay(game, config, seed, index)
+    g = GameInPlay(game, config, seed, index, plant)
     while True:
         g.begin_move()  # this move's budget: full, fast or opening
-        while (k := g.tree.leaves_wanted(config.leaves_per_tree)) > 0:  # search until it is spent
-            evaluate_leaves(evaluator, collect_leaves(g.tree, k))
+        simulate(g.tree, evaluator, config.leaves_per_tree)  # search until it is spent
         if g.resign() or g.play(g.choose()):  # resign, or pick the move, record it and play it
             return g.record
 
 
 class GameInPlay:
-    """A self-play game between its moves: the search tree, the record so far, its own random numbers."""
+    """A self-play game between its moves: the search tree, the record so far, its own random numbers.
+
+    ``plant(position, search_config, rng)`` makes the tree: by default :class:`zero9.search.mcts.Tree`;
+    self-play's workers plant a fast one with the same methods (:func:`zero9.learn.selfplay_game.fast_tree`:
+    :mod:`zero9.search.puct`'s, Gumbel's, or the native fast path's). Gumbel self-play needs a tree that
+    chooses its own move and policy target.
+    """
 
     def __init__(self, game: Game, config: SelfPlayConfig, seed: int, index: int = 0, plant=None):
         self.game, self.cfg = game, config
@@ -103,12 +110,10 @@ class GameInPlay:
         tree_rng = np.random.default_rng(self.rng.integers(2**63))
         # Gumbel: the Gumbel sample explores, no root noise
         search = dataclasses.replace(config.search, noise=config.search.noise and not config.gumbel)
-        if plant is not None:  # the fast path's tree (zero9.search.native): same interface, same search
-            self.tree = plant(position, search, tree_rng)
-        elif config.gumbel:
-            self.tree: Tree = GumbelTree(position, search, tree_rng, num_actions=config.gumbel_actions)
-        else:
-            self.tree = Tree(position, search, tree_rng)
+        self.tree: Tree = (plant or Tree)(position, search, tree_rng)
+        if config.gumbel and not hasattr(self.tree, "policy_target"):
+            raise ValueError("Gumbel self-play needs a Gumbel tree: "
+                             "plant=zero9.learn.selfplay_game.fast_tree(config)")
         self.noise = config.search.noise and not config.gumbel
         no_resign = bool(self.rng.random() < config.no_resign_share)
         self.record = GameRecord(game, [], position, 0, "", False, no_resign, index=index)

@@ -41,7 +41,7 @@ import numpy as np
 
 from zero9.games import BLACK, EMPTY, WHITE, Game, IllegalMove
 from zero9.games.sgf import BINARY_DATA, SgfError, collection_problem, parse_sgf, split_collection
-from zero9.nn import features
+from zero9.nn import planes_fast
 from zero9.nn.chunks import ChunkData, write_lz_chunk, write_npz_shard
 from zero9.util.files import check_regular_file, read_regular_file
 
@@ -123,7 +123,7 @@ def game_positions(sgf_bytes: bytes, game: Game) -> tuple[list[Any], list[int], 
 
 
 def game_chunk(positions: list[Any], actions: list[int], winner: int, game: Game):
-    planes = features.encode_batch(positions)
+    planes = planes_fast.encode_batch(positions)
     to_play = np.array([p.to_play for p in positions], dtype=np.int8)
     policy = np.zeros((len(actions), game.num_actions), np.float32)
     policy[np.arange(len(actions)), actions] = 1.0

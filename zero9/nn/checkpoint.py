@@ -54,6 +54,7 @@ import numpy as np
 import torch
 
 from zero9.games import make_game
+from zero9.nn.heads import net_from_config
 from zero9.nn.net import ZeroNet, resolve_device
 from zero9.nn.net_limits import shape_problem
 from zero9.nn.weights import FORMAT_VERSION as LZ_FORMAT_VERSION
@@ -185,7 +186,7 @@ def load_checkpoint(path: str | os.PathLike, device: str | torch.device = "cpu")
     if unfinite is not None:
         raise ValueError(f"checkpoint {path}: {unfinite} holds a NaN or infinity (a training run that "
                          f"diverged, or a damaged file); zero9 plays no such net")
-    net = ZeroNet.from_config(payload["config"])
+    net = net_from_config(payload["config"])
     try:
         net.load_state_dict(payload["state_dict"])
     except (RuntimeError, TypeError, AttributeError) as e:
@@ -296,8 +297,9 @@ def load_net(path: str | os.PathLike, device: str | torch.device = "auto",
              expected_size: int | None = None) -> tuple[ZeroNet, dict[str, Any]]:
     """Load a ``.pt`` checkpoint or Leela Zero v1 text weights: (net in eval mode on ``device``, meta).
 
-    The net is tuned for inference (:meth:`ZeroNet.tune_for_device`); use :func:`load_checkpoint`
-    to resume training. Any other file is refused with a ValueError naming it (:func:`not_a_net`).
+    The net is tuned for inference (channels-last, :meth:`ZeroNet.set_channels_last`); use
+    :func:`load_checkpoint` to resume training. Any other file is refused with a ValueError naming it
+    (:func:`not_a_net`).
     """
     path = check_net_file(path)
     version = lz_version(path)
@@ -313,7 +315,7 @@ def load_net(path: str | os.PathLike, device: str | torch.device = "auto",
         if expected_size is not None and not net.serves_size(expected_size):
             raise ValueError(f"net file {path} holds a net for {net.sizes_served()}, "
                              f"but a {expected_size}x{expected_size} net is needed")
-    return net.to(resolve_device(device)).eval().tune_for_device(), meta
+    return net.to(resolve_device(device)).eval().set_channels_last(True), meta
 
 
 def check_net_file(path: str | os.PathLike) -> Path:

@@ -12,8 +12,8 @@ Vocabulary:
   T = 0, -1, ..., -7 (the current position, then its parents); planes 8-15 the opponent's
   stones at the same times (colours fixed by the *current* side to move); plane 16 is all ones
   if black is to move, plane 17 all ones if white is to move. History before the start of the
-  game is all zeros. :func:`encode` builds them with a plain loop over the history; for a
-  batch, :func:`encode_batch` reads the same planes from bits (:mod:`zero9.nn.planes_fast`).
+  game is all zeros. :func:`encode` builds them with a plain loop over the history; the
+  search's batches read the same planes from bits (:func:`zero9.nn.planes_fast.encode_batch`).
 
   Gomoku, C = 5: 0 own stones, 1 opponent stones, 2 the last move (one-hot; zeros at the
   start), 3 all ones if black is to move, 4 all ones always (zero padding of the convolutions
@@ -33,8 +33,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from zero9.games import BLACK, Game, Position
-from zero9.nn import planes_fast
+from zero9.games.game import BLACK, Game, Position
 
 GO_HISTORY = 8
 NUM_SYMMETRIES = 8
@@ -93,14 +92,12 @@ def encode(position: Position) -> np.ndarray:
 def encode_batch(positions: Sequence[Position], syms: np.ndarray | None = None) -> np.ndarray:
     """The input planes of positions of one game, float32 ``[B, C, N, N]``, each under ``syms[b]``.
 
-    Go's planes come from :func:`zero9.nn.planes_fast.encode_go_batch` (the same planes as
-    :func:`encode`, from bits: the search asks for hundreds per call).
+    Its fast twin, :func:`zero9.nn.planes_fast.encode_batch`, reads Go's planes from bits (the search
+    asks for hundreds per call).
     """
     if not positions:
         raise ValueError("encode_batch needs at least one position")
     syms = np.zeros(len(positions), np.intp) if syms is None else syms
-    if positions[0].game.name == "go":
-        return planes_fast.encode_go_batch(positions, syms, point_maps(positions[0].game.size))
     x = np.stack([encode(p) for p in positions])
     for s in range(1, NUM_SYMMETRIES):
         x[syms == s] = transform_planes(x[syms == s], s)

@@ -16,7 +16,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from zero9.nn.net import HEAD_KINDS, MAX_BOARD, MIN_BOARD, POOL_FEATURES, POOLED_HEADS, VALUE_HIDDEN
+from zero9.nn.heads import HEAD_KINDS, MAX_BOARD, MIN_BOARD, POOL_FEATURES, POOLED_HEADS
+from zero9.nn.net import VALUE_HIDDEN
 
 MAX_BLOCKS = 80
 MAX_FILTERS = 512

@@ -28,6 +28,7 @@ import numpy as np
 
 from zero9.games import BLACK, Position
 from zero9.games.go import RECENT_BOARDS
+from zero9.nn import features
 
 HISTORY = RECENT_BOARDS  # boards of stones per side in the planes (zero9.nn.features.GO_HISTORY)
 
@@ -47,6 +48,14 @@ def stone_history(position: Position) -> bytes:
         boards.append(own.to_bytes(nbytes, "little") + other.to_bytes(nbytes, "little"))
         p = p.parent
     return b"".join(boards)
+
+
+def encode_batch(positions: Sequence[Position], syms: np.ndarray | None = None) -> np.ndarray:
+    """:func:`zero9.nn.features.encode_batch`, the same planes, Go's from bits (:func:`encode_go_batch`)."""
+    if not positions or positions[0].game.name != "go":
+        return features.encode_batch(positions, syms)
+    syms = np.zeros(len(positions), np.intp) if syms is None else syms
+    return encode_go_batch(positions, syms, features.point_maps(positions[0].game.size))
 
 
 def encode_go_batch(positions: Sequence[Position], syms: np.ndarray, point_maps: Sequence[np.ndarray]

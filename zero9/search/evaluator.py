@@ -49,7 +49,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from zero9.games import Game, Position
-from zero9.nn import features
+from zero9.nn import features, planes_fast
 
 HISTORY_KEY_DEPTH = 8  # positions in the cache key: the current one and 7 before it
 
@@ -157,7 +157,7 @@ class NetEvaluator:
         def encode(rows: list[int], syms: np.ndarray | None) -> np.ndarray:
             if syms is None:  # as they stand
                 syms = np.zeros(len(rows), np.intp)
-            return features.encode_batch([positions[j] for j in rows], syms)
+            return planes_fast.encode_batch([positions[j] for j in rows], syms)
 
         return self._submit(positions, map(history_key, positions), encode, game, wait)
 

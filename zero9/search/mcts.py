@@ -1,8 +1,9 @@
 """PUCT Monte Carlo tree search, as in AlphaGo Zero and Leela Zero, in plain Python.
 
 This is the search written to be read: one :class:`Node` object per move, and each formula
-written once as it is printed below. The search self-play and play actually run is
-:mod:`zero9.search.puct`: the same algorithm over arrays (one numpy call scores every child),
+written once as it is printed below; the readable self-play loop (:mod:`zero9.learn.selfplay_loop`)
+runs it. The search self-play's workers and play actually run is :mod:`zero9.search.puct` (or
+the native fast path): the same algorithm over arrays (one numpy call scores every child),
 behind the same interface, several times faster. ``tests/test_mcts_twins.py`` runs both on a
 thousand positions of Go and Gomoku with the same evaluator and seeds and checks that they
 ask the evaluator for the same leaves, count the same visits and choose the same moves.
@@ -36,7 +37,7 @@ Vocabulary:
 - **visits** = ``N_parent`` at the root; a search's **budget** is a number of root visits
   and/or of playouts (simulations of this search).
 - **the move**: the most visited child; or, early in a self-play game, a child drawn in
-  proportion to its visits (:func:`draw_by_visits`).
+  proportion to its visits.
 
 Settings: :class:`zero9.settings.SearchConfig` (``c_puct``, ``fpu_reduction``, noise, virtual loss).
 """
@@ -47,20 +48,8 @@ import math
 
 import numpy as np
 
-from zero9.games import Position
+from zero9.games.game import Position
 from zero9.settings import SearchConfig
-
-
-def draw_by_visits(actions, visits, rng: np.random.Generator, temperature: float = 1.0) -> int:
-    """An action drawn with probability proportional to ``visits ** (1 / temperature)``.
-
-    The one visit-proportional choice of zero9 (self-play's opening moves, the player's and
-    GTP's ``randomcnt``, the weakened levels); ``temperature = 1``: proportional to visits.
-    """
-    weights = np.asarray(visits, dtype=np.float64)
-    if temperature != 1.0:
-        weights = (weights / weights.max()) ** (1.0 / temperature)
-    return int(actions[rng.choice(len(weights), p=weights / weights.sum())])
 
 
 class Node:
@@ -262,21 +251,30 @@ class Tree:
         children = self.root.children
         if not children or self.root.parent_visits() <= 0:
             raise ValueError("choose_action: the root has not been searched")
-        if proportional:
-            return draw_by_visits([c.action for c in children], [c.N for c in children], self.rng)
+        if proportional:  # P(child) = N / N_parent (the fast trees: zero9.search.puct.draw_by_visits)
+            visits = np.array([c.N for c in children])
+            return children[self.rng.choice(len(children), p=visits / visits.sum())].action
         fpu = self.first_play_value(self.root)
         return max(reversed(children), key=lambda c: (c.N, c.Q(fpu), c.P)).action
 
 
 def search(tree: Tree, evaluator, visits: int | None = None, playouts: int | None = None,
            leaves_per_call: int = 1) -> int:
-    """The search loop: simulations until the root has ``visits`` visits and/or ``playouts`` more have
-    been done, up to ``leaves_per_call`` leaves per evaluator call. Returns the simulations done.
+    """A search: simulations until the root has ``visits`` visits and/or ``playouts`` more have been
+    done, up to ``leaves_per_call`` leaves per evaluator call. Returns the simulations done.
 
     (Many trees at once, one evaluator call for all: :func:`zero9.search.batched.search_trees`,
     which drives :mod:`zero9.search.puct`'s trees.)
     """
     tree.begin_search(visits, playouts)
+    simulate(tree, evaluator, leaves_per_call)
+    return tree.playouts - tree.playouts_at_start
+
+
+def simulate(tree: Tree, evaluator, leaves_per_call: int = 1) -> None:
+    """The search loop: simulations until the budget of the search begun (:meth:`Tree.begin_search`) is
+    spent, up to ``leaves_per_call`` leaves per evaluator call. A terminal leaf is backed up at once; a
+    collision (a leaf already in flight) sends the batch out as it is."""
     while (k := tree.leaves_wanted(leaves_per_call)) > 0:
         leaves = []
         for _ in range(k):
@@ -293,4 +291,3 @@ def search(tree: Tree, evaluator, visits: int | None = None, playouts: int | Non
             priors, values = evaluator.evaluate([leaf.node.position for leaf in leaves])
             for leaf, p, v in zip(leaves, priors, values.tolist(), strict=True):
                 tree.expand_and_backup(leaf, p, v)
-    return tree.playouts - tree.playouts_at_start

@@ -40,7 +40,7 @@ from zero9.search import forest_gumbel as G
 from zero9.search.batched import two_halves
 from zero9.search.gcpause import gc_paused
 from zero9.search.gumbel import considered_visits
-from zero9.search.mcts import draw_by_visits
+from zero9.search.puct import draw_by_visits
 from zero9.settings import SearchConfig
 
 

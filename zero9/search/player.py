@@ -12,9 +12,8 @@ Vocabulary:
 - **limits**: ``visits`` (root visits, reused subtree included: Leela Zero's
   ``-v``), ``playouts`` (new simulations this move: ``-p``), ``time_per_move``
   seconds. The search stops at whichever comes first; ``None`` turns a limit off.
-  GTP time management calls :meth:`SearchPlayer.set_time_budget` before a genmove
-  (or passes ``time_s`` to :meth:`SearchPlayer.choose`); that budget replaces
-  ``time_per_move`` for the moves that follow.
+  GTP time management passes its budget as ``time_s`` to :meth:`SearchPlayer.choose`,
+  which replaces ``time_per_move`` for that move.
 - **tree reuse**: if the position asked about is the current root, its child or its
   grandchild (compared by identity, else by the hashes of the last 8 positions),
   that subtree becomes the root.
@@ -49,8 +48,7 @@ from zero9.nn import features
 from zero9.nn.checkpoint import load_net
 from zero9.search.batched import search_trees
 from zero9.search.evaluator import NetEvaluator, UniformEvaluator, history_key
-from zero9.search.mcts import draw_by_visits
-from zero9.search.puct import Node, Tree
+from zero9.search.puct import Node, Tree, draw_by_visits
 from zero9.search.threats import READINGS, ThreatEvaluator, threat_move
 from zero9.settings import PlayConfig, SearchConfig
 
@@ -123,7 +121,6 @@ class SearchPlayer:
         self._check_limits()
         self.rng = np.random.default_rng(seed)
         self.trees: list[Tree] = []
-        self._time_budget: float | None = None
         self._stop = threading.Event()
         self._lock = threading.RLock()  # tree replacement vs. stats read from another thread
 
@@ -161,12 +158,6 @@ class SearchPlayer:
         else:
             setattr(self.config, key, float(value))
         self._check_limits()
-
-    def set_time_budget(self, seconds: float | None) -> None:
-        """Seconds for the next moves (GTP time management); None returns to ``time_per_move``."""
-        if seconds is not None and seconds <= 0:
-            raise ValueError(f"time budget must be > 0 seconds or None, got {seconds}")
-        self._time_budget = seconds
 
     def stop(self) -> None:
         """Make a running choose()/analyze() return soon with its best move so far (thread-safe)."""
@@ -217,7 +208,7 @@ class SearchPlayer:
         if position.is_terminal():
             raise ValueError("choose: the game is over")
         self._stop.clear()
-        seconds = time_s if time_s is not None else (self._time_budget or self.time_per_move)
+        seconds = time_s if time_s is not None else self.time_per_move
         on_step = None
         if on_stats is not None:
             last = time.monotonic()

@@ -75,8 +75,20 @@ import numpy as np
 
 from zero9.games import Position
 from zero9.search.gcpause import gc_paused
-from zero9.search.mcts import draw_by_visits
 from zero9.settings import SearchConfig
+
+
+def draw_by_visits(actions, visits, rng: np.random.Generator, temperature: float = 1.0) -> int:
+    """An action drawn with probability proportional to ``visits ** (1 / temperature)``.
+
+    The one visit-proportional choice of zero9 (self-play's opening moves, the player's and
+    GTP's ``randomcnt``, the weakened levels); ``temperature = 1``: proportional to visits.
+    (:class:`zero9.search.mcts.Tree` writes the same draw inline: the readable file stands alone.)
+    """
+    weights = np.asarray(visits, dtype=np.float64)
+    if temperature != 1.0:
+        weights = (weights / weights.max()) ** (1.0 / temperature)
+    return int(actions[rng.choice(len(weights), p=weights / weights.sum())])
 
 
 def legal_actions(position: Position) -> np.ndarray:

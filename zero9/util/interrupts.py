@@ -52,7 +52,7 @@ def request_stop(signum: int = signal.SIGINT) -> None:
     _requested.append(signum)
 
 
-def _on_signal(signum, frame) -> None:
+def _on_signal(signum, _frame) -> None:
     first = not _requested
     _requested.append(signum)
     if not first:
@@ -73,7 +73,7 @@ def ctrl_c_held() -> Iterator[None]:
     in the main thread, one that reaches another thread meanwhile is kept too. Both arrive at the end."""
     held: list[int] = []
     in_main = threading.current_thread() is threading.main_thread()
-    previous = signal.signal(signal.SIGINT, lambda signum, frame: held.append(signum)) if in_main else None
+    previous = signal.signal(signal.SIGINT, lambda signum, _frame: held.append(signum)) if in_main else None
     old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
     try:
         yield

@@ -17,7 +17,7 @@ Vocabulary:
 
 Use::
 
-    with RunLock(run_dir):           # or: lock = acquire_run_lock(run_dir) ... lock.release()
+    with RunLock(run_dir):           # or: lock = RunLock(run_dir).acquire() ... lock.release()
         ...write the run...
 
 A lock is per process: child processes (self-play workers) do not inherit it, and
@@ -107,11 +107,6 @@ class RunLock:
 
     def __exit__(self, *exc) -> None:
         self.release()
-
-
-def acquire_run_lock(root: str | os.PathLike, command: str | None = None) -> RunLock:
-    """Take ``root``'s run lock (held until ``release()`` or the process ends); RunDirBusy if taken."""
-    return RunLock(root, command).acquire()
 
 
 def lock_holder(root: str | os.PathLike) -> dict | None:

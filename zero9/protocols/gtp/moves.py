@@ -33,8 +33,8 @@ from zero9.protocols.gtp.analysis import AnalyzeTags, RestrictedRoot, verbose_ta
 from zero9.protocols.gtp.commands import CommandTable
 from zero9.protocols.gtp.options import GTPFailure, colour_arg, nargs
 from zero9.protocols.gtp.state import EngineState, at_move_cap, go_game, go_rules
-from zero9.search.mcts import draw_by_visits
 from zero9.search.player import MoveStats
+from zero9.search.puct import draw_by_visits
 
 StatsCallback = Callable[[list[MoveStats]], None]
 
