@@ -21,7 +21,7 @@ from zero9.games import BLACK, WHITE
 from zero9.games.sgf import split_collection
 from zero9.learn.selfplay import play_selfplay
 from zero9.learn.supervised import MAX_COLLECTION_BYTES, game_chunk, game_positions
-from zero9.nn import features
+from zero9.nn import planes_fast
 from zero9.nn.chunks import ChunkData, write_lz_chunk
 from zero9.protocols.gtp.commands import CommandTable
 from zero9.protocols.gtp.options import GTPFailure, int_value, nargs
@@ -51,7 +51,7 @@ class TrainingCommands:
             raise GTPFailure("no training data: no genmove since the game started")
         positions = [p for p, _ in self.state.training]
         to_play = np.array([p.to_play for p in positions], dtype=np.int8)
-        data = ChunkData(features.encode_batch(positions).astype(np.uint8), to_play,
+        data = ChunkData(planes_fast.encode_batch(positions).astype(np.uint8), to_play,
                          np.stack([shares for _, shares in self.state.training]),
                          np.where(to_play == winner, 1.0, -1.0).astype(np.float32), None,
                          self.state.game.to_dict())
