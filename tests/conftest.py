@@ -44,6 +44,7 @@ INTEGRATION_MODULES = frozenset({
     "test_gtp_leelaz", "test_in_flight", "test_match", "test_multisize", "test_opponents", "test_ray",
     "test_ray_server", "test_review", "test_selfplay_straddle", "test_server", "test_server_attacks",
     "test_server_autogtp", "test_server_flow", "test_server_postgres", "test_threads", "test_tutorials",
+    "test_net_finite", "test_user_paths",  # whole commands, on bad files
 })
 
 
