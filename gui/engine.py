@@ -35,7 +35,7 @@ from typing import Any
 
 from zero9.arena.levels import LEVELS as AI_LEVELS
 from zero9.games import Game
-from zero9.nn.checkpoint import default_net_path
+from zero9.nn.checkpoint import check_net_file, default_net_path
 from zero9.search.analysis import make_evaluator
 from zero9.search.player import NetSource
 
@@ -73,8 +73,10 @@ def build_engine(game: Game, net: str | None, visits: int) -> Engine:
     if path is None:
         player = NetSource(None).player(game, visits=visits)
         return Engine(player, UNIFORM_NOTICE, True, None, player.evaluator)
-    if not path.is_file():
-        raise ValueError(f"net file {path} does not exist")
+    try:
+        check_net_file(path)  # absent, a folder, a pipe, a device, empty or too large: named at once
+    except (OSError, ValueError) as e:
+        raise ValueError(str(e)) from e
 
     try:
         source = NetSource(path, device="cpu")

@@ -599,3 +599,15 @@ def test_a_job_cut_short_by_another_says_so_and_its_analysis_resumes():
         time.sleep(0.01)
     assert [(r.kind, r.value, r.cancelled) for r in results] == [("analyze", "partial", True),
                                                                   ("sketch", "whole", False)]
+
+
+def test_a_net_field_naming_a_pipe_or_a_device_is_refused_for_what_it_is(tmp_path):
+    """The window's net field, as the command line: a pipe would block its loader, /dev/zero never ends."""
+    game = make_game("go", 9, komi=7.5)
+    fifo = tmp_path / "net.pt"
+    os.mkfifo(fifo)
+    for path, kind in ((fifo, "named pipe"), ("/dev/zero", "character device"), (tmp_path, "folder")):
+        with pytest.raises(ValueError, match=f"it is a {kind}, not a regular file"):
+            build_engine(game, str(path), FAST)
+    with pytest.raises(ValueError, match="no net file"):
+        build_engine(game, str(tmp_path / "absent.pt"), FAST)
