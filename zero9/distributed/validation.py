@@ -10,9 +10,10 @@ Vocabulary:
 - **replay**: the SGF's moves played on the server's own rules from the empty board; an illegal
   move, another board size or komi, a result that disagrees with the moves, ``movescount`` or
   ``winnercolor`` are refused.
-- **shape** (before parsing): a server's game is one line of moves, so an SGF with a variation
-  or more nodes than a limit is refused by counting, in C-speed byte operations, before the
-  parser (whose cost grows with the variations) ever sees it.
+- **shape** (before parsing): a server's game is one line of moves, so an SGF with a variation,
+  more nodes than a limit, more ``[`` than a few per node or a value left open is refused by
+  counting, in C-speed byte operations linear in the bytes, before the parser (whose cost grows
+  with the variations and the values, and with the square of unclosed ones) ever sees it.
 - **agreement** (self-play): the training chunk holds one position per move, and each
   position's stored planes, side to move and outcome are what the replayed game says.
 - **sane policies**: each position's policy is a probability distribution (no negative entry,
@@ -87,13 +88,33 @@ def winner_colour(text: str) -> int:
     raise Rejected(f"winnercolor {text[:20]!r} is neither black nor white")
 
 
-SGF_VALUE = re.compile(rb"\[(?:[^\]\\]|\\.)*\]", re.DOTALL)  # a property value, escapes included
+# A property value: ``[``, then anything with backslash escapes, then ``]`` or the end of the data.
+# Possessive (``*+``, ``++``) and total (it matches from every ``[``: an unterminated value runs to the
+# end), so the scan is one pass over the bytes: a failed match that the engine would retry from the
+# next ``[`` made 50,000 unclosed ``[`` cost 36 s (quadratic).
+SGF_VALUE = re.compile(rb"\[(?:[^\]\\]++|\\.?)*+(\]|\Z)", re.DOTALL)
+VALUES_PER_NODE = 4  # '[' per node: a move node holds a move and rarely more (the root: the game's)
+VALUE_BYTES = 64 << 10  # bytes inside all property values together (the parser's cost per byte of
+# value text is high: escapes and line breaks ~2 us each, 2 s for 1 MiB of them)
 
 
 def check_sgf_shape(sgf: bytes, max_nodes: int) -> None:
-    """Rejected unless ``sgf`` is one game tree without variations and at most ``max_nodes`` nodes
-    (counted outside property values, before any parsing)."""
-    bare = SGF_VALUE.sub(b"", sgf)
+    """Rejected unless ``sgf`` is one game tree without variations, with at most ``max_nodes`` nodes and
+    ``VALUES_PER_NODE * max_nodes`` bytes ``[`` (property values open with one), every value closed,
+    and at most :data:`VALUE_BYTES` bytes of value text.
+    Linear in the bytes: the ``[`` are counted first (so the scan below replaces a bounded number of
+    values), then the values are cut out in one pass (:data:`SGF_VALUE`) and the rest counted."""
+    brackets = sgf.count(b"[")
+    if brackets > VALUES_PER_NODE * max_nodes:
+        raise Rejected(f"the SGF has {brackets} '[' (property values); this server takes at most "
+                       f"{VALUES_PER_NODE * max_nodes}", 413)
+    bare = SGF_VALUE.sub(rb"[\1", sgf)  # each value -> "[]", an unclosed one (the last) -> "["
+    if bare.endswith(b"["):
+        raise Rejected("the SGF has a property value without its closing ']'")
+    text = len(sgf) - len(bare)  # what the values held
+    if text > VALUE_BYTES:
+        raise Rejected(f"the SGF has {text} bytes in property values; this server takes at most "
+                       f"{VALUE_BYTES}", 413)
     trees = bare.count(b"(")
     if trees != 1:
         raise Rejected(f"the SGF has {trees} game trees or variations; a server game is one line of moves")
