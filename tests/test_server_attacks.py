@@ -34,6 +34,7 @@ from zero9.distributed.client import (  # noqa: E402
     play_selfplay,
 )
 from zero9.distributed.local import LocalServer  # noqa: E402
+from zero9.distributed.variants import Variants  # noqa: E402
 from zero9.games import BLACK, WHITE, make_game  # noqa: E402
 from zero9.games.sgf import write_sgf  # noqa: E402
 from zero9.nn.chunks import ChunkData, lz_chunk_text, parse_lz_chunk  # noqa: E402
@@ -304,7 +305,9 @@ def test_trusted_anonymous_quota_and_x_forwarded_for(tmp_path, real_game):
 
 
 def test_a_full_disk_is_507_and_one_log_line(server, real_game):
-    upload = as_new_task(server.ann, real_game)
+    sgf, chunk, fields = Variants(GO9, real_game.files["sgf"], real_game.files["trainingdata"]).make()
+    upload = as_new_task(server.ann, Upload("submit", dict(real_game.fields, **fields),
+                                            {"sgf": sgf, "trainingdata": chunk}))
     pid = server.process.pid
     limits = resource.prlimit(pid, resource.RLIMIT_FSIZE)
     resource.prlimit(pid, resource.RLIMIT_FSIZE, (1, limits[1]))  # every file write past 1 byte fails

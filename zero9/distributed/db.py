@@ -15,6 +15,9 @@ Vocabulary (one table each, SQLAlchemy Core so the same code runs on SQLite and 
 - **match**: a candidate net against the best net of the moment, gated by SPRT; ``decision``
   is ``'H1'`` (promoted), ``'H0'`` (rejected) or NULL while it runs.
 - **match game**: an accepted match upload, with the winning and losing net.
+- **game digest**: one row per kept game (self-play or match), keyed by the digest of its rules
+  and moves (:func:`zero9.distributed.validation.game_digest`): the same game uploaded again,
+  under any seed by any client, trips the key and is refused; the row names who sent it first.
 - **client**: one entry of the teacher's roster (``zero9 server RUN_DIR clients add NAME``): a
   ``name`` and the sha256 of its credential (the credential itself is shown once, never stored);
   ``revoked`` is set when the teacher revokes it. ``games.client``, ``match_games.client`` and
@@ -124,6 +127,16 @@ match_games = Table(
     Column("score", String(32), nullable=False),
     Column("client", String(64), nullable=False),
     Column("sgf_file", String(200), nullable=False),
+    Column("submitted", Float, nullable=False),
+)
+
+
+game_digests = Table(  # one row per game kept, self-play or match (validation.game_digest)
+    "game_digests", metadata,
+    Column("digest", String(64), primary_key=True),
+    Column("kind", String(16), nullable=False),  # 'selfplay' or 'match'
+    Column("seed", BigInteger, nullable=False),
+    Column("client", String(64), nullable=False),
     Column("submitted", Float, nullable=False),
 )
 

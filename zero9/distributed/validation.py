@@ -14,6 +14,11 @@ Vocabulary:
   more nodes than a limit, more ``[`` than a few per node or a value left open is refused by
   counting, in C-speed byte operations linear in the bytes, before the parser (whose cost grows
   with the variations and the values, and with the square of unclosed ones) ever sees it.
+- **game digest**: what makes two uploads the same game, whoever sends them under whatever
+  seed: sha256 of the rules (``game.to_dict()``) and the move sequence, taken under each of the
+  board's 8 symmetries (a game turned or mirrored is the same game to the trainer, which
+  augments by them), the smallest of the 8. The server keeps one row per digest and refuses a
+  second upload of it (409), so a game counts once, for whoever sent it first.
 - **agreement** (self-play): the training chunk holds one position per move, and each
   position's stored planes, side to move and outcome are what the replayed game says.
 - **sane policies**: each position's policy is a probability distribution (no negative entry,
@@ -27,6 +32,8 @@ what passed.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import re
 import zlib
 from dataclasses import dataclass
@@ -36,6 +43,7 @@ import numpy as np
 from zero9.games import BLACK, WHITE, Game, IllegalMove, Position
 from zero9.games.sgf import SgfError, parse_sgf
 from zero9.nn.chunks import LZ_STORED_PLANES, ChunkData, parse_lz_chunk
+from zero9.nn.features import point_maps
 from zero9.nn.planes_fast import game_stone_planes
 
 COLOUR_NAMES = {BLACK: "black", WHITE: "white"}
@@ -168,6 +176,22 @@ def replay_sgf(game: Game, sgf_bytes: bytes, movescount: int, winner: int) -> Re
     if movescount not in allowed:
         raise Rejected(f"movescount {movescount} but the SGF has {played} moves")
     return ReplayedGame(positions, actions, final, actual, resigned, position if resigned else None)
+
+
+def game_digest(game: Game, actions: list[int]) -> str:
+    """The game's digest (see the module docstring): the same for the same moves under any of the
+    board's symmetries, different for any other move sequence or rules. Go and Gomoku alike: a point
+    moves with the board, a pass (Go's last action) stays a pass."""
+    rules = json.dumps(game.to_dict(), sort_keys=True).encode()
+    moves = np.asarray(actions, dtype=np.int64)
+    points = game.size * game.size
+    on_board = moves < points
+    digests = []
+    for point_map in point_maps(game.size):
+        turned = moves.copy()
+        turned[on_board] = point_map[moves[on_board]]
+        digests.append(hashlib.sha256(rules + b"|" + turned.astype("<i2").tobytes()).hexdigest())
+    return min(digests)
 
 
 def check_chunk(chunk_text: str, replayed: ReplayedGame) -> ChunkData:

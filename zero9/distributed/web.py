@@ -37,7 +37,7 @@ from zero9.distributed import db, edge
 from zero9.distributed.config import Edge
 from zero9.distributed.pages import status_page
 from zero9.distributed.roster import CREDENTIAL_PATTERN
-from zero9.distributed.server import Caller, Server, already_answered, out_of_space
+from zero9.distributed.server import Caller, Server, out_of_space, refused_insert
 from zero9.distributed.validation import Rejected
 
 log = logging.getLogger("zero9.server")
@@ -236,8 +236,8 @@ def add_client_routes(app: FastAPI, server: Server, body_seconds: float) -> None
         """Wait, without holding a thread, until the group commit has made ``files`` and ``rows`` durable."""
         try:
             await asyncio.wrap_future(server.commits.submit(files, rows))
-        except db.IntegrityError:
-            raise already_answered() from None
+        except db.IntegrityError as error:
+            raise refused_insert(error) from None
 
     # The hot routes are plain Starlette routes: they take the request as it is, so FastAPI's
     # per-request parameter and dependency resolution (a tenth of their CPU) is skipped.
@@ -255,8 +255,8 @@ def add_client_routes(app: FastAPI, server: Server, body_seconds: float) -> None
         server.admit(caller)
         fields, files = await read_form(request, server.limits.body, body_seconds)
         sgf, chunk = needs(files, "sgf", "trainingdata")
-        answer, keep, row = await run_in_threadpool(server.check_game, fields, sgf, chunk, caller)
-        await committed(keep, [(db.games, row)])
+        answer, keep, rows = await run_in_threadpool(server.check_game, fields, sgf, chunk, caller)
+        await committed(keep, rows)
         return JSONResponse(answer)
 
     async def submit_match(request: Request, caller: Caller) -> JSONResponse:
