@@ -45,6 +45,8 @@ class Gating:
     tasks_per_client: int = 2  # match tasks one client may hold at once
     client_share: float = 0.5  # most of one match's games (played or leased) one client may have
     min_clients: int = 2  # roster clients whose games a decision must count
+    suspicion_p: float = 1e-4  # a client's match record this improbable against the others' is held
+    suspicion_games: int = 10  # ... tested once it, and the others together, have this many games
 
 
 @dataclass

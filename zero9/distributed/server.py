@@ -521,6 +521,13 @@ class Server:
                     name, moved, len(matches))
         return {"chunks_removed": moved, "matches_recounted": matches}
 
+    def settle_holds(self, name: str, accept: bool) -> list[int]:
+        """The teacher's decision on ``name``'s held match results (:mod:`zero9.distributed.gating`):
+        counted from now on (``accept``) or never; returns the matches counted again."""
+        matches = self.gate.settle(name, accept)
+        self._forget_state()
+        return matches
+
     # --- status (zero9.distributed.status) ------------------------------------------------
 
     def ratings(self) -> dict[str, tuple[float, float, float]]:
@@ -534,6 +541,7 @@ class Server:
             nets = status.networks(c)
             matches = status.recent_matches(c, self.gate, self.gating.elo1)
             clients = status.contributions(c, self.roster)
+            holds = status.holds(c, self.gate)
         best = self.best_network()
         ratings = self.ratings()
         return {
@@ -541,6 +549,7 @@ class Server:
             "best_elo": round(ratings.get(best, (0.0,))[0], 1) if best else None,
             "game": self.game.to_dict(), "options": self.selfplay_options, "elo1": self.gating.elo1,
             "trust_anonymous": self.trust_anonymous, "matches": matches, "clients": clients,
+            "held_results": holds,
             "group_commit": {"batches": self.commits.batches,  # of the process that answers
                              "entries": self.commits.entries,
                              "busy_seconds": round(self.commits.busy_seconds, 3)},
