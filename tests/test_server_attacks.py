@@ -485,6 +485,7 @@ def test_resignations_only_where_the_resigners_net_could_resign(tmp_path):
         refusal = reason(lambda: post(frank, selfplay(frank, CENTRE, EDGE)))
         assert "black resigned at move 24" in refusal, refusal
         assert server.status()["games"] == games
-        assert post(frank, selfplay(frank, EDGE, CENTRE))["accepted"]
+        # another game (the match game's moves are kept: a game counts once), Black as lost
+        assert post(frank, selfplay(frank, EDGE[::-1], CENTRE))["accepted"]
         assert server.status()["games"] == games + 1
         assert "Traceback" not in log_of(server)

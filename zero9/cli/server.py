@@ -83,6 +83,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                    help="seconds a request's body may take")
     g.add_argument("--max-connections", type=int, default=edge.max_connections,
                    help="open connections per server process")
+    g.add_argument("--max-half-open", type=int, default=edge.max_half_open,
+                   help="connections per server process waiting for a request's headers without a "
+                        "credential shown; more close the oldest of them")
     g.add_argument("--connections-per-address", type=int, default=edge.connections_per_address,
                    help="open connections from one address (0: no limit)")
     g.add_argument("--forwarded-allow-ips", default=edge.forwarded_allow_ips, metavar="IPS",
@@ -109,7 +112,8 @@ def server_settings(args: argparse.Namespace) -> dict:
 
 def edge_limits(args: argparse.Namespace) -> Edge:
     return Edge(header_seconds=args.header_timeout, body_seconds=args.body_timeout,
-                max_connections=args.max_connections, connections_per_address=args.connections_per_address,
+                max_connections=args.max_connections, max_half_open=args.max_half_open,
+                connections_per_address=args.connections_per_address,
                 forwarded_allow_ips=args.forwarded_allow_ips)
 
 

@@ -55,7 +55,8 @@ class Edge:
 
     header_seconds: float = 10.0  # a request's headers must arrive within this
     body_seconds: float = 60.0  # and its body within this
-    max_connections: int = 2000  # open connections at once; more are closed at once
+    max_connections: int = 2000  # open connections at once; more close the oldest half-open one
+    max_half_open: int = 256  # waiting for headers, no credential shown yet; more close the oldest
     connections_per_address: int = 64  # from one address; 0: no limit per address
     forwarded_allow_ips: str | None = None  # proxies whose X-Forwarded-For is believed; None: none
 

@@ -134,6 +134,7 @@ def guard(inner, server: Server, limiter: RateLimiter):
             if name is None:
                 refusal = Rejected("unknown or revoked credential: ask the teacher for one", 403)
             else:
+                scope[edge.CREDENTIALED] = True  # in uvicorn's own scope: the edge keeps this connection
                 scope = dict(scope, path="/" + rest, raw_path=("/" + rest).encode())
                 scope[CALLER_KEY] = Caller(name, True)
         if refusal is not None:
