@@ -26,8 +26,10 @@ A client (``zero9 client``, or Leela Zero's own ``autogtp``) loops:
    ``score``, ``options_hash``, ``random_seed``, ``clientversion``, ``sgf``). The upload is
    checked (:mod:`zero9.distributed.validation`): its task must be one this server handed out
    (same seed, nets and options) and not already answered, the gzip must inflate within a limit,
-   the SGF must replay legally and agree with the fields and the training data, and a
-   resignation must be one the resigner's own net calls lost (:mod:`zero9.distributed.resign`).
+   the SGF must replay legally and agree with the fields and the training data, the game (its
+   moves, under any of the board's symmetries) must not have been kept before, from any client
+   under any seed (:func:`zero9.distributed.validation.game_digest`), and a resignation must be
+   one the resigner's own net calls lost (:mod:`zero9.distributed.resign`).
    A refused upload gets a 4xx with the reason and leaves nothing behind.
 
 The trainer (``zero9 trainer``) posts candidates to ``POST /submit-network`` with the run's
@@ -39,9 +41,11 @@ A new candidate gets a **match** against the best net. While a match is undecide
 handed its games (at most ``--match-in-flight`` outstanding); after each result SPRT(elo0=0,
 elo1=35, alpha=beta=0.05) is updated (:func:`zero9.arena.elo.sprt`). ``H1`` promotes the
 candidate: every later self-play task uses it. ``H0``, or ``--match-games`` games without a
-decision, rejects it. Ratings are maximum-likelihood over every match game
-(:func:`zero9.arena.elo.bayeselo`), the start net pinned at 0 Elo (random play when the
-server started from a random net, as Leela Zero's graph).
+decision, rejects it. A client whose record in the match is improbable against the others' has
+its results held until the teacher accepts or drops them (:mod:`zero9.distributed.gating`).
+Ratings are maximum-likelihood over every counted match game (:func:`zero9.arena.elo.bayeselo`),
+the start net pinned at 0 Elo (random play when the server started from a random net, as Leela
+Zero's graph).
 
 Storage
 -------
