@@ -8,10 +8,12 @@ What it does, all on 127.0.0.1:
 1. starts ``zero9 server`` (SQLite, a tiny random net, ``--rate-limit 0`` because every
    simulated client shares one address) in a temporary run directory;
 2. plays six real self-play games with zero9's client code and keeps the one nearest 100
-   moves (so runs compare like with like; a random net's games run 60 to 160 moves): the
-   upload every simulated client sends (a fresh ``random_seed`` from its own ``get-task`` each
-   time, so each is a new, valid game to the server, checked in full: gzip, SGF replay, chunk
-   agreement, files written and fsync'd, one transaction);
+   moves (so runs compare like with like; a random net's games run 60 to 160 moves) as the
+   base of the uploads: the server counts a game once, so every upload is another game, a
+   variant of the base (:mod:`zero9.distributed.variants`: its first moves, a few random legal
+   ones, two passes; 70 to 110 moves), made before the load starts, each sent with a fresh
+   ``random_seed`` from the client's own ``get-task`` and checked in full (gzip, SGF replay,
+   chunk agreement, the game's digest, files written and fsync'd, one transaction);
 3. the **reference**, measured in the same run: the same uploads through the server's
    ``submit_game`` called in-process, one at a time, no HTTP (what the validation and storage
    cost alone);
@@ -71,6 +73,7 @@ from zero9.distributed.config import TaskOptions  # noqa: E402
 from zero9.distributed.local import LocalServer  # noqa: E402
 from zero9.distributed.roster import Roster  # noqa: E402
 from zero9.distributed.server import Caller, Server  # noqa: E402
+from zero9.distributed.variants import Variants  # noqa: E402
 from zero9.games import make_game  # noqa: E402
 
 CANDIDATE_GAMES, TYPICAL_MOVES = 6, 100  # the upload: of 6 real games, the one nearest 100 moves
@@ -88,7 +91,8 @@ SEED_MARK = b"\0seed\0"  # where each request's random_seed goes in the pre-buil
 
 
 class SubmitRequest:
-    """The bytes of a ``POST /submit`` built once; each request only puts its seed (and length) in."""
+    """The bytes of a ``POST /submit`` built before the load; each request only puts its seed (and
+    length) in."""
 
     def __init__(self, body: bytes, content_type: str, path: str = "/submit"):
         self.before, self.after = body.split(SEED_MARK)
@@ -115,8 +119,8 @@ async def exchange(reader, writer, request: bytes) -> tuple[int, bytes]:
     return int(status_line.split()[1]), await reader.readexactly(length)
 
 
-async def simulated_client(port: int, number: int, prefix: str, submit: SubmitRequest, deadline: float,
-                           interval: float, max_requests: int, stats: dict) -> None:
+async def simulated_client(port: int, number: int, prefix: str, games: list[tuple[bytes, str]],
+                           deadline: float, interval: float, max_requests: int, stats: dict) -> None:
     address = f"127.0.{1 + number // 250}.{1 + number % 250}"  # a machine of its own
     reader, writer = await asyncio.open_connection("127.0.0.1", port, local_addr=(address, 0))
     get_task = get_task_request(prefix)
@@ -134,6 +138,11 @@ async def simulated_client(port: int, number: int, prefix: str, submit: SubmitRe
                 stats["errors"].append(f"get-task {status} {answer[:80]!r}")
                 break
             seed = json.loads(answer)["random_seed"]
+            if not games:
+                stats["games_ran_out"] += 1
+                break
+            body, content_type = games.pop()
+            submit = SubmitRequest(body, content_type, f"{prefix}/submit")
             t0 = time.perf_counter()
             status, answer = await exchange(reader, writer, submit.with_seed(seed.encode()))
             stats["submit"].append(time.perf_counter() - t0)
@@ -213,19 +222,18 @@ async def forger(port: int, mallory: str, deadline: float, max_requests: int, st
         writer.close()
 
 
-async def load(port: int, upload: Upload, net_hash: str, prefixes: list[str], duration: float,
+async def load(port: int, games: list[tuple[bytes, str]], prefixes: list[str], duration: float,
                interval: float, max_requests: int, slowloris_connections: int, forgers: int,
                mallory: str) -> dict:
     stats: dict = {"get-task": [], "submit": [], "accepted": [], "errors": [], "late": 0, "forgeries": 0,
-                   "forgeries_accepted": 0, "slowloris_opened": 0, "slowloris_closed_by_server": 0}
-    fields = dict(upload.fields, random_seed=SEED_MARK.decode(), networkhash=net_hash)
-    body = multipart(fields, upload.files)
+                   "forgeries_accepted": 0, "slowloris_opened": 0, "slowloris_closed_by_server": 0,
+                   "games_ran_out": 0}
     deadline = time.monotonic() + duration
     attackers = [slowloris(port, slowloris_connections, deadline, stats)] if slowloris_connections else []
     attackers += [forger(port, mallory, deadline, max_requests, stats) for _ in range(forgers)]
     attack = asyncio.gather(*attackers, return_exceptions=True)
-    clients = [simulated_client(port, i, prefix, SubmitRequest(*body, f"{prefix}/submit"), deadline, interval,
-                                max_requests, stats) for i, prefix in enumerate(prefixes)]
+    clients = [simulated_client(port, i, prefix, games, deadline, interval, max_requests, stats)
+               for i, prefix in enumerate(prefixes)]
     results = await asyncio.gather(*clients, return_exceptions=True)
     stats["errors"] += [f"client failed: {r!r}" for r in results if isinstance(r, BaseException)]
     stats["errors"] += [f"attacker failed: {r!r}" for r in await attack if isinstance(r, BaseException)]
@@ -242,17 +250,32 @@ def credentials(server: LocalServer, names: list[str]) -> list[str]:
         engine.dispose()
 
 
-def reference_rate(upload: Upload, folder: Path, uploads: int) -> float:
+def reference_rate(uploads: list[Upload], folder: Path) -> float:
     """Uploads/s of the server's own submit_game, in-process, one at a time (validation + storage)."""
     server = Server(folder, make_game("go", 9), TaskOptions(visits=8))
     best = server.ensure_start_net(None, 1, 8)
     caller = Caller("reference", True)
-    tasks = [server.get_task(caller) for _ in range(uploads)]
+    tasks = [server.get_task(caller) for _ in uploads]
     t0 = time.perf_counter()
-    for task in tasks:
+    for task, upload in zip(tasks, uploads, strict=True):
         fields = dict(upload.fields, random_seed=task["random_seed"], networkhash=best)
         server.submit_game(fields, upload.files["sgf"], upload.files["trainingdata"], caller)
-    return uploads / (time.perf_counter() - t0)
+    return len(uploads) / (time.perf_counter() - t0)
+
+
+def games_to_send(upload: Upload, net_hash: str, count: int) -> tuple[list[tuple[bytes, str]], list[Upload]]:
+    """``count`` different games made from ``upload`` (as multipart bodies with a place for the seed),
+    and 1 in 20 more as Uploads for the reference."""
+    variants = Variants(make_game("go", 9), upload.files["sgf"], upload.files["trainingdata"])
+
+    def one() -> Upload:
+        sgf, chunk, fields = variants.make()
+        return Upload("submit", dict(upload.fields, networkhash=net_hash, **fields),
+                      {"sgf": sgf, "trainingdata": chunk})
+
+    bodies = [multipart(dict(u.fields, random_seed=SEED_MARK.decode()), u.files)
+              for u in (one() for _ in range(count))]
+    return bodies, [one() for _ in range(max(50, count // 20))]
 
 
 def group_cpu_seconds(group: int) -> float:
@@ -291,6 +314,9 @@ def main() -> int:
                         help="each client starts a cycle every this many seconds (0: as fast as answered)")
     parser.add_argument("--max-requests", type=int, default=100_000, help="per simulated client, at most")
     parser.add_argument("--reference-uploads", type=int, default=200)
+    parser.add_argument("--games", type=int, default=0,
+                        help="different games to make before the load (0: enough for --interval, or for "
+                             "400 uploads/s in the closed loop)")
     parser.add_argument("--workers", type=int, default=os.cpu_count() or 1, help="server processes")
     parser.add_argument("--slowloris", type=int, default=0, metavar="N",
                         help="also hold N slowloris connections (from 127.0.0.2)")
@@ -311,12 +337,16 @@ def main() -> int:
             upload = min(games, key=lambda u: abs(int(u.fields["movescount"]) - TYPICAL_MOVES))
             moves = int(upload.fields["movescount"])
             size = sum(len(v) for v in upload.files.values())
-            print(f"the upload: a real {moves}-move 9x9 game, {size} bytes gzip'd (sgf + training data)")
-            reference = reference_rate(upload, tmp_path / "reference", args.reference_uploads)
+            print(f"the base: a real {moves}-move 9x9 game, {size} bytes gzip'd (sgf + training data)")
+            count = args.games or int(args.clients * (args.duration / (args.interval or 0.5) + 2))
+            t0 = time.perf_counter()
+            games, reference_games = games_to_send(upload, task["hash"], count)
+            print(f"{count} different games made from it in {time.perf_counter() - t0:.0f} s")
+            reference = reference_rate(reference_games[:args.reference_uploads], tmp_path / "reference")
             print(f"reference: {reference:.1f} uploads/s through submit_game in-process, one at a time")
             server_cpu, client_cpu = group_cpu_seconds(server.process.pid), time.process_time()
             t0 = time.monotonic()
-            stats = asyncio.run(load(server.port, upload, task["hash"], prefixes, args.duration,
+            stats = asyncio.run(load(server.port, games, prefixes, args.duration,
                                      args.interval, args.max_requests, args.slowloris, args.forgers, mallory))
             elapsed = time.monotonic() - t0
             client_cpu = time.process_time() - client_cpu
@@ -335,6 +365,7 @@ def main() -> int:
             "get_task_p50_ms": round(percentile_ms(stats["get-task"], 50), 1),
             "get_task_p99_ms": round(percentile_ms(stats["get-task"], 99), 1),
             "errors": len(stats["errors"]), "late_cycles": stats["late"],
+            "games_ran_out": stats["games_ran_out"],
             "slowloris_connections": args.slowloris, "slowloris_opened": stats["slowloris_opened"],
             "slowloris_closed_by_server": stats["slowloris_closed_by_server"],
             "forgers": args.forgers, "forgeries_refused": stats["forgeries"] - stats["forgeries_accepted"],

@@ -26,6 +26,8 @@ from zero9.distributed.client import (  # noqa: E402
     play_selfplay,
 )
 from zero9.distributed.local import LocalServer  # noqa: E402
+from zero9.distributed.variants import Variants  # noqa: E402
+from zero9.games import make_game  # noqa: E402
 
 pytestmark = pytest.mark.timeout(600)
 # A random 1x8 net at 2 visits can end a game in 10 moves (two passes), and resign where its raw net
@@ -181,6 +183,14 @@ def kill9_during_uploads(tmp_path: Path, game_upload: Upload, threads: int, kill
     url = server.client_url("tester")
     template = Upload("submit", dict(game_upload.fields), dict(game_upload.files))
     template.fields["networkhash"] = get_task(url)["hash"]
+    variants = Variants(make_game("go", 9, komi=7.5), game_upload.files["sgf"],
+                        game_upload.files["trainingdata"])
+
+    def new_game() -> Upload:  # a game counts once: each upload is another game
+        sgf, chunk, fields = variants.make()
+        return with_new_seed(url, Upload("submit", dict(template.fields, **fields),
+                                         {"sgf": sgf, "trainingdata": chunk}))
+
     accepted: list[str] = []
     lock = threading.Lock()
     stop = threading.Event()
@@ -188,7 +198,7 @@ def kill9_during_uploads(tmp_path: Path, game_upload: Upload, threads: int, kill
     def uploader() -> None:
         while not stop.is_set():
             try:
-                u = with_new_seed(url, template)
+                u = new_game()
                 post(url, u)
             except Exception:
                 return  # the server is gone

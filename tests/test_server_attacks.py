@@ -34,6 +34,7 @@ from zero9.distributed.client import (  # noqa: E402
     play_selfplay,
 )
 from zero9.distributed.local import LocalServer  # noqa: E402
+from zero9.distributed.variants import Variants  # noqa: E402
 from zero9.games import BLACK, WHITE, make_game  # noqa: E402
 from zero9.games.sgf import write_sgf  # noqa: E402
 from zero9.nn.chunks import ChunkData, lz_chunk_text, parse_lz_chunk  # noqa: E402
@@ -148,7 +149,7 @@ def test_an_sgf_of_120000_variations_is_refused_fast(server, real_game):
     start = time.perf_counter()
     text = reason(lambda: post(server.ann, bomb))
     assert time.perf_counter() - start < 1.0, "the refusal took a second or more of server time"
-    assert "HTTP 400" in text and "variations" in text
+    assert "HTTP 413" in text and "'[' (property values)" in text  # 120,005 values: counted first
     nodes = as_new_task(server.ann, real_game)
     nodes.files["sgf"] = gzip.compress(b"(;GM[1]FF[4]SZ[9]KM[7.5]" + b";B[tt];W[tt]" * 600 + b")")
     assert "HTTP 413" in reason(lambda: post(server.ann, nodes))
@@ -302,7 +303,9 @@ def test_trusted_anonymous_quota_and_x_forwarded_for(tmp_path, real_game):
 
 
 def test_a_full_disk_is_507_and_one_log_line(server, real_game):
-    upload = as_new_task(server.ann, real_game)
+    sgf, chunk, fields = Variants(GO9, real_game.files["sgf"], real_game.files["trainingdata"]).make()
+    upload = as_new_task(server.ann, Upload("submit", dict(real_game.fields, **fields),
+                                            {"sgf": sgf, "trainingdata": chunk}))
     pid = server.process.pid
     limits = resource.prlimit(pid, resource.RLIMIT_FSIZE)
     resource.prlimit(pid, resource.RLIMIT_FSIZE, (1, limits[1]))  # every file write past 1 byte fails
@@ -480,6 +483,7 @@ def test_resignations_only_where_the_resigners_net_could_resign(tmp_path):
         refusal = reason(lambda: post(frank, selfplay(frank, CENTRE, EDGE)))
         assert "black resigned at move 24" in refusal, refusal
         assert server.status()["games"] == games
-        assert post(frank, selfplay(frank, EDGE, CENTRE))["accepted"]
+        # another game (the match game's moves are kept: a game counts once), Black as lost
+        assert post(frank, selfplay(frank, EDGE[::-1], CENTRE))["accepted"]
         assert server.status()["games"] == games + 1
         assert "Traceback" not in log_of(server)

@@ -1,7 +1,8 @@
 """``zero9 server RUN_DIR``: the options of Leela Zero's server, then :mod:`zero9.distributed.web`.
 
-``zero9 server RUN_DIR clients add NAME | list | revoke NAME`` manages the roster of client
-credentials (:mod:`zero9.distributed.roster`) instead of serving; it works while the server runs.
+``zero9 server RUN_DIR clients add NAME | list | revoke NAME | accept NAME | drop NAME`` manages the
+roster of client credentials (:mod:`zero9.distributed.roster`) and the match results gating holds
+(:mod:`zero9.distributed.gating`) instead of serving; it works while the server runs.
 """
 
 from __future__ import annotations
@@ -28,7 +29,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("run_dir", metavar="RUN_DIR", help="folder for the database, nets, games and chunks")
     parser.add_argument("roster", nargs="*", metavar="clients ACTION",
                         help="manage the roster instead of serving: 'clients add NAME' (prints NAME's "
-                             "credential), 'clients list', 'clients revoke NAME'")
+                             "credential), 'clients list', 'clients revoke NAME', and the match results "
+                             "held for an improbable record: 'clients accept NAME', 'clients drop NAME'")
     parser.add_argument("--trust-anonymous", action="store_true",
                         help="also give self-play work to clients without a credential (a closed lab "
                              "network only; they never get match games)")
@@ -81,6 +83,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                    help="seconds a request's body may take")
     g.add_argument("--max-connections", type=int, default=edge.max_connections,
                    help="open connections per server process")
+    g.add_argument("--max-half-open", type=int, default=edge.max_half_open,
+                   help="connections per server process waiting for a request's headers without a "
+                        "credential shown; more close the oldest of them")
     g.add_argument("--connections-per-address", type=int, default=edge.connections_per_address,
                    help="open connections from one address (0: no limit)")
     g.add_argument("--forwarded-allow-ips", default=edge.forwarded_allow_ips, metavar="IPS",
@@ -107,7 +112,8 @@ def server_settings(args: argparse.Namespace) -> dict:
 
 def edge_limits(args: argparse.Namespace) -> Edge:
     return Edge(header_seconds=args.header_timeout, body_seconds=args.body_timeout,
-                max_connections=args.max_connections, connections_per_address=args.connections_per_address,
+                max_connections=args.max_connections, max_half_open=args.max_half_open,
+                connections_per_address=args.connections_per_address,
                 forwarded_allow_ips=args.forwarded_allow_ips)
 
 
@@ -126,13 +132,18 @@ def manage_roster(server, words: list[str]) -> int:
             state = "revoked" if entry["revoked"] else ("anonymous" if entry["client"].startswith("anonymous")
                                                          else "active")
             print(f"{entry['client']:<24}{entry['games']:>8}{entry['match_games']:>13}  {last:<21} {state}")
+    elif action in ("accept", "drop") and len(names) == 1:
+        matches = server.settle_holds(names[0], accept=action == "accept")
+        print(f"client {names[0]}: held match results {'accepted' if action == 'accept' else 'dropped'}, "
+              f"matches counted again: {matches or 'none (nothing was held)'}")
     elif action == "revoke" and len(names) == 1:
         done = server.revoke_client(names[0])
         print(f"client {names[0]} revoked: {done['chunks_removed']} chunks left the training window, "
               f"matches counted again: {done['matches_recounted'] or 'none'}")
     else:
         raise ValueError(f"unknown roster command {' '.join(words)!r}: use 'clients add NAME', "
-                         "'clients list' or 'clients revoke NAME'")
+                         "'clients list', 'clients revoke NAME', 'clients accept NAME' or "
+                         "'clients drop NAME'")
     return 0
 
 def run(args: argparse.Namespace) -> int:

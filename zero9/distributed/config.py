@@ -45,6 +45,8 @@ class Gating:
     tasks_per_client: int = 2  # match tasks one client may hold at once
     client_share: float = 0.5  # most of one match's games (played or leased) one client may have
     min_clients: int = 2  # roster clients whose games a decision must count
+    suspicion_p: float = 1e-4  # a client's match record this improbable against the others' is held
+    suspicion_games: int = 10  # ... tested once it, and the others together, have this many games
 
 
 @dataclass
@@ -53,7 +55,8 @@ class Edge:
 
     header_seconds: float = 10.0  # a request's headers must arrive within this
     body_seconds: float = 60.0  # and its body within this
-    max_connections: int = 2000  # open connections at once; more are closed at once
+    max_connections: int = 2000  # open connections at once; more close the oldest half-open one
+    max_half_open: int = 256  # waiting for headers, no credential shown yet; more close the oldest
     connections_per_address: int = 64  # from one address; 0: no limit per address
     forwarded_allow_ips: str | None = None  # proxies whose X-Forwarded-For is believed; None: none
 

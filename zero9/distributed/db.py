@@ -15,6 +15,13 @@ Vocabulary (one table each, SQLAlchemy Core so the same code runs on SQLite and 
 - **match**: a candidate net against the best net of the moment, gated by SPRT; ``decision``
   is ``'H1'`` (promoted), ``'H0'`` (rejected) or NULL while it runs.
 - **match game**: an accepted match upload, with the winning and losing net.
+- **game digest**: one row per kept game (self-play or match), keyed by the digest of its rules
+  and moves (:func:`zero9.distributed.validation.game_digest`): the same game uploaded again,
+  under any seed by any client, trips the key and is refused; the row names who sent it first.
+- **match hold**: a client's results in one match that gating holds out of the count because
+  its record is improbable against the other clients' (:mod:`zero9.distributed.gating`), with
+  the records that made it so, until the teacher accepts (``accepted``: counted) or drops
+  (``dropped``: never counted) them.
 - **client**: one entry of the teacher's roster (``zero9 server RUN_DIR clients add NAME``): a
   ``name`` and the sha256 of its credential (the credential itself is shown once, never stored);
   ``revoked`` is set when the teacher revokes it. ``games.client``, ``match_games.client`` and
@@ -124,6 +131,32 @@ match_games = Table(
     Column("score", String(32), nullable=False),
     Column("client", String(64), nullable=False),
     Column("sgf_file", String(200), nullable=False),
+    Column("submitted", Float, nullable=False),
+)
+
+
+match_holds = Table(  # a client's results in one match, held out of the count (gating's improbable record)
+    "match_holds", metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("match_id", Integer, ForeignKey("matches.id"), nullable=False),
+    Column("client", String(64), nullable=False),
+    Column("state", String(16), nullable=False),  # 'held', then the teacher's 'accepted' or 'dropped'
+    Column("wins", Integer, nullable=False),  # the client's record when it was held (candidate wins, games)
+    Column("games", Integer, nullable=False),
+    Column("others_wins", Integer, nullable=False),  # the other counted clients' record then
+    Column("others_games", Integer, nullable=False),
+    Column("p_value", Float, nullable=False),
+    Column("held", Float, nullable=False),
+    Column("settled", Float, nullable=True),
+    UniqueConstraint("match_id", "client"),
+)
+
+game_digests = Table(  # one row per game kept, self-play or match (validation.game_digest)
+    "game_digests", metadata,
+    Column("digest", String(64), primary_key=True),
+    Column("kind", String(16), nullable=False),  # 'selfplay' or 'match'
+    Column("seed", BigInteger, nullable=False),
+    Column("client", String(64), nullable=False),
     Column("submitted", Float, nullable=False),
 )
 

@@ -7,8 +7,17 @@ the server's file descriptors and keep every real client out. This module closes
 - **header deadline**: a request's headers must all arrive within ``header_seconds`` of its first
   byte (of the connection's opening, for the first request); then the connection is closed.
   (The body's deadline is the app's: :func:`zero9.distributed.web.read_form`.)
+- **half-open connection**: one that is waiting for a request's headers (just opened, or idle
+  between requests) and has not yet sent a request with a valid roster credential. At most
+  ``max_half_open`` per server process: one more closes the oldest of them, so connections
+  opened and left waiting (from 20 to 40 addresses of a LAN, each under its own cap) cannot
+  hold every seat, while a client that sends its request at once is never the oldest.
+- **credentialed connection**: one that has sent a request the app admitted with a valid
+  credential (the app marks it, :data:`CREDENTIALED`); it is never closed to make room.
 - **connection caps**: at most ``max_connections`` open connections per server process, and at
-  most ``connections_per_address`` from one address; a connection over a cap is closed at once.
+  most ``connections_per_address`` from one address; a connection over the address cap is closed
+  at once, one over the process cap closes the oldest half-open connection instead (room kept
+  for credentialed clients), or itself when no connection is half-open.
 - **proxy headers**: ``X-Forwarded-For`` is believed only from the addresses named in
   ``forwarded_allow_ips`` (none by default): otherwise any client could pick the address the
   rate limit counts.
@@ -26,7 +35,7 @@ import logging
 import os
 import threading
 import time
-from collections import Counter
+from collections import Counter, OrderedDict
 
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
@@ -40,6 +49,7 @@ except ImportError:  # httptools is optional: uvicorn's pure-Python h11 parser s
 log = logging.getLogger("zero9.server")
 
 EDGE_ENV = "ZERO9_SERVER_EDGE"
+CREDENTIALED = "zero9.credentialed"  # the app sets this in a request's scope when its credential is valid
 QUIET_SECONDS = 10.0
 
 
@@ -84,23 +94,27 @@ class GuardedConnection:
     """The header deadline and the connection caps, over either of uvicorn's HTTP protocols."""
 
     per_address: Counter[str] = Counter()  # open connections by address, in this process
+    half_open: OrderedDict[GuardedConnection, None] = OrderedDict()  # the oldest first, in this process
 
     def connection_made(self, transport) -> None:
         super().connection_made(transport)
         edge = edge_settings()
         self._address = self.client[0] if self.client else "unknown"
-        self._header_timer, self._timed_cycle = None, None
+        self._header_timer, self._timed_cycle, self._credentialed = None, None, False
         self.per_address[self._address] += 1
-        if len(self.connections) > edge.max_connections:
-            NOTICES.event("connection refused", f"{len(self.connections) - 1} connections are open, the cap "
-                          f"is {edge.max_connections} (from {self._address})")
-            transport.close()
-        elif edge.connections_per_address and self.per_address[self._address] > edge.connections_per_address:
+        if edge.connections_per_address and self.per_address[self._address] > edge.connections_per_address:
             NOTICES.event("connection refused", f"{self._address} has {edge.connections_per_address} "
                           "connections open, the cap per address")
             transport.close()
-        else:
-            self._start_header_timer()
+            return
+        if len(self.connections) > edge.max_connections and not self._close_oldest_half_open(
+                f"{len(self.connections) - 1} connections are open, the cap is {edge.max_connections}"):
+            NOTICES.event("connection refused", f"{len(self.connections) - 1} connections are open, the cap "
+                          f"is {edge.max_connections}, none half-open (from {self._address})")
+            transport.close()
+            return
+        self._wait_for_headers()
+        self._start_header_timer()
 
     def data_received(self, data: bytes) -> None:
         if self._header_timer is None and (self.cycle is None or self.cycle.response_complete):
@@ -109,15 +123,46 @@ class GuardedConnection:
         if self._header_timer is not None and self.cycle is not self._timed_cycle:
             self._header_timer.cancel()  # its headers are complete
             self._header_timer = None
+            self.half_open.pop(self, None)
+
+    def on_response_complete(self) -> None:
+        super().on_response_complete()
+        self._credentialed = self._credentialed or bool(self.scope.get(CREDENTIALED))
+        if not self.transport.is_closing() and not getattr(self, "pipeline", None):  # (h11 has none)
+            self._wait_for_headers()  # idle until its next request
 
     def connection_lost(self, exc) -> None:
         if self._header_timer is not None:
             self._header_timer.cancel()
             self._header_timer = None
+        self.half_open.pop(self, None)
         self.per_address[self._address] -= 1
         if self.per_address[self._address] <= 0:
             del self.per_address[self._address]
         super().connection_lost(exc)
+
+    def _wait_for_headers(self) -> None:
+        """Count this connection half-open (unless it showed a credential); over the cap, close the oldest."""
+        if self._credentialed:
+            return
+        self.half_open[self] = None
+        self.half_open.move_to_end(self)
+        cap = edge_settings().max_half_open
+        if len(self.half_open) > cap:
+            self._close_oldest_half_open(f"{len(self.half_open) - 1} connections are half-open, the cap is "
+                                         f"{cap}")
+
+    def _close_oldest_half_open(self, why: str) -> bool:
+        """Close the half-open connection that has waited longest (not this one); whether there was one."""
+        for oldest in self.half_open:
+            if oldest is not self:
+                break
+        else:
+            return False
+        self.half_open.pop(oldest)
+        NOTICES.event("connection closed", f"{why}: the oldest, from {oldest._address}, closed to make room")
+        oldest.transport.close()
+        return True
 
     def _start_header_timer(self) -> None:
         self._timed_cycle = self.cycle

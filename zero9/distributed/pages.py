@@ -58,6 +58,11 @@ def status_page(status: dict) -> str:
         f"<tr><td>{e(c['client'])}</td><td>{c['games']}</td><td>{c['positions']}</td><td>{c['match_games']}</td>"
         f"<td>{'revoked' if c['revoked'] else ''}</td></tr>"
         for c in status["clients"])
+    held_rows = "".join(
+        f"<tr><td>{h['match']}</td><td>{e(h['client'])}</td><td>{h['wins']} of {h['games']}</td>"
+        f"<td>{h['others_wins']} of {h['others_games']}</td><td>{h['p_value']:.2g}</td>"
+        f"<td>{e(h['state'])}</td></tr>"
+        for h in status.get("held_results", []))
     net_rows = "".join(
         f"<tr><td>{n['number']}</td><td>{e(n['hash'][:8])}</td><td>{n['blocks']}x{n['filters']}</td>"
         f"<td>{n['training_steps']}</td><td>{'' if n['elo'] is None else n['elo'][0]}</td>"
@@ -76,6 +81,12 @@ def status_page(status: dict) -> str:
 <h2>Matches (SPRT elo0=0, elo1={status['elo1']:g})</h2>
 <table id="matches"><tr><th>#</th><th>candidate</th><th>best</th><th>W-L</th><th>LLR (bounds)</th>
 <th>state</th><th>games by client</th></tr>{match_rows}</table>
+<h2>Held match results</h2>
+<p>A client whose record in a match is improbable against the other clients' (Fisher's exact test)
+has its results held out of the count until the teacher runs
+<code>zero9 server RUN_DIR clients accept NAME</code> or <code>clients drop NAME</code>.</p>
+<table id="held"><tr><th>match</th><th>client</th><th>candidate won</th><th>the others: candidate won</th>
+<th>p</th><th>state</th></tr>{held_rows}</table>
 <h2>Contributions</h2>
 <table id="clients"><tr><th>client</th><th>self-play games</th><th>positions</th><th>match games</th><th></th>
 </tr>{client_rows}</table>

@@ -26,8 +26,10 @@ A client (``zero9 client``, or Leela Zero's own ``autogtp``) loops:
    ``score``, ``options_hash``, ``random_seed``, ``clientversion``, ``sgf``). The upload is
    checked (:mod:`zero9.distributed.validation`): its task must be one this server handed out
    (same seed, nets and options) and not already answered, the gzip must inflate within a limit,
-   the SGF must replay legally and agree with the fields and the training data, and a
-   resignation must be one the resigner's own net calls lost (:mod:`zero9.distributed.resign`).
+   the SGF must replay legally and agree with the fields and the training data, the game (its
+   moves, under any of the board's symmetries) must not have been kept before, from any client
+   under any seed (:func:`zero9.distributed.validation.game_digest`), and a resignation must be
+   one the resigner's own net calls lost (:mod:`zero9.distributed.resign`).
    A refused upload gets a 4xx with the reason and leaves nothing behind.
 
 The trainer (``zero9 trainer``) posts candidates to ``POST /submit-network`` with the run's
@@ -39,9 +41,11 @@ A new candidate gets a **match** against the best net. While a match is undecide
 handed its games (at most ``--match-in-flight`` outstanding); after each result SPRT(elo0=0,
 elo1=35, alpha=beta=0.05) is updated (:func:`zero9.arena.elo.sprt`). ``H1`` promotes the
 candidate: every later self-play task uses it. ``H0``, or ``--match-games`` games without a
-decision, rejects it. Ratings are maximum-likelihood over every match game
-(:func:`zero9.arena.elo.bayeselo`), the start net pinned at 0 Elo (random play when the
-server started from a random net, as Leela Zero's graph).
+decision, rejects it. A client whose record in the match is improbable against the others' has
+its results held until the teacher accepts or drops them (:mod:`zero9.distributed.gating`).
+Ratings are maximum-likelihood over every counted match game (:func:`zero9.arena.elo.bayeselo`),
+the start net pinned at 0 Elo (random play when the server started from a random net, as Leela
+Zero's graph).
 
 Storage
 -------
@@ -99,6 +103,7 @@ from zero9.distributed.validation import (
     ReplayedGame,
     check_chunk,
     check_sgf_shape,
+    game_digest,
     gunzip_limited,
     replay_sgf,
     winner_colour,
@@ -381,13 +386,14 @@ class Server:
 
     def submit_game(self, form: dict[str, str], sgf_gz: bytes, chunk_gz: bytes, caller: Caller) -> dict:
         """Check and store one self-play game (see the module docstring); Rejected when refused."""
-        answer, files, row = self.check_game(form, sgf_gz, chunk_gz, caller)
-        self._store(files, db.games, row)
+        answer, files, rows = self.check_game(form, sgf_gz, chunk_gz, caller)
+        self._store(files, rows)
         return answer
 
     def check_game(self, form: dict[str, str], sgf_gz: bytes, chunk_gz: bytes, caller: Caller
-                   ) -> tuple[dict, dict[str, bytes], dict]:
-        """Check one self-play game: (the answer, its files, its ``games`` row), or Rejected."""
+                   ) -> tuple[dict, dict[str, bytes], list]:
+        """Check one self-play game: (the answer, its files, its rows: ``games`` and ``game_digests``),
+        or Rejected."""
         task = self._task_for(form, "selfplay", db.games, caller)
         if form.get("networkhash") != task.net:
             raise Rejected(f"networkhash {form.get('networkhash', '')[:16]!r} is not the task's net")
@@ -399,6 +405,7 @@ class Server:
             chunk = check_chunk(chunk_text.decode("ascii"), replayed)
         except UnicodeDecodeError:
             raise Rejected("the trainingdata file is not ASCII text") from None
+        digest = self._new_game(replayed, caller)
         if replayed.resigned_at is not None:  # last: one forward pass, for an upload otherwise good
             self.resign_check.check(replayed.resigned_at, task.net)
         stamp = time.time_ns()
@@ -408,7 +415,24 @@ class Server:
                    client_version=form.get("clientversion", "")[:16],
                    moves=len(replayed.positions), winner=COLOUR_NAMES[winner], positions=len(chunk),
                    sgf_file=sgf_file, chunk_file=chunk_file, submitted=db.now())
-        return {"accepted": True, "positions": len(chunk)}, {sgf_file: sgf_gz, chunk_file: chunk_gz}, row
+        rows = [(db.games, row), (db.game_digests, self._digest_row(digest, "selfplay", row))]
+        return {"accepted": True, "positions": len(chunk)}, {sgf_file: sgf_gz, chunk_file: chunk_gz}, rows
+
+    def _new_game(self, replayed: ReplayedGame, caller: Caller) -> str:
+        """The game's digest; Rejected (409) if a game with the same moves was kept before, under any
+        seed from any client (the database's key refuses the same race between two uploads)."""
+        digest = game_digest(self.game, replayed.actions)
+        with self.engine.connect() as c:
+            first = c.execute(db.select(db.game_digests.c.client)
+                              .where(db.game_digests.c.digest == digest)).first()
+        if first is not None:
+            raise duplicate_game(first.client == caller.name)
+        return digest
+
+    @staticmethod
+    def _digest_row(digest: str, kind: str, row: dict) -> dict:
+        return dict(digest=digest, kind=kind, seed=row["seed"], client=row["client"],
+                    submitted=row["submitted"])
 
     def _replay(self, form: dict[str, str], sgf_gz: bytes, winner: int) -> ReplayedGame:
         """The upload's SGF, bounded (size, then nodes and variations before parsing), replayed, and
@@ -450,6 +474,7 @@ class Server:
         if (form.get("winnerhash"), form.get("loserhash")) != (winner_net, loser_net):
             raise Rejected("winnerhash / loserhash do not match the task's nets and winnercolor")
         replayed = self._replay(form, sgf_gz, winner)
+        digest = self._new_game(replayed, caller)
         if replayed.resigned_at is not None:  # by the resigner's own net (Black's is the task's net)
             resigner = task.net if replayed.resigned_at.to_play == BLACK else task.other_net
             self.resign_check.check(replayed.resigned_at, resigner)
@@ -458,17 +483,19 @@ class Server:
                    winner_colour=COLOUR_NAMES[winner], moves=_count(form, "movescount"),
                    score=form.get("score", "")[:32], client=caller.name, sgf_file=sgf_file,
                    submitted=db.now())
-        self._store({sgf_file: sgf_gz}, db.match_games, row)
+        self._store({sgf_file: sgf_gz}, [(db.match_games, row), (db.game_digests,
+                                                                self._digest_row(digest, "match", row))])
         decision = self.gate.update(task.match_id)
         return {"accepted": True, "decision": decision}
 
-    def _store(self, files: dict[str, bytes], table, row: dict) -> None:
-        """Write ``files`` atomically and insert ``row`` into ``table``, with the other uploads of the
-        moment (:mod:`zero9.distributed.groupcommit`); a failed commit leaves none of the files."""
+    def _store(self, files: dict[str, bytes], rows: list) -> None:
+        """Write ``files`` atomically and insert ``rows`` (``(table, values)`` pairs), with the other
+        uploads of the moment (:mod:`zero9.distributed.groupcommit`); a failed commit leaves none of the
+        files."""
         try:
-            self.commits.commit(files, [(table, row)])
-        except db.IntegrityError:
-            raise already_answered() from None
+            self.commits.commit(files, rows)
+        except db.IntegrityError as error:
+            raise refused_insert(error) from None
 
     # --- the roster ---------------------------------------------------------------------------
 
@@ -498,6 +525,13 @@ class Server:
                     name, moved, len(matches))
         return {"chunks_removed": moved, "matches_recounted": matches}
 
+    def settle_holds(self, name: str, accept: bool) -> list[int]:
+        """The teacher's decision on ``name``'s held match results (:mod:`zero9.distributed.gating`):
+        counted from now on (``accept``) or never; returns the matches counted again."""
+        matches = self.gate.settle(name, accept)
+        self._forget_state()
+        return matches
+
     # --- status (zero9.distributed.status) ------------------------------------------------
 
     def ratings(self) -> dict[str, tuple[float, float, float]]:
@@ -511,6 +545,7 @@ class Server:
             nets = status.networks(c)
             matches = status.recent_matches(c, self.gate, self.gating.elo1)
             clients = status.contributions(c, self.roster)
+            holds = status.holds(c, self.gate)
         best = self.best_network()
         ratings = self.ratings()
         return {
@@ -518,6 +553,7 @@ class Server:
             "best_elo": round(ratings.get(best, (0.0,))[0], 1) if best else None,
             "game": self.game.to_dict(), "options": self.selfplay_options, "elo1": self.gating.elo1,
             "trust_anonymous": self.trust_anonymous, "matches": matches, "clients": clients,
+            "held_results": holds,
             "group_commit": {"batches": self.commits.batches,  # of the process that answers
                              "entries": self.commits.entries,
                              "busy_seconds": round(self.commits.busy_seconds, 3)},
@@ -528,6 +564,18 @@ class Server:
 def already_answered() -> Rejected:
     """Two answers to one task raced and the other one committed first (the seed is unique)."""
     return Rejected("this task was already answered", 409)
+
+
+def duplicate_game(own: bool) -> Rejected:
+    """The same game (the same moves, perhaps turned or mirrored) was kept before."""
+    return Rejected(f"this game (the same moves) was already uploaded by {'you' if own else 'another client'}"
+                    ": a game counts once, for whoever sent it first", 409)
+
+
+def refused_insert(error: Exception) -> Rejected:
+    """The 409 for a unique key that refused an upload's rows: its game, or its task's seed, was kept by
+    another upload that committed first."""
+    return duplicate_game(False) if "game_digests" in str(error) else already_answered()
 
 
 def out_of_space(error: BaseException) -> bool:

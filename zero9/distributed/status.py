@@ -2,10 +2,14 @@
 
 - **counts**: games, match games and nets; games and clients of the last hour;
 - **matches**: the latest twenty, each with its score and SPRT state (:func:`zero9.arena.elo.sprt`);
-- **ratings**: Elo with 95% intervals from every counted match game (a revoked client's games do
-  not count), maximum-likelihood (:func:`zero9.arena.elo.bayeselo`), the start net pinned at 0;
-  worked out again only when the games or the revocations change;
+- **ratings**: Elo with 95% intervals from every counted match game (a revoked client's games, and
+  results held or dropped by gating, do not count), maximum-likelihood
+  (:func:`zero9.arena.elo.bayeselo`), the start net pinned at 0; worked out again only when the
+  games, the revocations or the holds change;
 - **contributions**: per client (roster and anonymous), games, positions, match games, last upload.
+- **held results**: a client's results in a match that gating holds out of the count for an
+  improbable record (:mod:`zero9.distributed.gating`), with the records and the p-value, until
+  the teacher accepts or drops them.
 
 Everything here only reads; :meth:`zero9.distributed.server.Server.status` puts the parts
 together and :mod:`zero9.distributed.pages` draws the page from them.
@@ -33,15 +37,18 @@ class Ratings:
 
     def read(self) -> dict[str, tuple[float, float, float]]:
         """Elo with 95% intervals of every net in a counted match game, the start net at 0."""
-        g = db.match_games.c
+        g, h = db.match_games.c, db.match_holds.c
         with self.engine.connect() as c:
-            rows = c.execute(db.select(g.winner_net, g.loser_net, g.client)).all()
+            rows = c.execute(db.select(g.winner_net, g.loser_net, g.client, g.match_id)).all()
             anchor = c.execute(db.select(db.networks.c.hash).where(db.networks.c.number == 0)).scalar()
+            uncounted = frozenset((r.match_id, r.client) for r in c.execute(
+                db.select(h.match_id, h.client).where(h.state.in_(("held", "dropped")))))
         revoked = self.roster.revoked()
-        key = (len(rows), revoked)
+        key = (len(rows), revoked, uncounted)
         if self._cache[0] == key:
             return self._cache[1]
-        results = [(w, l, 1.0) for w, l, client in rows if client not in revoked]
+        results = [(w, l, 1.0) for w, l, client, match_id in rows
+                   if client not in revoked and (match_id, client) not in uncounted]
         ratings = bayeselo(results, anchor=anchor or "") if results else {}
         if anchor:
             ratings.setdefault(anchor, (0.0, 0.0, 0.0))
@@ -71,6 +78,14 @@ def contributions(c, roster: Roster) -> list[dict]:
         e["match_games"] = games
         e["last_seen"] = max(last, e["last_seen"] or 0.0)
     return sorted(found.values(), key=lambda e: (-e["games"] - e["match_games"], e["client"]))
+
+
+def holds(c, gate: Gate) -> list[dict]:
+    """Every client's results held (or once held) by gating, the newest first, for the status."""
+    return [{"match": h["match_id"], "client": h["client"], "state": h["state"], "wins": h["wins"],
+             "games": h["games"], "others_wins": h["others_wins"], "others_games": h["others_games"],
+             "p_value": float(f"{h['p_value']:.3g}"), "held": h["held"], "settled": h["settled"]}
+            for h in gate.holds(c)]
 
 
 def counts(c) -> dict[str, int]:

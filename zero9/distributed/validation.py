@@ -10,9 +10,15 @@ Vocabulary:
 - **replay**: the SGF's moves played on the server's own rules from the empty board; an illegal
   move, another board size or komi, a result that disagrees with the moves, ``movescount`` or
   ``winnercolor`` are refused.
-- **shape** (before parsing): a server's game is one line of moves, so an SGF with a variation
-  or more nodes than a limit is refused by counting, in C-speed byte operations, before the
-  parser (whose cost grows with the variations) ever sees it.
+- **shape** (before parsing): a server's game is one line of moves, so an SGF with a variation,
+  more nodes than a limit, more ``[`` than a few per node or a value left open is refused by
+  counting, in C-speed byte operations linear in the bytes, before the parser (whose cost grows
+  with the variations and the values, and with the square of unclosed ones) ever sees it.
+- **game digest**: what makes two uploads the same game, whoever sends them under whatever
+  seed: sha256 of the rules (``game.to_dict()``) and the move sequence, taken under each of the
+  board's 8 symmetries (a game turned or mirrored is the same game to the trainer, which
+  augments by them), the smallest of the 8. The server keeps one row per digest and refuses a
+  second upload of it (409), so a game counts once, for whoever sent it first.
 - **agreement** (self-play): the training chunk holds one position per move, and each
   position's stored planes, side to move and outcome are what the replayed game says.
 - **sane policies**: each position's policy is a probability distribution (no negative entry,
@@ -26,6 +32,8 @@ what passed.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import re
 import zlib
 from dataclasses import dataclass
@@ -35,6 +43,7 @@ import numpy as np
 from zero9.games import BLACK, WHITE, Game, IllegalMove, Position
 from zero9.games.sgf import SgfError, parse_sgf
 from zero9.nn.chunks import LZ_STORED_PLANES, ChunkData, parse_lz_chunk
+from zero9.nn.features import point_maps
 from zero9.nn.planes_fast import game_stone_planes
 
 COLOUR_NAMES = {BLACK: "black", WHITE: "white"}
@@ -87,13 +96,33 @@ def winner_colour(text: str) -> int:
     raise Rejected(f"winnercolor {text[:20]!r} is neither black nor white")
 
 
-SGF_VALUE = re.compile(rb"\[(?:[^\]\\]|\\.)*\]", re.DOTALL)  # a property value, escapes included
+# A property value: ``[``, then anything with backslash escapes, then ``]`` or the end of the data.
+# Possessive (``*+``, ``++``) and total (it matches from every ``[``: an unterminated value runs to the
+# end), so the scan is one pass over the bytes: a failed match that the engine would retry from the
+# next ``[`` made 50,000 unclosed ``[`` cost 36 s (quadratic).
+SGF_VALUE = re.compile(rb"\[(?:[^\]\\]++|\\.?)*+(\]|\Z)", re.DOTALL)
+VALUES_PER_NODE = 4  # '[' per node: a move node holds a move and rarely more (the root: the game's)
+VALUE_BYTES = 64 << 10  # bytes inside all property values together (the parser's cost per byte of
+# value text is high: escapes and line breaks ~2 us each, 2 s for 1 MiB of them)
 
 
 def check_sgf_shape(sgf: bytes, max_nodes: int) -> None:
-    """Rejected unless ``sgf`` is one game tree without variations and at most ``max_nodes`` nodes
-    (counted outside property values, before any parsing)."""
-    bare = SGF_VALUE.sub(b"", sgf)
+    """Rejected unless ``sgf`` is one game tree without variations, with at most ``max_nodes`` nodes and
+    ``VALUES_PER_NODE * max_nodes`` bytes ``[`` (property values open with one), every value closed,
+    and at most :data:`VALUE_BYTES` bytes of value text.
+    Linear in the bytes: the ``[`` are counted first (so the scan below replaces a bounded number of
+    values), then the values are cut out in one pass (:data:`SGF_VALUE`) and the rest counted."""
+    brackets = sgf.count(b"[")
+    if brackets > VALUES_PER_NODE * max_nodes:
+        raise Rejected(f"the SGF has {brackets} '[' (property values); this server takes at most "
+                       f"{VALUES_PER_NODE * max_nodes}", 413)
+    bare = SGF_VALUE.sub(rb"[\1", sgf)  # each value -> "[]", an unclosed one (the last) -> "["
+    if bare.endswith(b"["):
+        raise Rejected("the SGF has a property value without its closing ']'")
+    text = len(sgf) - len(bare)  # what the values held
+    if text > VALUE_BYTES:
+        raise Rejected(f"the SGF has {text} bytes in property values; this server takes at most "
+                       f"{VALUE_BYTES}", 413)
     trees = bare.count(b"(")
     if trees != 1:
         raise Rejected(f"the SGF has {trees} game trees or variations; a server game is one line of moves")
@@ -147,6 +176,22 @@ def replay_sgf(game: Game, sgf_bytes: bytes, movescount: int, winner: int) -> Re
     if movescount not in allowed:
         raise Rejected(f"movescount {movescount} but the SGF has {played} moves")
     return ReplayedGame(positions, actions, final, actual, resigned, position if resigned else None)
+
+
+def game_digest(game: Game, actions: list[int]) -> str:
+    """The game's digest (see the module docstring): the same for the same moves under any of the
+    board's symmetries, different for any other move sequence or rules. Go and Gomoku alike: a point
+    moves with the board, a pass (Go's last action) stays a pass."""
+    rules = json.dumps(game.to_dict(), sort_keys=True).encode()
+    moves = np.asarray(actions, dtype=np.int64)
+    points = game.size * game.size
+    on_board = moves < points
+    digests = []
+    for point_map in point_maps(game.size):
+        turned = moves.copy()
+        turned[on_board] = point_map[moves[on_board]]
+        digests.append(hashlib.sha256(rules + b"|" + turned.astype("<i2").tobytes()).hexdigest())
+    return min(digests)
 
 
 def check_chunk(chunk_text: str, replayed: ReplayedGame) -> ChunkData:

@@ -10,7 +10,8 @@ cycle); everything here is about HTTP:
 - **bodies** read within a size limit and a deadline (413, 408), a client that hangs up mid-body
   logged as one line, the form's file names never used;
 - **refusals**: a :class:`~zero9.distributed.validation.Rejected` becomes its 4xx with the reason
-  as text, and one log line; a full disk becomes a 507 and one log line.
+  as text, and one log line; a full disk becomes a 507 and one log line. No log line holds a
+  credential (:func:`loggable`), and the form parser's warnings are counted, not each logged.
 
 The connection-level limits (header deadline, connection caps, proxy headers) are
 :mod:`zero9.distributed.edge`'s.
@@ -35,7 +36,8 @@ from starlette.requests import ClientDisconnect
 from zero9.distributed import db, edge
 from zero9.distributed.config import Edge
 from zero9.distributed.pages import status_page
-from zero9.distributed.server import Caller, Server, already_answered, out_of_space
+from zero9.distributed.roster import CREDENTIAL_PATTERN
+from zero9.distributed.server import Caller, Server, out_of_space, refused_insert
 from zero9.distributed.validation import Rejected
 
 log = logging.getLogger("zero9.server")
@@ -45,6 +47,7 @@ SETTINGS_ENV = "ZERO9_SERVER_SETTINGS"  # how the worker processes of --workers 
 LOG_FORMAT = "%(asctime)s %(process)d %(name)s %(levelname)s %(message)s"
 CREDENTIAL_PATH = "/c/"
 CALLER_KEY = "zero9.caller"  # where the guard leaves the Caller in the ASGI scope
+MULTIPART_LOGGERS = ("python_multipart.multipart", "multipart.multipart")  # new and old package names
 
 
 class HungUp(Exception):
@@ -77,9 +80,37 @@ def refuse(request: Request, rejected: Rejected) -> PlainTextResponse:
     ten seconds with a count, so a flood of forgeries cannot flood the log)."""
     caller = request.scope.get(CALLER_KEY)
     who = caller.name if caller else client_address(request.scope)
-    edge.NOTICES.event(f"refused {request.method} {request.url.path} from {who}", rejected.reason,
+    edge.NOTICES.event(f"refused {request.method} {loggable(request.url.path)} from {who}", rejected.reason,
                        key=f"{who} {rejected.status} {rejected.reason[:24]}")
     return PlainTextResponse(rejected.reason + "\n", status_code=rejected.status)
+
+
+def loggable(path: str) -> str:
+    """``path`` as the log shows it: a credential in it (``/c/CREDENTIAL/...``, a live, unknown or revoked
+    one, before or after the rate limit) never reaches the log: ``/c/-/...`` stands for it, and
+    anything of a credential's form elsewhere in the path is cut to ``z9c-...``."""
+    if path.startswith(CREDENTIAL_PATH):
+        path = f"{CREDENTIAL_PATH}-/{path[len(CREDENTIAL_PATH):].partition('/')[2]}"
+    return CREDENTIAL_PATTERN.sub("z9c-...", path)  # one put elsewhere by mistake ('//c/...')
+
+
+class QuietLibraryLog(logging.Filter):
+    """A library logger's lines through :data:`edge.NOTICES` (one line per ten seconds with a count):
+    python-multipart logs a warning for every malformed body it reads, 51 lines for 50 bodies."""
+
+    def __init__(self, kind: str):
+        super().__init__()
+        self.kind = kind
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        edge.NOTICES.event(self.kind, record.getMessage()[:200])
+        return False
+
+    @classmethod
+    def install(cls, logger_name: str, kind: str) -> None:
+        logger = logging.getLogger(logger_name)
+        if not any(isinstance(f, cls) for f in logger.filters):
+            logger.addFilter(cls(kind))
 
 
 def client_address(scope) -> str:
@@ -103,6 +134,7 @@ def guard(inner, server: Server, limiter: RateLimiter):
             if name is None:
                 refusal = Rejected("unknown or revoked credential: ask the teacher for one", 403)
             else:
+                scope[edge.CREDENTIALED] = True  # in uvicorn's own scope: the edge keeps this connection
                 scope = dict(scope, path="/" + rest, raw_path=("/" + rest).encode())
                 scope[CALLER_KEY] = Caller(name, True)
         if refusal is not None:
@@ -166,12 +198,12 @@ def answered(handler):
             return refuse(request, r)
         except HungUp:
             edge.NOTICES.event("client hung up", f"{request.scope[CALLER_KEY].name} closed the connection "
-                               f"during {request.method} {request.url.path}")
+                               f"during {request.method} {loggable(request.url.path)}")
             return PlainTextResponse("", status_code=400)  # nobody reads it
         except Exception as error:
             if not out_of_space(error):
                 raise
-            edge.NOTICES.event("disk full", f"{request.url.path} not stored: {error}")
+            edge.NOTICES.event("disk full", f"{loggable(request.url.path)} not stored: {error}")
             return PlainTextResponse("the server's disk is full; try again later\n", status_code=507)
 
     return route
@@ -189,6 +221,8 @@ def create_app(server: Server):
     quiet = ({"telemetry": {"tracing": False, "metrics": False, "logs": False}}
              if "telemetry" in inspect.signature(FastAPI.__init__).parameters else {})
     app = FastAPI(title="zero9 server", docs_url=None, redoc_url=None, **quiet)
+    for name in MULTIPART_LOGGERS:
+        QuietLibraryLog.install(name, "malformed form")
     app.add_middleware(guard, server=server, limiter=RateLimiter(server.limits.requests_per_minute))
     add_client_routes(app, server, edge.edge_settings().body_seconds)
     add_download_routes(app, server)
@@ -203,8 +237,8 @@ def add_client_routes(app: FastAPI, server: Server, body_seconds: float) -> None
         """Wait, without holding a thread, until the group commit has made ``files`` and ``rows`` durable."""
         try:
             await asyncio.wrap_future(server.commits.submit(files, rows))
-        except db.IntegrityError:
-            raise already_answered() from None
+        except db.IntegrityError as error:
+            raise refused_insert(error) from None
 
     # The hot routes are plain Starlette routes: they take the request as it is, so FastAPI's
     # per-request parameter and dependency resolution (a tenth of their CPU) is skipped.
@@ -222,8 +256,8 @@ def add_client_routes(app: FastAPI, server: Server, body_seconds: float) -> None
         server.admit(caller)
         fields, files = await read_form(request, server.limits.body, body_seconds)
         sgf, chunk = needs(files, "sgf", "trainingdata")
-        answer, keep, row = await run_in_threadpool(server.check_game, fields, sgf, chunk, caller)
-        await committed(keep, [(db.games, row)])
+        answer, keep, rows = await run_in_threadpool(server.check_game, fields, sgf, chunk, caller)
+        await committed(keep, rows)
         return JSONResponse(answer)
 
     async def submit_match(request: Request, caller: Caller) -> JSONResponse:
