@@ -273,3 +273,14 @@ def test_the_documented_limits_are_the_code_s():
     assert (f"within {HTTP_TIMEOUT:.0f} s (a net's download within {NET_TIMEOUT / 60:.0f} minutes)") in text
     assert inspect.signature(http).parameters["timeout"].default == HTTP_TIMEOUT
     assert inspect.signature(fetch_network).parameters["timeout"].default == NET_TIMEOUT
+
+
+def test_a_server_refuses_task_options_its_clients_would_refuse(tmp_path):
+    """The limits hold on both sides: a server whose tasks every client would refuse does not start."""
+    command = [sys.executable, "-m", "zero9", "server", str(tmp_path / "run"), "--visits", "9999999"]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2, done.stderr[-2000:]
+    want = "clients would refuse these task options: visits '9999999' is not a whole number from 0 to 20,000"
+    assert want in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1 and "Traceback" not in done.stderr
+    assert not (tmp_path / "run").exists()  # refused before anything was made

@@ -22,6 +22,7 @@ from zero9.distributed.config import (
     Limits,
     TaskOptions,
     missing_server_packages,
+    option_problems,
 )
 
 
@@ -100,6 +101,9 @@ def server_settings(args: argparse.Namespace) -> dict:
     if game.name != "go":
         raise ValueError("the Leela Zero protocol carries Go games (its training chunks are Go-only)")
     options = TaskOptions(args.visits, args.playouts, args.resign_pct, args.randomcnt, args.noise)
+    problems = option_problems(options.as_task())
+    if problems:  # every client would refuse its tasks (zero9.distributed.config.TASK_OPTION_LIMITS)
+        raise ValueError("clients would refuse these task options: " + "; ".join(problems))
     limits = Limits(body=args.max_body, requests_per_minute=args.rate_limit, min_moves=args.min_moves,
                     client_games_per_hour=args.client_games_per_hour)
     gating = Gating(elo1=args.elo1, match_games=args.match_games, match_in_flight=args.match_in_flight,

@@ -60,7 +60,7 @@ from tqdm import tqdm
 
 from zero9.arena.match import play_game
 from zero9.arena.players import make_player
-from zero9.distributed.config import TASK_OPTION_LIMITS
+from zero9.distributed.config import option_problems
 from zero9.games import BLACK, WHITE, make_game
 from zero9.games.sgf import moves_from_position, write_sgf
 from zero9.learn.records import record_chunk
@@ -91,7 +91,6 @@ NET_TEXT_MAX_BYTES = 256 << 20  # and inflated (the server's own limit)
 HASH = re.compile(r"[0-9a-f]{64}")
 SEED = re.compile(r"[1-9][0-9]{0,18}")  # it names files: digits only
 OPTIONS_HASH = re.compile(r"[0-9A-Za-z]{1,16}")
-NUMBER = re.compile(r"[0-9]{1,12}")
 UPLOAD_MAX_BYTES = 64 << 20  # a pending upload on disk (a game's SGF and chunk, base64'd)
 
 
@@ -282,19 +281,6 @@ def checked_task(data: bytes) -> dict:
     if problems:
         raise ServerError("the server's task is not one this client trusts: " + "; ".join(problems))
     return task
-
-
-def option_problems(options: dict) -> list[str]:
-    """What in a task's options this client does not play: every number a whole number within
-    :data:`zero9.distributed.config.TASK_OPTION_LIMITS`, visits or playouts set, noise true or false."""
-    problems = [f"{key} {str(options.get(key))[:12]!r} is not a whole number from 0 to {limit:,} (the most "
-                f"this client plays)" for key, limit in TASK_OPTION_LIMITS.items()
-                if not (_fits(NUMBER, options.get(key, "0")) and int(options.get(key, "0")) <= limit)]
-    if not problems and not (int(options.get("visits") or 0) or int(options.get("playouts") or 0)):
-        problems.append("neither visits nor playouts is set")
-    if options.get("noise", "true") not in ("true", "false"):
-        problems.append("noise is neither true nor false")
-    return problems
 
 
 def _fits(pattern: re.Pattern, value) -> bool:

@@ -7,6 +7,7 @@ the defaults without the web stack or the database driver (the ``server`` extra)
 from __future__ import annotations
 
 import hashlib
+import re
 from dataclasses import dataclass
 
 PROTOCOL_VERSION = 18  # autogtp v18 (Debian's leela-zero) speaks it; so does zero9 client
@@ -64,6 +65,26 @@ class Edge:
 # The most a task may ask of a client, per option: what a laptop plays. zero9 client refuses a task
 # over them (zero9.distributed.client.checked_task): a task of 9,999,999 visits grew it to 4 GB.
 TASK_OPTION_LIMITS = {"visits": 20_000, "playouts": 20_000, "resignation_percent": 100, "randomcnt": 1_000}
+
+_WHOLE_NUMBER = re.compile(r"[0-9]{1,12}")
+
+
+def option_problems(options: dict) -> list[str]:
+    """What in a task's options a client does not play: every number a whole number within
+    :data:`zero9.distributed.config.TASK_OPTION_LIMITS`, visits or playouts set, noise true or false."""
+    problems = [f"{key} {str(options.get(key))[:12]!r} is not a whole number from 0 to {limit:,} (the most "
+                f"a client plays)" for key, limit in TASK_OPTION_LIMITS.items()
+                if not _whole_number_at_most(options.get(key, "0"), limit)]
+    if not problems and not (int(options.get("visits") or 0) or int(options.get("playouts") or 0)):
+        problems.append("neither visits nor playouts is set")
+    if options.get("noise", "true") not in ("true", "false"):
+        problems.append("noise is neither true nor false")
+    return problems
+
+
+def _whole_number_at_most(value, limit: int) -> bool:
+    """``value`` is a string of digits (as a task's JSON carries every option) at most ``limit``."""
+    return isinstance(value, str) and _WHOLE_NUMBER.fullmatch(value) is not None and int(value) <= limit
 
 
 @dataclass
