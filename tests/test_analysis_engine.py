@@ -130,6 +130,31 @@ def test_actions_terminate_and_reports_during_search(nets):
     assert all(r["rootInfo"]["visits"] < last[0]["rootInfo"]["visits"] for r in during)
 
 
+def test_a_round_cut_short_by_another_turns_time_limit_keeps_the_turns_visits(nets):
+    """KaTrain's case: a reporting turn batched with a turn whose time limit ends the batch early.
+    Its search goes on from the tree it has, so no later response has fewer visits."""
+    out = io.StringIO()
+    engine = AnalysisEngine(nets, out, default_visits=24, seed=1, batch=4)
+    engine.handle_line(json.dumps(query("long", [["B", "E5"]], maxVisits=200, reportDuringSearchEvery=0.001)))
+    for _ in range(3):  # rounds of 16, 32, 64 visits, alone
+        engine._analyse_batch(engine._take_batch())
+    engine.handle_line(json.dumps(query("hurry", [["B", "C3"]], maxVisits=200,
+                                        overrideSettings={"maxTime": 1e-6})))
+    first = engine._take_batch()
+    assert sorted(item.turn.query_id for item in first) == ["hurry", "long"]
+    engine._analyse_batch(first)  # cut after its first net call by hurry's limit
+    while engine._queue:
+        engine._analyse_batch(engine._take_batch())
+    responses = [json.loads(line) for line in out.getvalue().splitlines()]
+    long = [r["rootInfo"]["visits"] for r in responses if r.get("id") == "long"]
+    final = [r for r in responses if r.get("id") == "long" and not r["isDuringSearch"]]
+    assert len(final) == 1 and responses.index(final[0]) == max(i for i, r in enumerate(responses)
+                                                                if r.get("id") == "long")
+    assert long[:3] == [16, 32, 64] and long == sorted(long) and long[-1] == 200, long
+    hurry = [r for r in responses if r.get("id") == "hurry"]
+    assert len(hurry) == 1 and 0 < hurry[0]["rootInfo"]["visits"] < 200  # answered at its limit
+
+
 def test_turns_share_net_calls(nets):
     moves = [["B", "E5"], ["W", "C3"], ["B", "G7"], ["W", "C7"], ["B", "G3"], ["W", "E3"], ["B", "E7"],
              ["W", "C5"]]
