@@ -53,12 +53,15 @@ from zero9.games import BLACK
 from zero9.protocols.analysis_query import Query, QueryError, Turn, parse_query
 from zero9.protocols.gtp_loop import read_line
 from zero9.protocols.kata_format import (
+    JSONTextError,
     board_order,
+    decode_json,
     flip_sign,
     json_numbers,
     move_fields,
     policy_order,
     root_fields,
+    shown,
 )
 from zero9.search.analysis import PositionAnalysis, make_evaluator, read_analyses, search_on, start_searches
 from zero9.search.puct import Tree
@@ -125,11 +128,14 @@ class AnalysisEngine:
         return 0
 
     def handle_line(self, text: str) -> None:
-        """One input line: a query is checked and queued, an action answered, an error reported."""
+        """One input line: a query is checked and queued, an action answered, an error reported.
+
+        Nothing a line holds stops the engine: what zero9 refuses, and any fault of its own
+        while reading the line, is an error for that query (its id where it can be read)."""
         try:
-            data = json.loads(text)
-        except json.JSONDecodeError as e:
-            self.write({"error": f"Could not parse json: {e.msg} (column {e.colno})"})
+            data = decode_json(text)
+        except JSONTextError as e:
+            self.write({"error": str(e), **({} if e.query_id is None else {"id": e.query_id})})
             return
         if not isinstance(data, dict):
             self.write({"error": "a query must be a JSON object"})
@@ -137,6 +143,12 @@ class AnalysisEngine:
         if "id" not in data or not isinstance(data["id"], str):
             self.write({"error": "query needs a string field id", "field": "id"})
             return
+        try:
+            self._handle_query(data)
+        except Exception as e:  # a bug must not stop the engine: report it for this query
+            self.write({"error": f"internal error: {type(e).__name__}: {shown(str(e))}", "id": data["id"]})
+
+    def _handle_query(self, data: dict) -> None:
         if "action" in data:
             self._action(data)
             return
@@ -165,14 +177,16 @@ class AnalysisEngine:
         elif action == "terminate":
             target = data.get("terminateId")
             numbers = data.get("turnNumbers")
-            if not isinstance(target, str) or (numbers is not None and not isinstance(numbers, list)):
-                self.write({"error": "terminate needs terminateId (and optional turnNumbers list)",
+            whole = numbers is None or (isinstance(numbers, list) and all(
+                isinstance(n, int) and not isinstance(n, bool) for n in numbers))
+            if not isinstance(target, str) or not whole:
+                self.write({"error": "terminate needs terminateId (and optional turnNumbers: integers)",
                             "field": "terminateId", "id": data["id"]})
                 return
             self.write(data)
             self._terminate(target, numbers)
         else:
-            self.write({"error": f"unknown action {action!r}", "field": "action", "id": data["id"]})
+            self.write({"error": f"unknown action {shown(action)}", "field": "action", "id": data["id"]})
 
     def _terminate(self, target: str, numbers: list | None) -> None:
         with self._lock:
@@ -214,7 +228,7 @@ class AnalysisEngine:
                     self._analyse_batch(batch)
             except Exception as e:  # a bug must not stop the engine: report it for these turns
                 for item in finishing or batch:
-                    self.write({"error": f"internal error: {type(e).__name__}: {e}",
+                    self.write({"error": f"internal error: {type(e).__name__}: {shown(str(e))}",
                                 "id": item.turn.query_id})
 
     def _take_batch(self) -> list[_Item]:
