@@ -104,6 +104,7 @@ def busy_loops(count: int, seconds: float) -> list[subprocess.Popen]:
     return [subprocess.Popen([sys.executable, "-c", code]) for _ in range(count)]
 
 
+@pytest.mark.integration  # about 75 s: the time limit of 78 positions, 12 at a time
 def test_katrain_at_its_default_time_limit_on_a_loaded_cpu_gets_the_deepest_answers(tmp_path):
     """The reported case: 8 s a position, a busy CPU, answers cut by the time limit. Every final answer
     has at least the visits of every report of its query before it, and all it asked for unless the

@@ -24,10 +24,13 @@ Vocabulary:
 - **actions**: ``query_version``, ``clear_cache`` and ``terminate`` (answered by echoing
   the query); a terminated turn that has not started answers ``"noResults": true``, one
   that is searching (or waiting between rounds) answers from its tree, as final.
-- **errors**: a line that is not JSON, a query without ``id``, or a field zero9 refuses
-  gets KataGo's error object (``{"error": ..., "field": ..., "id": ...}``) and nothing else
-  changes; the engine keeps serving. Lines longer than :data:`MAX_QUERY_CHARS` are refused
-  the same way, reading at most that much of them.
+- **errors**: a line that is not JSON (or is nested too deep:
+  :func:`zero9.protocols.kata_format.decode_json`), a query without ``id``, or a field
+  zero9 refuses gets KataGo's error object (``{"error": ..., "field": ..., "id": ...}``,
+  the id wherever it can be read) and nothing else changes; the engine keeps serving. Lines
+  longer than :data:`MAX_QUERY_CHARS` are refused the same way, reading at most that much
+  of them. Any fault of zero9's own while reading a query or searching a batch is reported
+  the same way (``internal error: ...``) for the queries concerned.
 - **time limit**: ``overrideSettings.maxTime`` (KaTrain sends 8 s) counts the seconds of
   the batches a turn was searched in, not its time waiting in the queue; when it runs out
   the turn answers with the visits its tree has. A batch stops at its first turn's limit;
