@@ -3,8 +3,11 @@
 Prints positions per second of the engine as KaTrain uses it (every turn of a game queued at
 once, analysed together in shared net calls, ``-analysis-threads`` positions per batch) and,
 beside it, the same turns analysed one at a time (batch 1) in the same run, with the ratio.
+``--report-every 1`` asks for reports during the search as KaTrain does (each turn then searched
+in rounds of doubling visits, its tree kept from round to round).
 
     python scripts/bench_analysis_engine.py [--sgf GAME] [--visits 200] [--batch 16] [--device cpu]
+                                            [--report-every SECONDS]
 """
 
 from __future__ import annotations
@@ -41,7 +44,7 @@ def run(nets, query: dict, batch: int) -> tuple[float, int]:
     start = time.perf_counter()
     engine.serve(io.StringIO(json.dumps(query) + "\n"))
     seconds = time.perf_counter() - start
-    answered = sum(1 for line in out.getvalue().splitlines() if '"moveInfos"' in line)
+    answered = sum(1 for line in out.getvalue().splitlines() if '"isDuringSearch":false' in line)
     return seconds, answered
 
 
@@ -52,11 +55,15 @@ def main() -> int:
     parser.add_argument("--batch", type=int, default=16)
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--threads", type=int, default=0, help="torch threads (0: torch's default)")
+    parser.add_argument("--report-every", type=float, default=None,
+                        help="reportDuringSearchEvery in the query (KaTrain sends 1 s)")
     args = parser.parse_args()
     if args.threads:
         torch.set_num_threads(args.threads)
     nets = net_finder(None, args.device)
     query = game_query(args.sgf, args.visits)
+    if args.report_every is not None:
+        query["reportDuringSearchEvery"] = args.report_every
     run(nets, {**query, "analyzeTurns": [0], "maxVisits": 8}, 1)  # load the net, warm up
     batched, n = run(nets, query, args.batch)
     single, m = run(nets, query, 1)

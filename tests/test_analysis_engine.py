@@ -12,6 +12,7 @@ import pytest
 
 from zero9.cli.analysis import net_finder, read_config
 from zero9.protocols.analysis_engine import AnalysisEngine
+from zero9.protocols.analysis_query import KNOWN_FIELDS
 
 ROOT = os.path.join(os.path.dirname(__file__), "..")
 MOVE_KEYS = {"move", "visits", "utility", "winrate", "scoreMean", "scoreStdev", "scoreLead", "prior", "lcb",
@@ -111,6 +112,71 @@ def test_bad_queries_get_katagos_error_objects_and_the_engine_keeps_serving(nets
     assert len(answered) == 1 and answered[0]["turnNumber"] == 1
 
 
+# The JSON type each query field takes (KataGo's docs/Analysis_Engine.md); "rules" also a string.
+FIELD_TYPES = {
+    "moves": list, "initialStones": list, "analyzeTurns": list, "avoidMoves": list, "allowMoves": list,
+    "priorities": list, "overrideSettings": dict, "rules": (str, dict), "initialPlayer": str,
+    "whiteHandicapBonus": str, "komi": float, "boardXSize": int, "boardYSize": int, "maxVisits": int,
+    "priority": int, "reportDuringSearchEvery": float, "rootPolicyTemperature": float,
+    "rootFpuReductionMax": float, "includeOwnership": bool, "includeOwnershipStdev": bool,
+    "includeMovesOwnership": bool, "includeMovesOwnershipStdev": bool, "includePolicy": bool,
+    "includePVVisits": bool,
+}
+WRONG_VALUES = [True, 5, 5.5, "x", [["x", 5]], {"a": [1]}]
+
+
+def wrong_types(kind) -> list:
+    """The values of WRONG_VALUES that are not of JSON type ``kind`` (an integer is a number)."""
+    kinds = kind if isinstance(kind, tuple) else (kind,)
+    accepted = tuple(int if k is float else k for k in kinds) + kinds
+    return [v for v in WRONG_VALUES
+            if not isinstance(v, accepted) or (isinstance(v, bool) and bool not in kinds)]
+
+
+def test_nothing_a_client_sends_stops_the_engine(nets):
+    """Wrong types in every field, huge numbers, deep nesting, big lines: each is an error for its query
+    (naming the field where one is wrong), and the engine serves the next query."""
+    assert set(FIELD_TYPES) == KNOWN_FIELDS - {"id"}  # every field is tried
+    lines, expected = [], {}
+    for name, kind in FIELD_TYPES.items():
+        values = wrong_types(kind) + ([10**400, -(10**400)] if kind in (int, float) else [])
+        for i, value in enumerate(values):
+            qid = f"{name}-{i}"
+            lines.append(json.dumps({**query(qid, [["B", "E5"]]), name: value}))
+            expected[qid] = name
+    overrides = [{"maxTime": "8"}, {"maxTime": 10**400}, {"maxTime": [8]},
+                 {"reportAnalysisWinratesAs": ["BLACK"]}, {"reportAnalysisWinratesAs": 5}]
+    for i, value in enumerate(overrides):
+        lines.append(json.dumps(query(f"override-{i}", overrideSettings=value)))
+        expected[f"override-{i}"] = "overrideSettings"
+    deep = "[" * 1000 + "]" * 1000  # 2 KB nested 1,000 deep
+    lines += [
+        deep,
+        '{"id": "deep", "moves": ' + deep + "}",
+        '{"id": "digits", "komi": 1' + "0" * 5000 + "}",  # more digits than Python turns into an int
+        json.dumps(query("passes", [["B", "pass"], ["W", "pass"]] * 5000)),  # 10,000 moves on 9x9
+        json.dumps(query("turns", [["B", "E5"]], analyzeTurns=[1] * 10_000)),
+        json.dumps({"id": "t", "action": "terminate", "terminateId": "x", "turnNumbers": [[1], {}]}),
+        json.dumps({"id": "a", "action": [["x"]]}),
+    ]
+    expected.update({"deep": None, "digits": None, "passes": "moves", "turns": "analyzeTurns",
+                     "t": "terminateId", "a": "action"})
+    lines.append(json.dumps(query("good", [["B", "E5"]])))
+    out = run(nets, lines)
+    errors = [r for r in out if "error" in r]
+    assert not any("internal" in r["error"] for r in errors), errors
+    by_id = {r["id"]: r for r in errors if "id" in r}
+    for qid, name in expected.items():
+        assert qid in by_id, qid
+        assert by_id[qid].get("field") == name, (qid, by_id[qid])
+        assert len(json.dumps(by_id[qid])) < 400  # the client's value shown in part
+    no_id = [r for r in errors if "id" not in r]  # the bare nesting: no id to read
+    assert len(no_id) == 1 and list(no_id[0]) == ["error"] and "nested 1000 deep" in no_id[0]["error"]
+    assert "nested 1001 deep" in by_id["deep"]["error"] and "digits" in by_id["digits"]["error"]
+    answered = [r["id"] for r in out if "moveInfos" in r]
+    assert answered == ["good"]  # every other query refused, the next one served
+
+
 def test_actions_terminate_and_reports_during_search(nets):
     ponder = query("ponder", maxVisits=10_000_000, reportDuringSearchEvery=0.01)
     out = run(nets, [{"id": "v", "action": "query_version"}, query("plain"), ponder,
@@ -128,6 +194,31 @@ def test_actions_terminate_and_reports_during_search(nets):
     last = [r for r in out if r.get("isDuringSearch") is False]
     assert during and len(last) == 1 and last[0]["rootInfo"]["visits"] >= 60
     assert all(r["rootInfo"]["visits"] < last[0]["rootInfo"]["visits"] for r in during)
+
+
+def test_a_round_cut_short_by_another_turns_time_limit_keeps_the_turns_visits(nets):
+    """KaTrain's case: a reporting turn batched with a turn whose time limit ends the batch early.
+    Its search goes on from the tree it has, so no later response has fewer visits."""
+    out = io.StringIO()
+    engine = AnalysisEngine(nets, out, default_visits=24, seed=1, batch=4)
+    engine.handle_line(json.dumps(query("long", [["B", "E5"]], maxVisits=200, reportDuringSearchEvery=0.001)))
+    for _ in range(3):  # rounds of 16, 32, 64 visits, alone
+        engine._analyse_batch(engine._take_batch())
+    engine.handle_line(json.dumps(query("hurry", [["B", "C3"]], maxVisits=200,
+                                        overrideSettings={"maxTime": 1e-6})))
+    first = engine._take_batch()
+    assert sorted(item.turn.query_id for item in first) == ["hurry", "long"]
+    engine._analyse_batch(first)  # cut after its first net call by hurry's limit
+    while engine._queue:
+        engine._analyse_batch(engine._take_batch())
+    responses = [json.loads(line) for line in out.getvalue().splitlines()]
+    long = [r["rootInfo"]["visits"] for r in responses if r.get("id") == "long"]
+    final = [r for r in responses if r.get("id") == "long" and not r["isDuringSearch"]]
+    assert len(final) == 1 and responses.index(final[0]) == max(i for i, r in enumerate(responses)
+                                                                if r.get("id") == "long")
+    assert long[:3] == [16, 32, 64] and long == sorted(long) and long[-1] == 200, long
+    hurry = [r for r in responses if r.get("id") == "hurry"]
+    assert len(hurry) == 1 and 0 < hurry[0]["rootInfo"]["visits"] < 200  # answered at its limit
 
 
 def test_turns_share_net_calls(nets):

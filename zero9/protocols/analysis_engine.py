@@ -12,23 +12,29 @@ Vocabulary:
   ``-analysis-threads``, default :data:`DEFAULT_BATCH`) and analyses them **together**: one
   tree each, their leaves in shared net calls, as KataGo batches positions across its
   analysis threads.
+- **tree**: each turn has one search tree, made in the first batch it is in and kept
+  until it answers; every later batch searches that tree on (nothing restarts), so every
+  response of a turn has at least the visits of the one before it.
 - **reporting turn** (``reportDuringSearchEvery``, which KaTrain sends with every query):
-  searched in **rounds** of doubling visits (16, 32, ...) on one evaluator, whose cache
-  makes a round cost about its new visits; a round is one batch with the other waiting
-  turns. After a round, a response with ``"isDuringSearch": true`` goes out once the
-  interval has passed, and the last round's with ``false``. Between rounds the turn goes
-  back to the queue, so pondering (KaTrain's ``maxVisits`` 10,000,000) never starves
-  other queries.
+  searched in **rounds** that double its tree's visits (16, 32, ...); a round is one batch
+  with the other waiting turns. After a round, a response with ``"isDuringSearch": true``
+  goes out once the interval has passed, and the last round's with ``false``. Between
+  rounds the turn goes back to the queue, so pondering (KaTrain's ``maxVisits``
+  10,000,000) never starves other queries.
 - **actions**: ``query_version``, ``clear_cache`` and ``terminate`` (answered by echoing
   the query); a terminated turn that has not started answers ``"noResults": true``, one
-  that is searching stops after its current net call and reports what it has.
-- **errors**: a line that is not JSON, a query without ``id``, or a field zero9 refuses
-  gets KataGo's error object (``{"error": ..., "field": ..., "id": ...}``) and nothing else
-  changes; the engine keeps serving. Lines longer than :data:`MAX_QUERY_CHARS` are refused
-  the same way, reading at most that much of them.
+  that is searching (or waiting between rounds) answers from its tree, as final.
+- **errors**: a line that is not JSON (or is nested too deep:
+  :func:`zero9.protocols.kata_format.decode_json`), a query without ``id``, or a field
+  zero9 refuses gets KataGo's error object (``{"error": ..., "field": ..., "id": ...}``,
+  the id wherever it can be read) and nothing else changes; the engine keeps serving. Lines
+  longer than :data:`MAX_QUERY_CHARS` are refused the same way, reading at most that much
+  of them. Any fault of zero9's own while reading a query or searching a batch is reported
+  the same way (``internal error: ...``) for the queries concerned.
 - **time limit**: ``overrideSettings.maxTime`` (KaTrain sends 8 s) counts the seconds of
   the batches a turn was searched in, not its time waiting in the queue; when it runs out
-  the turn answers with the visits it has.
+  the turn answers with the visits its tree has. A batch stops at its first turn's limit;
+  the other turns go back to the queue and search their trees on.
 - **perspective**: ``reportAnalysisWinratesAs`` from the config (default ``BLACK``, as
   KataGo's analysis engine), overridden per query by ``overrideSettings``.
 - **end of input**: the queue is finished, then the engine exits (KataGo's rule), unless
@@ -50,14 +56,18 @@ from zero9.games import BLACK
 from zero9.protocols.analysis_query import Query, QueryError, Turn, parse_query
 from zero9.protocols.gtp_loop import read_line
 from zero9.protocols.kata_format import (
+    JSONTextError,
     board_order,
+    decode_json,
     flip_sign,
     json_numbers,
     move_fields,
     policy_order,
     root_fields,
+    shown,
 )
-from zero9.search.analysis import PositionAnalysis, analyse_many, make_evaluator
+from zero9.search.analysis import PositionAnalysis, make_evaluator, read_analyses, search_on, start_searches
+from zero9.search.puct import Tree
 
 DEFAULT_BATCH = 16  # positions analysed together (KataGo's numAnalysisThreads)
 MAX_QUERY_CHARS = 1 << 20
@@ -70,10 +80,10 @@ class _Item:
     sort_key: tuple
     turn: Turn = field(compare=False)
     query: Query = field(compare=False)
-    visits_done: int = field(default=0, compare=False)  # reporting turns: the last round's visits
+    started: bool = field(default=False, compare=False)  # its tree was made (tree None: a finished game)
+    tree: Tree | None = field(default=None, compare=False)  # the turn's one search, grown round by round
     searched: float = field(default=0.0, compare=False)  # seconds of batches it was searched in
     last_report: float = field(default=-1e9, compare=False)
-    analysis: PositionAnalysis | None = field(default=None, compare=False)
 
 
 class AnalysisEngine:
@@ -94,6 +104,7 @@ class AnalysisEngine:
         self._closing = False
         self._quit_now = False
         self._terminated: set[tuple[str, int | None]] = set()
+        self._finishing: list[_Item] = []  # terminated while waiting, with a tree to answer from
         self._evaluators: dict[int, Any] = {}
         self.positions_analysed = 0
 
@@ -120,11 +131,14 @@ class AnalysisEngine:
         return 0
 
     def handle_line(self, text: str) -> None:
-        """One input line: a query is checked and queued, an action answered, an error reported."""
+        """One input line: a query is checked and queued, an action answered, an error reported.
+
+        Nothing a line holds stops the engine: what zero9 refuses, and any fault of its own
+        while reading the line, is an error for that query (its id where it can be read)."""
         try:
-            data = json.loads(text)
-        except json.JSONDecodeError as e:
-            self.write({"error": f"Could not parse json: {e.msg} (column {e.colno})"})
+            data = decode_json(text)
+        except JSONTextError as e:
+            self.write({"error": str(e), **({} if e.query_id is None else {"id": e.query_id})})
             return
         if not isinstance(data, dict):
             self.write({"error": "a query must be a JSON object"})
@@ -132,6 +146,12 @@ class AnalysisEngine:
         if "id" not in data or not isinstance(data["id"], str):
             self.write({"error": "query needs a string field id", "field": "id"})
             return
+        try:
+            self._handle_query(data)
+        except Exception as e:  # a bug must not stop the engine: report it for this query
+            self.write({"error": f"internal error: {type(e).__name__}: {shown(str(e))}", "id": data["id"]})
+
+    def _handle_query(self, data: dict) -> None:
         if "action" in data:
             self._action(data)
             return
@@ -160,14 +180,16 @@ class AnalysisEngine:
         elif action == "terminate":
             target = data.get("terminateId")
             numbers = data.get("turnNumbers")
-            if not isinstance(target, str) or (numbers is not None and not isinstance(numbers, list)):
-                self.write({"error": "terminate needs terminateId (and optional turnNumbers list)",
+            whole = numbers is None or (isinstance(numbers, list) and all(
+                isinstance(n, int) and not isinstance(n, bool) for n in numbers))
+            if not isinstance(target, str) or not whole:
+                self.write({"error": "terminate needs terminateId (and optional turnNumbers: integers)",
                             "field": "terminateId", "id": data["id"]})
                 return
             self.write(data)
             self._terminate(target, numbers)
         else:
-            self.write({"error": f"unknown action {action!r}", "field": "action", "id": data["id"]})
+            self.write({"error": f"unknown action {shown(action)}", "field": "action", "id": data["id"]})
 
     def _terminate(self, target: str, numbers: list | None) -> None:
         with self._lock:
@@ -176,12 +198,13 @@ class AnalysisEngine:
             waiting = [item for item in self._queue if self._is_terminated(item.turn)]
             self._queue = [item for item in self._queue if not self._is_terminated(item.turn)]
             heapq.heapify(self._queue)
+            searched = [item for item in waiting if item.started]
+            self._finishing.extend(searched)  # the worker answers from their trees (it owns the evaluators)
+            self._lock.notify_all()
         for item in waiting:
-            if item.visits_done == 0:
+            if not item.started:
                 self.write({"id": item.turn.query_id, "isDuringSearch": False, "noResults": True,
                             "turnNumber": item.turn.number})
-            else:
-                self._finish_rounds(item)
 
     def _is_terminated(self, turn: Turn) -> bool:
         return (turn.query_id, None) in self._terminated or (turn.query_id, turn.number) in self._terminated
@@ -195,16 +218,20 @@ class AnalysisEngine:
     def _work(self) -> None:
         while True:
             with self._lock:
-                while not self._queue and not self._closing:
+                while not self._queue and not self._finishing and not self._closing:
                     self._lock.wait()
-                if not self._queue or self._quit_now:
+                finishing, self._finishing = self._finishing, []
+                if not finishing and (not self._queue or self._quit_now):
                     return
-                batch = self._take_batch()
+                batch = [] if finishing else self._take_batch()
             try:
-                self._analyse_batch(batch)
+                if finishing:
+                    self._answer(finishing, during=False)
+                else:
+                    self._analyse_batch(batch)
             except Exception as e:  # a bug must not stop the engine: report it for these turns
-                for item in batch:
-                    self.write({"error": f"internal error: {type(e).__name__}: {e}",
+                for item in finishing or batch:
+                    self.write({"error": f"internal error: {type(e).__name__}: {shown(str(e))}",
                                 "id": item.turn.query_id})
 
     def _take_batch(self) -> list[_Item]:
@@ -243,46 +270,59 @@ class AnalysisEngine:
 
     def _analyse_batch(self, batch: list[_Item]) -> None:
         """One search of every turn of ``batch`` together: a plain turn's whole search, a reporting
-        turn's next round; finished turns answer, the others report and go back to the queue."""
+        turn's next round, each on its own tree (made in its first batch, kept until it answers);
+        finished turns answer, the others report and go back to the queue."""
         start = time.monotonic()
-        visits = []
-        for item in batch:
-            turn = item.turn
-            round_visits = max(FIRST_ROUND_VISITS, 2 * item.visits_done)
-            visits.append(turn.visits if turn.report_every is None else min(turn.visits, round_visits))
-        turns = [item.turn for item in batch]
+        evaluator = self._evaluator(batch[0].turn.position.game.size)
+        fresh = [item for item in batch if not item.started]
+        if fresh:
+            trees = start_searches([item.turn.position for item in fresh], evaluator, self.seed,
+                                   allow=[item.turn.allow for item in fresh])
+            for item, tree in zip(fresh, trees, strict=True):
+                item.started, item.tree = True, tree
+        targets = [_round_visits(item) for item in batch]
         cut = [False]
-        analyses = analyse_many([t.position for t in turns], self._evaluator(turns[0].position.game.size),
-                                visits, self.seed, allow=[t.allow for t in turns],
-                                on_step=self._stopper(batch, cut))
+        search_on([item.tree for item in batch], evaluator, targets, on_step=self._stopper(batch, cut))
         now = time.monotonic()
-        again = []
-        for item in batch:
+        finished, reports, again = [], [], []
+        for item, target in zip(batch, targets, strict=True):
             item.searched += now - start
-        for item, wanted, analysis in zip(batch, visits, analyses, strict=True):
             turn = item.turn
-            item.visits_done = max(item.visits_done, analysis.visits if cut[0] else wanted)
-            item.analysis = analysis
+            visits = 0 if item.tree is None else item.tree.visits()
             with self._lock:
                 stopped = self._is_terminated(turn) or self._quit_now
             out_of_time = turn.max_time is not None and item.searched >= turn.max_time
-            complete = wanted >= turn.visits and not cut[0]  # (a search never cut reached its visits)
-            if complete or analysis.visits >= turn.visits or stopped or out_of_time or analysis.terminal:
-                self.positions_analysed += 1
-                self.write(self.response(item.query, turn, analysis, during=False))
+            stuck = visits < target and not cut[0]  # (a search never cut reaches its visits)
+            if item.tree is None or visits >= turn.visits or stopped or out_of_time or stuck:
+                finished.append(item)
                 continue
             if turn.report_every is not None and now - item.last_report >= turn.report_every:
                 item.last_report = now
-                self.write(self.response(item.query, turn, analysis, during=True))
+                reports.append(item)
             again.append(item)  # a round, or a search another turn's deadline cut short
+        self._answer(finished, during=False)
+        self._answer(reports, during=True)
         with self._lock:
             for item in again:
                 self._push(item)
             self._lock.notify_all()
 
-    def _finish_rounds(self, item: _Item) -> None:
-        """A terminated reporting turn that had results: its last analysis, as final."""
-        self.write(self.response(item.query, item.turn, item.analysis, during=False))
+    def _answer(self, items: list[_Item], during: bool) -> None:
+        """The responses of ``items`` read from their trees; final ones (not ``during``) let the tree go."""
+        if not items:
+            return
+        by_size: dict[int, list[_Item]] = {}
+        for item in items:
+            by_size.setdefault(item.turn.position.game.size, []).append(item)
+        for size, group in by_size.items():
+            evaluator = self._evaluator(size)
+            analyses = read_analyses([item.turn.position for item in group], [item.tree for item in group],
+                                     evaluator)
+            for item, analysis in zip(group, analyses, strict=True):
+                self.write(self.response(item.query, item.turn, analysis, during))
+                if not during:
+                    self.positions_analysed += 1
+                    item.tree = None
 
     # -- output ---------------------------------------------------------------------------------------
 
@@ -312,6 +352,16 @@ class AnalysisEngine:
                 self.out.flush()
             except (BrokenPipeError, ValueError):
                 pass  # the client went away
+
+
+def _round_visits(item: _Item) -> int:
+    """The visits ``item``'s tree searches to in this batch: all asked for a plain turn; a reporting
+    turn's next round doubles what it has (at least :data:`FIRST_ROUND_VISITS`)."""
+    turn = item.turn
+    if turn.report_every is None:
+        return turn.visits
+    have = 0 if item.tree is None else item.tree.visits()
+    return min(turn.visits, max(FIRST_ROUND_VISITS, 2 * have))
 
 
 def _rounded(fields: dict) -> dict:

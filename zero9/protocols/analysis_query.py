@@ -30,10 +30,11 @@ from typing import Any
 
 from zero9.games import BLACK, WHITE, IllegalMove, Position, make_game
 from zero9.protocols.gtp_state import play_as
-from zero9.protocols.kata_format import PERSPECTIVES, parse_rules, rules_differences
+from zero9.protocols.kata_format import PERSPECTIVES, parse_rules, rules_differences, shown
 
 MAX_KOMI = 150.0  # KataGo's range
 MAX_QUERY_VISITS = 10_000_000
+MAX_MOVES_PER_POINT = 10  # moves (or initial stones) a query may list, per point of the board and pass
 PLAYERS = {"B": BLACK, "W": WHITE, "b": BLACK, "w": WHITE}
 KNOWN_FIELDS = {
     "id", "moves", "initialStones", "initialPlayer", "rules", "komi", "whiteHandicapBonus",
@@ -42,13 +43,15 @@ KNOWN_FIELDS = {
     "includeMovesOwnershipStdev", "includePolicy", "includePVVisits", "avoidMoves", "allowMoves",
     "overrideSettings", "reportDuringSearchEvery", "priority", "priorities",
 }
-UNSUPPORTED = {  # read, but zero9 cannot give them: a warning, and the query goes on
+UNSUPPORTED = {  # read and checked, but zero9 cannot give them: a warning, and the query goes on
     "includeOwnershipStdev": "zero9 reports no ownership stdev",
     "includeMovesOwnership": "zero9 reports ownership for the position, not for each move",
     "includeMovesOwnershipStdev": "zero9 reports no ownership stdev",
     "rootPolicyTemperature": "zero9's search has no root policy temperature",
     "rootFpuReductionMax": "zero9's search keeps its own first-play urgency",
 }
+UNSUPPORTED_RANGES = {"rootPolicyTemperature": (0.01, 100.0), "rootFpuReductionMax": (0.0, 2.0)}  # KataGo's
+HANDICAP_BONUSES = ("0", "N-1", "N")
 
 
 class QueryError(ValueError):
@@ -93,7 +96,13 @@ def parse_query(data: dict[str, Any], default_visits: int, perspective: str, siz
     """
     query_id = data["id"]
     warnings = [(key, "Unexpected or unused field") for key in data if key not in KNOWN_FIELDS]
-    warnings += [(key, why) for key, why in UNSUPPORTED.items() if data.get(key)]
+    for key, why in UNSUPPORTED.items():
+        if key in UNSUPPORTED_RANGES:
+            given = key in data and _number(data[key], key, *UNSUPPORTED_RANGES[key])
+        else:
+            given = _flag(data, key)
+        if given:
+            warnings.append((key, why))
     size = _board_size(data, sizes_served)
     komi = _number(data.get("komi", 7.5), "komi", -MAX_KOMI, MAX_KOMI)
     if komi * 2 != math.floor(komi * 2):
@@ -101,21 +110,30 @@ def parse_query(data: dict[str, Any], default_visits: int, perspective: str, siz
     if "rules" not in data:
         raise QueryError("missing field: rules", "rules")
     try:
-        different = rules_differences(parse_rules(data["rules"]))
+        rules = parse_rules(data["rules"])
     except ValueError as e:
         raise QueryError(str(e), "rules") from None
-    if not any(colour == "B" for colour, *_ in data.get("initialStones") or [] if isinstance(colour, str)):
+    if "whiteHandicapBonus" in data:  # KataGo's field beside the rules, overriding theirs
+        bonus = data["whiteHandicapBonus"]
+        if not (isinstance(bonus, str) and bonus in HANDICAP_BONUSES):
+            raise QueryError(f"whiteHandicapBonus must be one of {', '.join(HANDICAP_BONUSES)}, got "
+                             f"{shown(bonus)}", "whiteHandicapBonus")
+        rules["whiteHandicapBonus"] = bonus
+    different = rules_differences(rules)
+    stones = _moves(data.get("initialStones", []), size, "initialStones")
+    if not any(colour == BLACK for colour, _ in stones):
         different = [d for d in different if not d.startswith("whiteHandicapBonus")]  # no handicap stones
     if different:
         warnings.append(("rules", "zero9 plays only its own rules (area scoring, positional superko, no "
                                   "suicide); analysed under them. Differences: " + ", ".join(different)))
     game = make_game("go", size, komi=komi, move_cap=0)
-    positions = _positions(data, game)
+    positions = _positions(data, game, stones)
     turns = _turn_numbers(data, len(positions) - 1)
-    overrides = data.get("overrideSettings") or {}
+    overrides = data.get("overrideSettings", {})
     if not isinstance(overrides, dict):
         raise QueryError("overrideSettings must be an object", "overrideSettings")
-    perspective = str(overrides.get("reportAnalysisWinratesAs", perspective)).upper()
+    perspective = overrides.get("reportAnalysisWinratesAs", perspective)
+    perspective = perspective.upper() if isinstance(perspective, str) else perspective
     if perspective not in PERSPECTIVES:
         raise QueryError(f"reportAnalysisWinratesAs must be one of {', '.join(PERSPECTIVES)}",
                          "overrideSettings")
@@ -147,10 +165,10 @@ def _board_size(data: dict, sizes_served) -> int:
     return x
 
 
-def _positions(data: dict, game) -> list[Position]:
-    """The positions of turns 0..len(moves): initial stones, then each move."""
+def _positions(data: dict, game, stones: list[tuple[int, str]]) -> list[Position]:
+    """The positions of turns 0..len(moves): initial ``stones``, then each move."""
     position = game.new_position()
-    for i, (colour, action) in enumerate(_moves(data.get("initialStones", []), game, "initialStones")):
+    for i, (colour, action) in enumerate(_actions(stones, game, "initialStones")):
         try:
             position = play_as(position, colour, action)
         except IllegalMove as e:
@@ -158,10 +176,10 @@ def _positions(data: dict, game) -> list[Position]:
     moves = data.get("moves")
     if moves is None:
         raise QueryError("missing field: moves", "moves")
-    moves = _moves(moves, game, "moves")
+    moves = _actions(_moves(moves, game.size, "moves"), game, "moves")
     first = data.get("initialPlayer")
-    if first is not None and first not in PLAYERS:
-        raise QueryError(f"initialPlayer must be B or W, got {first!r}", "initialPlayer")
+    if first is not None and not _is_player(first):
+        raise QueryError(f"initialPlayer must be B or W, got {shown(first)}", "initialPlayer")
     wanted = PLAYERS[first] if first is not None else moves[0][0] if moves else BLACK
     if wanted != position.to_play:  # undo the last filler pass, or pass
         filled = position.last_move == game.pass_action and position.parent is not None
@@ -182,23 +200,38 @@ def _playable(position: Position) -> Position:
     return position
 
 
-def _moves(items, game, name: str) -> list[tuple[int, int]]:
+def _moves(items, size: int, name: str) -> list[tuple[int, str]]:
+    """(colour, location text) of each [player, location] pair of a list; at most one a point and a pass
+    each (a longer list is no game on a ``size`` board)."""
     if not isinstance(items, list):
         raise QueryError(f"{name} must be a list of [player, location] pairs", name)
+    if len(items) > MAX_MOVES_PER_POINT * (size * size + 1):
+        raise QueryError(f"{name}: {len(items):,} moves, more than {MAX_MOVES_PER_POINT} a point of a "
+                         f"{size}x{size} board", name)
     out = []
     for i, item in enumerate(items):
-        if not (isinstance(item, list) and len(item) == 2 and item[0] in PLAYERS
+        if not (isinstance(item, list) and len(item) == 2 and _is_player(item[0])
                 and isinstance(item[1], str)):
-            raise QueryError(f"{name}[{i}] must be [\"B\" or \"W\", location], got {item!r}", name)
-        out.append((PLAYERS[item[0]], _location(item[1], game, f"{name}[{i}]", name)))
+            raise QueryError(f"{name}[{i}] must be [\"B\" or \"W\", location], got {shown(item)}", name)
+        out.append((PLAYERS[item[0]], item[1]))
     return out
 
 
-def _location(text: str, game, where: str, name: str) -> int:
-    try:
-        return game.vertex_to_action(text)
-    except ValueError:
-        raise QueryError(f"{where}: bad location {text!r}", name) from None
+def _actions(moves: list[tuple[int, str]], game, name: str) -> list[tuple[int, int]]:
+    return [(colour, _location(text, game, f"{name}[{i}]", name)) for i, (colour, text) in enumerate(moves)]
+
+
+def _is_player(value) -> bool:
+    return isinstance(value, str) and value in PLAYERS
+
+
+def _location(text, game, where: str, name: str) -> int:
+    if isinstance(text, str):
+        try:
+            return game.vertex_to_action(text)
+        except ValueError:
+            pass
+    raise QueryError(f"{where}: bad location {shown(text)}", name)
 
 
 def _turn_numbers(data: dict, last: int) -> list[int]:
@@ -207,7 +240,9 @@ def _turn_numbers(data: dict, last: int) -> list[int]:
         raise QueryError("analyzeTurns must be a non-empty list of turn numbers", "analyzeTurns")
     for t in turns:
         if isinstance(t, bool) or not isinstance(t, int) or not 0 <= t <= last:
-            raise QueryError(f"analyzeTurns: turn {t!r} is not in 0..{last}", "analyzeTurns")
+            raise QueryError(f"analyzeTurns: turn {shown(t)} is not in 0..{last}", "analyzeTurns")
+    if len(set(turns)) < len(turns):
+        raise QueryError("analyzeTurns: a turn is named twice", "analyzeTurns")
     return list(turns)
 
 
@@ -229,11 +264,11 @@ def _restrictions(data: dict, game) -> list[tuple[str, int, set[int]]]:
             raise QueryError(f"{kind} must be a list of objects" + (" (at most one)" if kind == "allowMoves"
                                                                      else ""), kind)
         for i, entry in enumerate(entries):
-            if not isinstance(entry, dict) or entry.get("player") not in PLAYERS or not isinstance(
+            if not isinstance(entry, dict) or not _is_player(entry.get("player")) or not isinstance(
                     entry.get("moves"), list):
                 raise QueryError(f"{kind}[{i}] needs player (B or W), moves and untilDepth", kind)
             _integer(entry.get("untilDepth"), kind, 1, 10_000)
-            moves = {_location(m, game, f"{kind}[{i}]", kind) for m in entry["moves"] if isinstance(m, str)}
+            moves = {_location(m, game, f"{kind}[{i}]", kind) for m in entry["moves"]}
             out.append((kind, PLAYERS[entry["player"]], moves))
     return out
 
@@ -259,17 +294,19 @@ def _flag(data: dict, name: str) -> bool:
 
 
 def _integer(value, name: str, lo: int, hi: int) -> int:
-    if (isinstance(value, bool) or not isinstance(value, (int, float))
-            or not math.isfinite(value) or value != int(value)):
-        raise QueryError(f"{name} must be an integer, got {value!r}", name)
-    if not lo <= value <= hi:
-        raise QueryError(f"{name} {value} is out of range ({lo}..{hi})", name)
-    return int(value)
+    if isinstance(value, float) and math.isfinite(value) and value == int(value):
+        value = int(value)  # (JSON's 5.0: an integer written as a number)
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise QueryError(f"{name} must be an integer, got {shown(value)}", name)
+    if not lo <= value <= hi:  # (an int of any size compares exactly)
+        raise QueryError(f"{name} {shown(value)} is out of range ({lo}..{hi})", name)
+    return value
 
 
 def _number(value, name: str, lo: float, hi: float) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        raise QueryError(f"{name} must be a number, got {value!r}", name)
-    if not lo <= value <= hi:
-        raise QueryError(f"{name} {value:g} is out of range ({lo:g}..{hi:g})", name)
+    if (isinstance(value, bool) or not isinstance(value, (int, float))
+            or (isinstance(value, float) and not math.isfinite(value))):
+        raise QueryError(f"{name} must be a number, got {shown(value)}", name)
+    if not lo <= value <= hi:  # (before float(): an int too large for a float compares exactly)
+        raise QueryError(f"{name} {shown(value)} is out of range ({lo:g}..{hi:g})", name)
     return float(value)

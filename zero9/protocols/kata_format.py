@@ -23,16 +23,26 @@ Vocabulary:
   the handicap (``whiteHandicapBonus 0``). A ruleset asked for is compared field by field
   with it (:func:`rules_differences`); a shorthand name (``chinese-ogs``, ``tromp-taylor``,
   ...) stands for KataGo's fields for it.
+- **a client's JSON** (:func:`decode_json`): a query line or a rules object as text,
+  decoded within bounds: nested at most :data:`MAX_JSON_DEPTH` deep (KataGo's queries
+  nest 4 deep; deeper text is refused before it is decoded, so no recursion runs out), and
+  any value that cannot be decoded (a 5,000-digit integer) is an error naming it, never
+  an exception of another kind. Error messages show a client's values through
+  :func:`shown`: at most :data:`SHOWN_CHARS` characters of them.
 """
 
 from __future__ import annotations
 
 import json
+import re
+import reprlib
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
+MAX_JSON_DEPTH = 32
+SHOWN_CHARS = 80
 ZERO9_RULES: dict[str, Any] = {"hasButton": False, "ko": "POSITIONAL", "scoring": "AREA",
                                "suicide": False, "tax": "NONE", "whiteHandicapBonus": "0"}
 
@@ -72,15 +82,12 @@ def parse_rules(value: str | dict) -> dict:
     JSON object keep zero9's.
     """
     if isinstance(value, str) and value.strip().startswith("{"):
-        try:
-            value = json.loads(value)
-        except json.JSONDecodeError as e:
-            raise ValueError(f"rules are not valid JSON: {e.msg}") from None
+        value = decode_json(value, "rules are not valid JSON")
     if isinstance(value, str):
         name = value.strip().lower()
         name = RULE_ALIASES.get(name, name)
         if name not in RULE_SHORTHANDS:
-            raise ValueError(f"unknown rules {value!r}: expected a JSON object or one of "
+            raise ValueError(f"unknown rules {shown(value)}: expected a JSON object or one of "
                              f"{', '.join(RULE_SHORTHANDS)}")
         return dict(RULE_SHORTHANDS[name])
     if not isinstance(value, dict):
@@ -90,12 +97,73 @@ def parse_rules(value: str | dict) -> dict:
         if key == "friendlyPassOk":
             continue  # KataGo's newer field: only changes how bots pass; zero9 passes its own way
         if key not in RULE_VALUES:
-            raise ValueError(f"unknown rules field {key!r}")
+            raise ValueError(f"unknown rules field {shown(key)}")
         text = given.upper() if isinstance(given, str) and key != "whiteHandicapBonus" else given
-        if text not in RULE_VALUES[key]:
-            raise ValueError(f"bad value {given!r} for rules field {key!r}")
+        if not any(text is v or (type(text) is type(v) and text == v) for v in RULE_VALUES[key]):
+            raise ValueError(f"bad value {shown(given)} for rules field {key!r}")
         rules[key] = text
     return rules
+
+
+class JSONTextError(ValueError):
+    """A client's JSON text that is refused; ``query_id``: its top-level ``id`` where it can be read."""
+
+    def __init__(self, message: str, query_id: str | None = None):
+        super().__init__(message)
+        self.query_id = query_id
+
+
+def decode_json(text: str, what: str = "Could not parse json") -> Any:
+    """``text`` decoded, or :class:`JSONTextError` ``"{what}: why"`` (see **a client's JSON**)."""
+    if text.count("[") + text.count("{") > MAX_JSON_DEPTH:  # (cheap: only then is the nesting read)
+        depth, query_id = _nesting(text)
+        if depth > MAX_JSON_DEPTH:
+            raise JSONTextError(f"{what}: nested {depth} deep, more than {MAX_JSON_DEPTH}", query_id)
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as e:
+        raise JSONTextError(f"{what}: {e.msg} (column {e.colno})", _nesting(text)[1]) from None
+    except (ValueError, RecursionError) as e:  # (an integer of more digits than Python converts)
+        raise JSONTextError(f"{what}: {str(e)[:SHOWN_CHARS]}", _nesting(text)[1]) from None
+
+
+_JSON_TOKEN = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{}:]')
+
+
+def _nesting(text: str) -> tuple[int, str | None]:
+    """How deep ``text``'s brackets nest (outside strings), and its top-level object's string ``id``."""
+    depth = deepest = 0
+    query_id = key = None
+    after_colon = False
+    for match in _JSON_TOKEN.finditer(text):
+        token = match.group()
+        if token in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif token in "]}":
+            depth -= 1
+        elif depth == 1 and token == ":":
+            after_colon = True
+            continue
+        elif depth == 1 and token.startswith('"'):
+            if after_colon and key == '"id"' and query_id is None:
+                try:
+                    query_id = json.loads(token)
+                except ValueError:
+                    pass
+            key = None if after_colon else token
+        after_colon = False
+    return deepest, query_id
+
+
+def shown(value: Any) -> str:
+    """``repr(value)`` for an error message, at most :data:`SHOWN_CHARS` characters and a few levels deep."""
+    return _SHOWN.repr(value)
+
+
+_SHOWN = reprlib.Repr()
+_SHOWN.maxlevel, _SHOWN.maxstring, _SHOWN.maxother, _SHOWN.maxlong = 3, SHOWN_CHARS, SHOWN_CHARS, SHOWN_CHARS
+_SHOWN.maxlist = _SHOWN.maxdict = _SHOWN.maxtuple = 6
 
 
 def rules_differences(rules: dict) -> list[str]:

@@ -36,6 +36,10 @@ Vocabulary:
 - **batching**: :func:`analyse_many` searches all positions at once, one tree each, their
   leaves in shared net calls (:func:`zero9.search.batched.search_trees`); ``analyse`` is
   ``analyse_many`` of one position.
+- **searching on**: ``analyse_many`` is three steps a caller can take apart:
+  :func:`start_searches` (the trees), :func:`search_on` (more visits, as many times as
+  wanted: a tree keeps what it has) and :func:`read_analyses`. ``zero9 analysis`` searches
+  a turn in rounds this way, so each report and the final answer come from one growing tree.
 - **seed**: draws the net's random symmetries (a fresh evaluator per call when given a net),
   so the same positions, visits and seed give the same numbers.
 """
@@ -130,33 +134,64 @@ def analyse_many(positions: Sequence[Position], net_or_evaluator, visits: int | 
     root moves to search only / never (None: no restriction). ``on_step``: called after each
     net call (progress); True stops every search there.
     """
+    budgets = _budgets(visits, len(positions))  # checked before any net call
     evaluator = _evaluator(net_or_evaluator, seed)
+    trees = start_searches(positions, evaluator, seed, allow, avoid, config)
+    search_on(trees, evaluator, budgets, leaves_per_tree, on_step)
+    return read_analyses(positions, trees, evaluator)
+
+
+def start_searches(positions: Sequence[Position], evaluator, seed: int | None = None,
+                   allow: Sequence[Sequence[int] | None] | None = None,
+                   avoid: Sequence[Sequence[int] | None] | None = None,
+                   config: SearchConfig | None = None) -> list[Tree | None]:
+    """A tree for each position (None: a finished game), the roots evaluated in one net call and
+    restricted to ``allow`` / without ``avoid``; :func:`search_on` searches them, as often as wanted."""
     count = len(positions)
-    budgets = [int(visits)] * count if np.ndim(visits) == 0 else [int(v) for v in visits]
-    if len(budgets) != count:
-        raise ValueError(f"{len(budgets)} visit counts for {count} positions")
-    if any(v < 0 for v in budgets):
-        raise ValueError(f"visits must be >= 0, got {min(budgets)}")
     allow = list(allow) if allow is not None else [None] * count
     avoid = list(avoid) if avoid is not None else [None] * count
     config = config or SearchConfig()
     rng = np.random.default_rng(seed)
     trees = [None if p.is_terminal() else Tree(p, config, np.random.default_rng(rng.integers(2**63)))
              for p in positions]
-    live = [t for t in trees if t is not None]
     # The roots' own evaluations first, in one call, so the root moves can be restricted before
     # any is tried.
+    live = [t for t in trees if t is not None]
     evaluate_leaves(evaluator, [leaf for t in live if (leaf := t.select_leaf()) is not None])
     for tree, keep, drop in zip(trees, allow, avoid, strict=True):
         if tree is not None and (keep is not None or drop is not None):
             tree.restrict_root(_kept_moves(tree.root.actions, keep, drop))
-    for tree, budget in zip(trees, budgets, strict=True):
+    return trees
+
+
+def search_on(trees: Sequence[Tree | None], evaluator, visits: int | Sequence[int],
+              leaves_per_tree: int = PlayConfig.batch_size,
+              on_step: Callable[[], bool | None] | None = None) -> None:
+    """Search each tree on until it has ``visits`` root visits (one number, or one per tree), keeping
+    what it has: a tree already there takes no leaves. ``on_step`` as :func:`analyse_many`'s."""
+    live = []
+    for tree, budget in zip(trees, _budgets(visits, len(trees)), strict=True):
         if tree is not None:
             tree.begin_search(visits=budget)
+            live.append(tree)
     search_trees(live, evaluator, leaves_per_tree, on_step=on_step)
+
+
+def read_analyses(positions: Sequence[Position], trees: Sequence[Tree | None], evaluator
+                  ) -> list[PositionAnalysis]:
+    """The analysis of each position from its tree (:func:`start_searches`; None: a finished game)."""
     policies = _policies(positions, evaluator)
     return [_terminal_analysis(p) if t is None else _read_tree(t, evaluator, policy)
             for p, t, policy in zip(positions, trees, policies, strict=True)]
+
+
+def _budgets(visits: int | Sequence[int], count: int) -> list[int]:
+    budgets = [int(visits)] * count if np.ndim(visits) == 0 else [int(v) for v in visits]
+    if len(budgets) != count:
+        raise ValueError(f"{len(budgets)} visit counts for {count} positions")
+    if any(v < 0 for v in budgets):
+        raise ValueError(f"visits must be >= 0, got {min(budgets)}")
+    return budgets
 
 
 def _evaluator(net_or_evaluator, seed: int | None):
