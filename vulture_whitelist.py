@@ -28,3 +28,11 @@ ray_cluster
 # distributed/client.py: urllib's OpenerDirector calls a handler's <scheme>_open by name
 _.http_open
 _.https_open
+# protocols/kata_format.py: reprlib.Repr's limits, read by reprlib when it shortens a value
+_.maxlevel
+_.maxstring
+_.maxother
+_.maxlong
+_.maxlist
+_.maxdict
+_.maxtuple

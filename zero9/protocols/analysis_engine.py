@@ -54,7 +54,7 @@ from typing import Any, TextIO
 from zero9 import __version__
 from zero9.games import BLACK
 from zero9.protocols.analysis_query import Query, QueryError, Turn, parse_query
-from zero9.protocols.gtp_loop import read_line
+from zero9.protocols.gtp.loop import read_line
 from zero9.protocols.kata_format import (
     JSONTextError,
     board_order,

@@ -13,7 +13,7 @@ Vocabulary:
   Black (whatever colour the initial stones were placed in); after that the colour each
   move names. A move by the colour not to move (allowed in KataGo's queries,
   and how setup stones are placed) gets a pass of the other colour first (zero9's **filler
-  pass**, :func:`zero9.protocols.gtp_state.play_as`). A game that two passes ended is
+  pass**, :func:`zero9.protocols.gtp.state.play_as`). A game that two passes ended is
   analysed as resumed (play may go on, as in KataGo).
 - **rules**: a ruleset that differs from what zero9 plays gives a warning naming the
   fields, and the position is analysed under zero9's rules (KataGo does the same when a
@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from zero9.games import BLACK, WHITE, IllegalMove, Position, make_game
-from zero9.protocols.gtp_state import play_as
+from zero9.protocols.gtp.state import play_as
 from zero9.protocols.kata_format import PERSPECTIVES, parse_rules, rules_differences, shown
 
 MAX_KOMI = 150.0  # KataGo's range
