@@ -7,8 +7,8 @@ nothing imports it). A name goes here only with the reason it lives; dead code i
 # numpy: ``array.flags.writeable = False`` makes a shared table read-only (search/puct.py, search/native.py,
 # search/evaluator.py, games/go_native.py, games/gomoku_native.py)
 _.writeable
-# learn/selfplay.py SelfPlayStats: written to logs/selfplay.jsonl (dataclasses.asdict), read back from
-# the log by learn/plot.py and named in docs/run-directory.md
+# learn/selfplay/pool.py SelfPlayStats: written to logs/selfplay.jsonl (dataclasses.asdict), read back from
+# the log by learn/loop/plot.py and named in docs/run-directory.md
 _.no_resign_games
 _.false_resigns
 # protocols/analysis_engine.py _Item: a dataclass(order=True) field, what the priority queue orders by

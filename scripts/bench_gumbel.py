@@ -46,7 +46,7 @@ import bench_search  # noqa: E402  (scripts/)
 from test_search_fingerprint import ProbeNet  # noqa: E402  (tests/)
 
 from zero9.games import make_game  # noqa: E402
-from zero9.learn.selfplay_game import play_games  # noqa: E402
+from zero9.learn.selfplay.lockstep import play_games  # noqa: E402
 from zero9.search.evaluator import NetEvaluator  # noqa: E402
 from zero9.settings import SearchConfig, SelfPlayConfig  # noqa: E402
 

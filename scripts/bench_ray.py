@@ -4,8 +4,8 @@
     python3 scripts/bench_ray.py --workers 16 --game gomoku --size 9 --blocks 6 --filters 64 --visits 100
 
 Both modes play the same games with the same net on the CPU (the GPU is hidden, so
-Ray's actors cannot take a share of it): a local :class:`zero9.learn.selfplay.WorkerPool`
-of ``--workers`` processes, and a :class:`zero9.learn.raypool.RayPool` of as many
+Ray's actors cannot take a share of it): a local :class:`zero9.learn.selfplay.pool.WorkerPool`
+of ``--workers`` processes, and a :class:`zero9.learn.cluster.pool.RayPool` of as many
 actors on a one-machine Ray instance started here. After one warm-up round each,
 the two alternate ``--repeats`` times. Prints games/s per repeat, the means, and
 ``ray/local`` with the overhead of Ray (1 - ray/local, negative when Ray is faster).
@@ -47,8 +47,8 @@ def main(argv: list[str] | None = None) -> int:
     import torch
 
     from zero9.games import make_game
-    from zero9.learn.raypool import RayPool
-    from zero9.learn.selfplay import WorkerPool, play_selfplay
+    from zero9.learn.cluster.pool import RayPool
+    from zero9.learn.selfplay.pool import WorkerPool, play_selfplay
     from zero9.nn.checkpoint import save_checkpoint
     from zero9.nn.net import make_net
     from zero9.settings import SelfPlayConfig

@@ -4,7 +4,7 @@
     python3 scripts/bench_ray_server.py --net example-data/go_9x9_best.pt --visits 32 --games 8
 
 Both modes play the same games with the same net on this machine's CPU (the GPU is hidden),
-on one Ray instance started here: a :class:`zero9.learn.raypool.RayPool` of ``--workers``
+on one Ray instance started here: a :class:`zero9.learn.cluster.pool.RayPool` of ``--workers``
 actors that each load the net (``--ray-server off``), and one of as many actors served by a
 node server (``--ray-server on``: one more process, which holds the net and computes every
 actor's batches). After a warm-up round each, the two alternate ``--repeats`` times. Prints
@@ -52,7 +52,7 @@ def main(argv: list[str] | None = None) -> int:
     import torch
 
     from zero9.games import make_game
-    from zero9.learn.raypool import RayPool
+    from zero9.learn.cluster.pool import RayPool
     from zero9.nn.checkpoint import game_from_meta, load_net, save_checkpoint
     from zero9.nn.net import make_net
     from zero9.settings import SelfPlayConfig

@@ -14,7 +14,8 @@
    same position (the board's own speed); the ratio says how many board moves one
    simulation costs.
 2. ``X% of wall time inside the net``: self-play with a 10x64 net (random weights)
-   on this machine's CPU, G games x K leaves per call, through :func:`zero9.learn.selfplay_game.play_games`.
+   on this machine's CPU, G games x K leaves per call, through
+   :func:`zero9.learn.selfplay.lockstep.play_games`.
 3. ``per core: N net evaluations/s`` (``--per-core``): what one CPU core of GPU self-play can
    ask of a net (issue 25): 9x9 Go self-play, 64 games x 8 leaves, 400 visits, root noise,
    through the real :class:`~zero9.search.evaluator.NetEvaluator` (features, random
@@ -45,7 +46,7 @@ import time
 import numpy as np
 
 from zero9.games import make_game
-from zero9.learn.selfplay_game import play_games, warm_up_native
+from zero9.learn.selfplay.lockstep import play_games, warm_up_native
 from zero9.search import puct as search
 from zero9.search.evaluator import NetEvaluator, UniformEvaluator
 from zero9.search.puct import Tree, run_simulations

@@ -17,10 +17,10 @@ flight with the inference server; 1 waits for each answer (the A/B of issue 25).
 speed does not depend on the weights (games from a random net are longer, if anything).
 
 **A host** (``--gpus N``): one pool of workers with an inference server on each of N GPUs
-(:func:`zero9.learn.selfplay.make_pool`, as ``zero9 autotrain`` builds it), measured twice
+(:func:`zero9.learn.selfplay.pool.make_pool`, as ``zero9 autotrain`` builds it), measured twice
 in the same run: first the first GPU's workers alone (the **1-GPU figure**), then all of
 them; ``scaling`` is the ratio. Then (``--train-seconds T``, default 120) the concurrent
-autotrain (:mod:`zero9.learn.concurrent`) runs T seconds on that pool from a fresh run
+autotrain (:mod:`zero9.learn.loop.concurrent`) runs T seconds on that pool from a fresh run
 directory, a trainer beside self-play, and its **self-play share** (the share of the
 loop's wall time inside self-play rounds) and its self-play rate come out too::
 
@@ -116,7 +116,7 @@ def main(argv: list[str] | None = None) -> int:
         return host_bench(args)
 
     from zero9.games import make_game
-    from zero9.learn.selfplay import default_workers, play_selfplay
+    from zero9.learn.selfplay.pool import default_workers, play_selfplay
     from zero9.nn.checkpoint import save_checkpoint
     from zero9.nn.features import num_planes
     from zero9.nn.inference import compiled_forward
@@ -189,7 +189,7 @@ def main(argv: list[str] | None = None) -> int:
 def host_bench(args: argparse.Namespace) -> int:
     """N GPUs against one, in one run and one pool; then self-play's share beside the trainer."""
     from zero9.games import make_game
-    from zero9.learn.selfplay import make_pool, play_selfplay
+    from zero9.learn.selfplay.pool import make_pool, play_selfplay
     from zero9.nn.checkpoint import save_checkpoint
     from zero9.nn.net import make_net, resolve_device
     from zero9.settings import SearchConfig, SelfPlayConfig
@@ -249,7 +249,7 @@ def concurrent_share(args: argparse.Namespace, run: Path, pool, device: str) -> 
     """Run the concurrent autotrain for ``--train-seconds`` on ``pool``: self-play's share of the wall
     time, the trainer's, and the self-play rate while it trains (rounds after the first)."""
     from zero9.cli import autotrain
-    from zero9.learn.concurrent import ConcurrentAutoTrain
+    from zero9.learn.loop.concurrent import ConcurrentAutoTrain
     from zero9.util.files import read_jsonl
 
     parser = argparse.ArgumentParser()

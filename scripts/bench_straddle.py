@@ -10,7 +10,7 @@ Plays ``--rounds`` rounds of ``--games`` games each on a pool of ``--workers`` p
 so every round changes the net, as a promotion does). ``rounds``: each round splits its
 games among the workers, who end them all (the round waits for its longest game);
 ``straddle``: the workers' games go on from one round into the next
-(:func:`zero9.learn.selfplay.play_selfplay` with ``straddle=True``). A worker keeps at most
+(:func:`zero9.learn.selfplay.pool.play_selfplay` with ``straddle=True``). A worker keeps at most
 ``ceil(--games / --workers)`` games in flight, autotrain's cap. Prints, per round,
 seconds, games/s, net evaluations/s, the games begun in an earlier round, and from the
 workers' scheduler statistics (Linux ``/proc/PID/schedstat``): ``idle``, their share of
@@ -70,7 +70,7 @@ def main(argv: list[str] | None = None) -> int:
     import torch
 
     from zero9.games import make_game
-    from zero9.learn.selfplay import WorkerPool, play_selfplay
+    from zero9.learn.selfplay.pool import WorkerPool, play_selfplay
     from zero9.nn.checkpoint import save_checkpoint
     from zero9.nn.inference import InferenceServer
     from zero9.nn.net import make_net

@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Training speed: steps per second of :func:`zero9.learn.train.train_round` against a reference loop.
+"""Training speed: steps per second of :func:`zero9.learn.training.train.train_round` against a
+reference loop.
 
 Vocabulary:
 
@@ -35,8 +36,8 @@ import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
 from zero9.games import make_game  # noqa: E402
-from zero9.learn.losses import autocast, compute_losses, make_batch  # noqa: E402
-from zero9.learn.train import make_optimizer, train_round  # noqa: E402
+from zero9.learn.training.losses import autocast, compute_losses, make_batch  # noqa: E402
+from zero9.learn.training.train import make_optimizer, train_round  # noqa: E402
 from zero9.nn.chunks import ChunkData  # noqa: E402
 from zero9.nn.features import num_planes  # noqa: E402
 from zero9.nn.net import make_net, resolve_device  # noqa: E402

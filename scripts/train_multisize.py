@@ -1,6 +1,6 @@
 """Self-play and train one size-independent Gomoku net on several board sizes (default 15x15 and 20x20).
 
-The loop is :mod:`zero9.learn.multisize`; this is its command line. A run directory resumes at
+The loop is :mod:`zero9.learn.loop.multisize`; this is its command line. A run directory resumes at
 its round. The self-play options are ``zero9 autotrain``'s (``--visits``, ``--pcr``,
 ``--games-parallel``, ``--workers``: processes, 0 = one per core, ...). On the CPU, a tiny
 demonstration (docs/cli-pbrain.md):
@@ -26,7 +26,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 
 from zero9.cli.selfplay import add_selfplay_arguments, selfplay_config  # noqa: E402
 from zero9.games import make_game  # noqa: E402
-from zero9.learn.multisize import MultiSizeOptions, run_multisize  # noqa: E402
+from zero9.learn.loop.multisize import MultiSizeOptions, run_multisize  # noqa: E402
 from zero9.settings import ADAM_LR, TrainOptions  # noqa: E402
 
 

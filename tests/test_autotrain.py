@@ -31,8 +31,8 @@ def records(run_dir: Path) -> set[str]:
 def held_out_policy_loss(rd: RunDir, net_hash: str) -> float:
     import torch
 
-    from zero9.learn.losses import evaluate
-    from zero9.learn.window import held_out_chunks, read_chunk
+    from zero9.learn.training.losses import evaluate
+    from zero9.learn.training.window import held_out_chunks, read_chunk
     from zero9.nn.checkpoint import game_from_meta, load_net
     from zero9.nn.chunks import ChunkData
     from zero9.settings import TrainOptions
@@ -138,8 +138,8 @@ def test_games_of_pruned_generations_stay_counted(tmp_path):
 
 def test_rating_matches_are_played_at_once_over_the_workers(tmp_path):
     from zero9.games import make_game
-    from zero9.learn.rating import RunMatches
-    from zero9.learn.selfplay import WorkerPool
+    from zero9.learn.loop.rating import RunMatches
+    from zero9.learn.selfplay.pool import WorkerPool
 
     with WorkerPool(2) as pool:
         matches = RunMatches(RunDir(tmp_path / "run"), make_game("gomoku", 6, connect=4), pool, "cpu",
@@ -151,7 +151,7 @@ def test_rating_matches_are_played_at_once_over_the_workers(tmp_path):
 
 
 def test_rerun_with_other_game_shape_is_a_clear_error(tmp_path):
-    from zero9.learn.run_nets import check_config
+    from zero9.learn.loop.nets import check_config
 
     with pytest.raises(ValueError, match="net"):
         check_config({"game": {"game": "gomoku", "size": 6}, "net": {"blocks": 1, "filters": 16}},
@@ -161,7 +161,7 @@ def test_rerun_with_other_game_shape_is_a_clear_error(tmp_path):
 def test_ownership_head_is_on_by_default_for_new_go_runs_only(tmp_path):
     from zero9.cli.autotrain import add_arguments, make_loop
     from zero9.games import make_game
-    from zero9.learn.run_nets import NetShape, identity_config
+    from zero9.learn.loop.nets import NetShape, identity_config
 
     go, gomoku = make_game("go", 9), make_game("gomoku", 6, connect=4)
     assert identity_config(go, NetShape(1, 8))["net"]["ownership"] is True
@@ -192,7 +192,7 @@ def test_init_from_copies_the_whole_net_on_the_same_board_and_the_tower_on_anoth
     import torch
 
     from zero9.games import make_game
-    from zero9.learn.run_nets import transplant_tower
+    from zero9.learn.loop.nets import transplant_tower
     from zero9.nn.checkpoint import save_checkpoint
     from zero9.nn.net import make_net
 
@@ -233,7 +233,7 @@ def test_rate_every_k_rates_every_kth_candidate_against_the_last_rated_one(tmp_p
     # A run carried on without its old nets (only the best one committed) rates against the newest
     # rated net whose file is still there, and against the anchors alone when none is.
     from zero9.cli.autotrain import add_arguments, make_loop
-    from zero9.learn.rating import RunMatches
+    from zero9.learn.loop.rating import RunMatches
 
     class Asked(RunMatches):
         def play_all(self, matches):
@@ -257,7 +257,7 @@ def test_rate_every_k_rates_every_kth_candidate_against_the_last_rated_one(tmp_p
 
 def test_the_command_line_fills_the_loops_settings_with_their_own_defaults(tmp_path):
     from zero9.cli.autotrain import add_arguments, loop_settings
-    from zero9.learn.run_nets import NetShape
+    from zero9.learn.loop.nets import NetShape
     from zero9.settings import AutotrainConfig, SelfPlayConfig, TrainOptions
 
     parser = argparse.ArgumentParser()
@@ -281,7 +281,7 @@ def test_the_rating_line_says_saturated_or_gives_the_interval(tmp_path, capsys):
     """Issue 42: a net that won every game against the strongest anchor printed "280 Elo" round
     after round; the line must say it is a lower bound (and name the anchor), and otherwise
     give the 95% interval."""
-    from zero9.learn.rating import fit_ratings
+    from zero9.learn.loop.rating import fit_ratings
 
     rd = RunDir(tmp_path / "run")
     rd.rating_games.parent.mkdir(parents=True, exist_ok=True)

@@ -1,5 +1,5 @@
 """``zero9 autotrain --heads pooled``: a run whose nets play every board size, and a self-play job
-(:class:`zero9.learn.workers.WorkerJob`'s ``game``) that plays a pooled net on another board."""
+(:class:`zero9.learn.selfplay.worker.WorkerJob`'s ``game``) that plays a pooled net on another board."""
 
 from __future__ import annotations
 
@@ -31,7 +31,7 @@ def make_loop(run_dir, *extra: str):
 
 @pytest.mark.timeout(120)
 def test_a_pooled_run_trains_pooled_nets_and_keeps_its_heads(tmp_path):
-    from zero9.learn.autotrain import run_loop
+    from zero9.learn.loop.autotrain import run_loop
     from zero9.nn.checkpoint import load_net
 
     run_dir = tmp_path / "run"
@@ -55,7 +55,7 @@ def test_a_pooled_run_trains_pooled_nets_and_keeps_its_heads(tmp_path):
 def test_a_fixed_run_keeps_its_config_and_init_from_a_fixed_net_copies_the_tower_only(tmp_path, capsys):
     import torch
 
-    from zero9.learn.run_nets import check_config
+    from zero9.learn.loop.nets import check_config
     from zero9.nn.checkpoint import load_net
 
     fixed = make_loop(tmp_path / "fixed")
@@ -88,7 +88,7 @@ def test_a_fixed_run_keeps_its_config_and_init_from_a_fixed_net_copies_the_tower
 
 def play_one_job(job) -> list[tuple]:
     """Run ``job`` on this thread as a worker would; the messages it sent."""
-    from zero9.learn.workers import JobQueue, play_job
+    from zero9.learn.selfplay.worker import JobQueue, play_job
 
     out: queue.Queue = queue.Queue()
     play_job(job, JobQueue(queue.Queue(), threading.Event(), None), out, None, None)
@@ -99,8 +99,8 @@ def test_a_pooled_net_made_for_6x6_plays_a_selfplay_job_on_7x7(tmp_path):
     import dataclasses
 
     from zero9.games import make_game
-    from zero9.learn.window import read_chunk
-    from zero9.learn.workers import WorkerJob
+    from zero9.learn.selfplay.worker import WorkerJob
+    from zero9.learn.training.window import read_chunk
     from zero9.nn.checkpoint import save_checkpoint
     from zero9.nn.heads import make_net
     from zero9.settings import SelfPlayConfig
@@ -134,7 +134,7 @@ def test_init_from_a_pooled_net_into_a_pooled_net_of_another_board_copies_the_wh
     import torch
 
     from zero9.games import make_game
-    from zero9.learn.run_nets import transplant_tower
+    from zero9.learn.loop.nets import transplant_tower
     from zero9.nn.checkpoint import save_checkpoint
     from zero9.nn.heads import make_net
 

@@ -1,5 +1,5 @@
 """The batched driver (zero9.search.batched): exactness against the single tree; self-play games on it
-(zero9.learn.selfplay_game): their records, resignation and bad options."""
+(zero9.learn.selfplay.lockstep): their records, resignation and bad options."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pytest
 
 from tests.test_search import ScoreEvaluator, walk
 from zero9.games import BLACK, WHITE, make_game
-from zero9.learn.selfplay_game import GameRecord, play_games
+from zero9.learn.selfplay.lockstep import GameRecord, play_games
 from zero9.search.batched import search_trees
 from zero9.search.evaluator import UniformEvaluator
 from zero9.search.puct import Tree, run_simulations

@@ -18,9 +18,9 @@ from helpers import random_planes, randomise_bn
 from test_durability import ENV, TINY
 
 from zero9.games import make_game
-from zero9.learn.losses import compute_losses, score_target
-from zero9.learn.run_nets import transplant_tower
+from zero9.learn.loop.nets import transplant_tower
 from zero9.learn.rundir import RunDir
+from zero9.learn.training.losses import compute_losses, score_target
 from zero9.nn.checkpoint import load_net, save_checkpoint
 from zero9.nn.heads import make_net
 from zero9.nn.inference import ServerGroup

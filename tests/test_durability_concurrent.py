@@ -102,7 +102,7 @@ FULL_DISK_SCRIPT = r"""
 import json, os, subprocess, sys
 from pathlib import Path
 from zero9.learn.rundir import RunDir
-from zero9.learn.window import read_chunk
+from zero9.learn.training.window import read_chunk
 from zero9.games import make_game
 
 disk, run, cmd = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3:]

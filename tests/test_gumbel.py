@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from zero9.games import make_game
-from zero9.learn.selfplay_game import play_games
+from zero9.learn.selfplay.lockstep import play_games
 from zero9.search.evaluator import UniformEvaluator
 from zero9.search.gumbel import GumbelTree, considered_visits, improved_policy
 from zero9.search.puct import run_simulations

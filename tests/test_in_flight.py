@@ -21,8 +21,8 @@ from test_inference import saved_net
 from test_search_fingerprint import ProbeNet, digest, selfplay_items, tree_items
 
 from zero9.games import make_game
-from zero9.learn.selfplay import WorkerPool, play_selfplay
-from zero9.learn.selfplay_game import play_games
+from zero9.learn.selfplay.lockstep import play_games
+from zero9.learn.selfplay.pool import WorkerPool, play_selfplay
 from zero9.nn.checkpoint import load_net
 from zero9.nn.chunks import read_chunk
 from zero9.nn.inference import InferenceServer

@@ -8,7 +8,7 @@ import torch
 from helpers import random_planes, randomise_bn
 
 from zero9.games import make_game
-from zero9.learn.selfplay import play_selfplay
+from zero9.learn.selfplay.pool import play_selfplay
 from zero9.nn.checkpoint import load_net, save_checkpoint
 from zero9.nn.chunks import read_chunk
 from zero9.nn.inference import InferenceServer

@@ -9,7 +9,7 @@ from multiprocessing.context import SpawnProcess
 
 import pytest
 
-from zero9.learn.selfplay import WorkerPool
+from zero9.learn.selfplay.pool import WorkerPool
 from zero9.util.interrupts import ctrl_c_held
 
 SIGINT_BIT = 1 << (signal.SIGINT - 1)

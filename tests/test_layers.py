@@ -31,9 +31,12 @@ OPTIONAL_PACKAGES = {"ray", "pygame", "matplotlib", "fastapi", "starlette", "uvi
                      "libs",  # libs: gomokubench's module (an optional match opponent)
                      "numba"}  # the search's fast path: zero9 runs the Python one without it
 # zero9 modules that pull in one of those: they too may be imported inside a function.
-OPTIONAL_MODULES = {"zero9.learn.raypool", "zero9.learn.plot", "zero9.distributed.server",
+OPTIONAL_MODULES = {"zero9.learn.cluster.pool", "zero9.learn.loop.plot", "zero9.distributed.server",
                     "zero9.distributed.web", "zero9.distributed.db", "zero9.distributed.roster", "gui.app",
                     "zero9.search.native", "zero9.search.forest"}
+# learn's rooms, lowest first: the run directory is their common floor; self-play and training stand
+# side by side (neither imports the other); the Ray cluster plays through self-play; the loop uses all.
+LEARN_ROOMS = [{"rundir"}, {"selfplay", "training"}, {"cluster"}, {"loop"}]
 MAX_FUNCTION_IMPORTS = 30
 MAX_LOOSE_MODULES = 4
 # The command line belongs to zero9.cli: library modules take plain arguments or the settings
@@ -221,6 +224,31 @@ def test_private_reaches_are_found() -> None:
     sample = ("class A:\n    def f(self):\n        return self.state._say('x'), self._own(), self.__class__\n"
               "    def _own(self):\n        self._x = 1\n        return self._x + self._sibling()\n")
     assert private_reaches(sample, "sample") == ["sample:3: self.state._say", "sample:6: self._sibling"]
+
+
+def learn_room(module: str) -> tuple[str, int]:
+    """(room, level) of a ``zero9.learn`` module; the room is the sub-package, or ``rundir``."""
+    room = module.split(".")[2]
+    levels = [i for i, rooms in enumerate(LEARN_ROOMS) if room in rooms]
+    assert levels, f"{module} is in no room of learn/ (LEARN_ROOMS)"
+    return room, levels[0]
+
+
+def test_learn_is_rooms_whose_imports_go_down() -> None:
+    loose = sorted(p.name for p in (ROOT / "zero9" / "learn").glob("*.py")
+                   if p.stem not in ("__init__", "rundir"))
+    assert not loose, f"modules loose in learn/, outside its rooms: {loose}"
+    edges, _ = graph()
+    bad = []
+    for a, targets in edges.items():
+        if not a.startswith("zero9.learn."):
+            continue
+        for b in targets:
+            if b.startswith("zero9.learn.") and b in edges:
+                (room_a, level_a), (room_b, level_b) = learn_room(a), learn_room(b)
+                if room_a != room_b and level_b >= level_a:
+                    bad.append(f"{a} -> {b}")
+    assert not bad, "imports between learn's rooms that do not go down:\n" + "\n".join(sorted(bad))
 
 
 def test_few_modules_loose_at_the_top() -> None:

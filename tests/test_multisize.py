@@ -1,4 +1,5 @@
-"""One size-independent net self-played and trained on 15x15 and 20x20 Gomoku (zero9/learn/multisize.py)."""
+"""One size-independent net self-played and trained on 15x15 and 20x20 Gomoku
+(zero9/learn/loop/multisize.py)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import torch
 from helpers import randomise_bn
 
 from zero9.games import make_game
-from zero9.learn.multisize import (
+from zero9.learn.loop.multisize import (
     LOG_FILE,
     NET_FILE,
     MultiSizeOptions,

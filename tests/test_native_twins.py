@@ -21,7 +21,7 @@ from test_mcts_twins import fast_search
 from test_search_fingerprint import ProbeNet, probe_evaluator, selfplay_items
 
 from zero9.games import make_game
-from zero9.learn.selfplay_game import play_games
+from zero9.learn.selfplay.lockstep import play_games
 from zero9.search import forest_gumbel, mcts, native, puct
 from zero9.search.evaluator import NetEvaluator
 from zero9.search.gumbel import GumbelTree

@@ -9,7 +9,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from zero9.learn.plot import elo_figure, losses_figure, selfplay_figure  # noqa: E402
+from zero9.learn.loop.plot import elo_figure, losses_figure, selfplay_figure  # noqa: E402
 from zero9.util.files import read_json, read_jsonl  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -15,8 +15,8 @@ import ray  # CI installs zero9[test], which includes ray: a missing ray must fa
 from zero9.cli import autotrain
 from zero9.games import make_game
 from zero9.games.sgf import read_sgf
-from zero9.learn.rayactor import TMP_PREFIX, ShippedFile, land_files, ship_files, sweep_dead_folders
-from zero9.learn.raypool import RayPool, plan_actors
+from zero9.learn.cluster.actor import TMP_PREFIX, ShippedFile, land_files, ship_files, sweep_dead_folders
+from zero9.learn.cluster.pool import RayPool, plan_actors
 from zero9.learn.rundir import RunDir
 from zero9.nn.checkpoint import save_checkpoint
 from zero9.nn.chunks import read_npz_shard

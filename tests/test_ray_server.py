@@ -1,4 +1,4 @@
-"""Ray's node servers (zero9/learn/raynode.py): one process per node holds the net and the node's
+"""Ray's node servers (zero9/learn/cluster/node.py): one process per node holds the net and the node's
 actors hold none; the games are the games an actor plays with its own net; a new net is loaded once
 per node; a killed node server is replaced without losing a game; closing leaves nothing behind.
 
@@ -23,8 +23,8 @@ from helpers import randomise_bn
 from zero9.cli import autotrain
 from zero9.games import make_game
 from zero9.games.sgf import read_sgf
-from zero9.learn.raynode import plan_server, served_address
-from zero9.learn.raypool import RayPool, plan_actors
+from zero9.learn.cluster.node import plan_server, served_address
+from zero9.learn.cluster.pool import RayPool, plan_actors
 from zero9.learn.rundir import RunDir
 from zero9.nn.checkpoint import read_meta, save_checkpoint
 from zero9.nn.chunks import read_npz_shard

@@ -24,7 +24,7 @@ import hashlib
 import numpy as np
 
 from zero9.games import make_game
-from zero9.learn.selfplay_game import play_games
+from zero9.learn.selfplay.lockstep import play_games
 from zero9.search.evaluator import NetEvaluator
 from zero9.search.player import SearchPlayer
 from zero9.search.puct import Tree, run_simulations

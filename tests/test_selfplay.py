@@ -8,7 +8,7 @@ import torch
 
 from zero9.games import BLACK, WHITE, make_game
 from zero9.learn.rundir import RECORD_NAME
-from zero9.learn.selfplay import play_selfplay
+from zero9.learn.selfplay.pool import play_selfplay
 from zero9.nn.checkpoint import save_checkpoint
 from zero9.nn.chunks import read_chunk
 from zero9.nn.net import make_net
@@ -108,7 +108,7 @@ def test_bad_options_are_clear_errors(tmp_path):
 def test_eval_cache_option_reaches_the_workers_evaluator(tmp_path, monkeypatch):
     import argparse
 
-    import zero9.learn.workers as workers
+    import zero9.learn.selfplay.worker as workers
     from zero9.cli.autotrain import add_arguments
     from zero9.cli.selfplay import add_selfplay_arguments, selfplay_config
     from zero9.search.evaluator import NetEvaluator

@@ -1,5 +1,5 @@
-"""The self-play game's twins: the visible loop (zero9.learn.selfplay_loop.play_game, on the readable
-zero9.search.mcts tree) and the batched driver (zero9.learn.selfplay_game.play_games, G games at a time,
+"""The self-play game's twins: the visible loop (zero9.learn.selfplay.game.play_game, on the readable
+zero9.search.mcts tree) and the batched driver (zero9.learn.selfplay.lockstep.play_games, G games at a time,
 one or two batches in flight, on the fast trees) give the same records, move for move; and a full move's
 root has noise while a fast move's has none, on both trees."""
 
@@ -10,8 +10,8 @@ import pytest
 from test_search_fingerprint import ProbeNet
 
 from zero9.games import make_game
-from zero9.learn.selfplay_game import fast_tree, play_games
-from zero9.learn.selfplay_loop import GameInPlay, play_game
+from zero9.learn.selfplay.game import GameInPlay, play_game
+from zero9.learn.selfplay.lockstep import fast_tree, play_games
 from zero9.search import mcts, puct
 from zero9.search.evaluator import NetEvaluator
 from zero9.settings import SelfPlayConfig

@@ -22,8 +22,8 @@ import torch
 
 from zero9.games import make_game
 from zero9.learn.rundir import RunDir
-from zero9.learn.selfplay import WorkerPool, play_selfplay
-from zero9.learn.workers import _CountingEvaluator
+from zero9.learn.selfplay.pool import WorkerPool, play_selfplay
+from zero9.learn.selfplay.worker import _CountingEvaluator
 from zero9.nn.checkpoint import save_checkpoint
 from zero9.nn.net import make_net
 from zero9.search.evaluator import NetEvaluator

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from zero9.games import BLACK, EMPTY, WHITE, make_game
-from zero9.learn.supervised import dump_supervised, parse_result, split_collection
+from zero9.learn.training.supervised import dump_supervised, parse_result, split_collection
 from zero9.nn.chunks import read_chunk
 
 GAME9 = "(;GM[1]FF[4]SZ[9]KM[7.5]RE[{re}];B[ee];W[cc];B[gc];W[cg];B[gg])"

@@ -9,10 +9,10 @@ import pytest
 import torch
 
 from zero9.games import BLACK, WHITE, make_game
-from zero9.learn.losses import make_batch
 from zero9.learn.rundir import RunDir
-from zero9.learn.train import learning_rate, train_generation, train_round
-from zero9.learn.window import ChunkCache, held_out_chunks, is_test_chunk, load_window, select_window
+from zero9.learn.training.losses import make_batch
+from zero9.learn.training.train import learning_rate, train_generation, train_round
+from zero9.learn.training.window import ChunkCache, held_out_chunks, is_test_chunk, load_window, select_window
 from zero9.nn.checkpoint import load_checkpoint, save_checkpoint
 from zero9.nn.chunks import ChunkData, write_npz_shard
 from zero9.nn.net import make_net
@@ -84,7 +84,7 @@ def test_downsampling_keeps_about_one_in_n(tmp_path):
 
 
 def test_a_chunk_cache_reads_only_new_files_and_gives_the_same_window(tmp_path, monkeypatch):
-    import zero9.learn.window as window_module
+    import zero9.learn.training.window as window_module
 
     rd = make_run(tmp_path, 30)
     opts = TrainOptions(window=0.0, window_min=100, downsample=2)
@@ -171,7 +171,7 @@ def test_killed_round_resumes_from_its_saved_state(tmp_path):
     class Killed(Exception):
         pass
 
-    import zero9.learn.train as train_mod
+    import zero9.learn.training.train as train_mod
 
     original = train_mod.train_round
 

@@ -21,7 +21,7 @@ import pytest
 
 from zero9.cli.analysis import MAX_CONFIG_BYTES
 from zero9.games.sgf import MAX_SGF_BYTES
-from zero9.learn.supervised import MAX_COLLECTION_BYTES, dump_supervised
+from zero9.learn.training.supervised import MAX_COLLECTION_BYTES, dump_supervised
 from zero9.nn.checkpoint import MAX_CHECKPOINT_BYTES
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -87,7 +87,7 @@ class NetConfig:
 
 @dataclass
 class SelfPlayConfig:
-    """Options of self-play (:func:`zero9.learn.selfplay_game.play_games`)."""
+    """Options of self-play (:func:`zero9.learn.selfplay.lockstep.play_games`)."""
 
     visits: int = 200
     parallel_games: int = 32  # G: games in flight per worker
@@ -120,7 +120,7 @@ PCR_SHARE = 0.25  # KataGo's share of full searches when playout cap randomisati
 
 @dataclass
 class TrainOptions:
-    """Options of one training round (:func:`zero9.learn.train.train_generation`)."""
+    """Options of one training round (:func:`zero9.learn.training.train.train_generation`)."""
 
     steps: int = 12000
     batch_size: int = 256

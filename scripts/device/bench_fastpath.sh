@@ -5,7 +5,7 @@ source scripts/device/setup.sh
 SECONDS_MEASURED=${SECONDS_MEASURED:-30}
 WARMUP=${WARMUP:-15}
 python3 -c "import numba, numpy, torch; print('numba', numba.__version__, 'numpy', numpy.__version__, 'torch', torch.__version__, torch.cuda.get_device_name(0))"
-python3 -c "from zero9.learn.selfplay_game import warm_up_native as w; import time; t = time.time(); w(); print(f'native steps compiled in {time.time() - t:.0f} s')"
+python3 -c "from zero9.learn.selfplay.lockstep import warm_up_native as w; import time; t = time.time(); w(); print(f'native steps compiled in {time.time() - t:.0f} s')"
 common="--device cuda --seconds $SECONDS_MEASURED --warmup $WARMUP"
 for name in "$@"; do
   case $name in

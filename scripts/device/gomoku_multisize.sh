@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Issue 35 item 3 on a GPU machine: one Gomoku net for 15x15 and Gomocup's 20x20 (pooled heads,
-# zero9/learn/multisize.py), started from the shipped 15x15 net's tower with its policy and value
+# zero9/learn/loop/multisize.py), started from the shipped 15x15 net's tower with its policy and value
 # distilled into the new heads, then self-play and training on both sizes; the declared matches
 # against Rapfi classical at 10,000 nodes (Rapfi travels in .devtmp/rapfi, as for
 # train_gomoku15_rapfi.sh). Each leg resumes the run at its round (carry .gmcarry/gm-multi.tgz).

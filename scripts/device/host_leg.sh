@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Issue 35 on a 4-GPU host (nvidia-h100-x4 / nvidia-h200-x4): the host bench, then a leg of the
-# concurrent autotrain (zero9.learn.concurrent: a trainer beside self-play, one inference server
+# concurrent autotrain (zero9.learn.loop.concurrent: a trainer beside self-play, one inference server
 # per GPU) continuing the shipped 9x9 Go net (10x64, ownership head) with a score head added.
 #   bash scripts/device/host_leg.sh check                   -> the GPUs and torch, in one line each
 #   bash scripts/device/host_leg.sh bench                   -> $OUT/bench-selfplay-host.json, bench.log

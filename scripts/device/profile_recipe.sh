@@ -1,7 +1,7 @@
 # A py-spy profile of every process of the Go recipe's self-play bench on the GPU machine (issue 40):
 # the bench in the background, 25 s of samples once it measures, raw stacks into $OUT.
 source scripts/device/setup.sh
-python3 -c "from zero9.learn.selfplay_game import warm_up_native; warm_up_native()"
+python3 -c "from zero9.learn.selfplay.lockstep import warm_up_native; warm_up_native()"
 python3 scripts/bench_selfplay.py --device cuda --game go --size 9 --blocks 10 --filters 64 --gumbel --visits 32 \
   --games-parallel 96 --leaves 4 --workers 15 --seconds 40 --warmup 10 > "$OUT/profiled-recipe.log" 2>&1 &
 bench=$!

@@ -1,9 +1,9 @@
 """``zero9 autotrain``: its options, the settings they make, and which loop runs them.
 
-The alternating loop (:class:`zero9.learn.autotrain.AutoTrain`: self-play, then training)
-on one device; the concurrent one (:class:`zero9.learn.concurrent.ConcurrentAutoTrain`: a
+The alternating loop (:class:`zero9.learn.loop.autotrain.AutoTrain`: self-play, then training)
+on one device; the concurrent one (:class:`zero9.learn.loop.concurrent.ConcurrentAutoTrain`: a
 trainer beside self-play, every GPU) on a host with two GPUs or more, or with ``--concurrent``
-(:func:`zero9.learn.autotrain.concurrent_by_default`). Both take settings, not the parsed
+(:func:`zero9.learn.loop.autotrain.concurrent_by_default`). Both take settings, not the parsed
 options: :func:`loop_settings` turns the command line into them.
 """
 
@@ -14,10 +14,10 @@ from typing import Any
 
 from zero9.cli.common import add_game_arguments, add_training_arguments, game_from_args, train_options
 from zero9.cli.selfplay import add_selfplay_arguments, selfplay_config
-from zero9.learn.autotrain import AutoTrain, concurrent_by_default, run_loop
-from zero9.learn.concurrent import ConcurrentAutoTrain
-from zero9.learn.raynode import SHARING
-from zero9.learn.run_nets import NetShape
+from zero9.learn.cluster.node import SHARING
+from zero9.learn.loop.autotrain import AutoTrain, concurrent_by_default, run_loop
+from zero9.learn.loop.concurrent import ConcurrentAutoTrain
+from zero9.learn.loop.nets import NetShape
 from zero9.nn.heads import HEAD_KINDS
 from zero9.settings import AutotrainConfig, NetConfig
 

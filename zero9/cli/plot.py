@@ -1,10 +1,10 @@
-"""``zero9 plot RUN_DIR``: the command line of :mod:`zero9.learn.plot`."""
+"""``zero9 plot RUN_DIR``: the command line of :mod:`zero9.learn.loop.plot`."""
 
 from __future__ import annotations
 
 import argparse
 
-from zero9.learn.plot import plot_run
+from zero9.learn.loop.plot import plot_run
 from zero9.learn.rundir import RunDir
 
 

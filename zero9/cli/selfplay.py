@@ -1,6 +1,6 @@
 """``zero9 selfplay``: play games with a net and write training chunks and SGFs.
 
-The library is :mod:`zero9.learn.selfplay`; this is its command line, and the self-play options
+The library is :mod:`zero9.learn.selfplay.pool`; this is its command line, and the self-play options
 it shares with ``zero9 autotrain`` (:func:`add_selfplay_arguments`, read back into a
 :class:`zero9.settings.SelfPlayConfig` by :func:`selfplay_config`).
 """
@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from zero9.learn.selfplay import play_selfplay
+from zero9.learn.selfplay.pool import play_selfplay
 from zero9.nn.checkpoint import load_net
 from zero9.nn.net import resolve_device
 from zero9.settings import PCR_SHARE, SearchConfig, SelfPlayConfig

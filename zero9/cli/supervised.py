@@ -1,6 +1,6 @@
 """``zero9 supervised``: SGF games -> training chunks, as Leela Zero's ``dump_supervised``.
 
-The library is :mod:`zero9.learn.supervised`; this is its command line.
+The library is :mod:`zero9.learn.training.supervised`; this is its command line.
 """
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import argparse
 import sys
 
 from zero9.cli.common import add_game_arguments, game_from_args
-from zero9.learn.supervised import dump_supervised, format_report, unreadable_files
+from zero9.learn.training.supervised import dump_supervised, format_report, unreadable_files
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

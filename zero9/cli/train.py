@@ -1,7 +1,8 @@
 """``zero9 train``: one training round of a net on the newest window of a run's data.
 
-The library is :mod:`zero9.learn.train` (the round, its saved state), :mod:`zero9.learn.window`
-(the data) and :mod:`zero9.learn.losses`; this is the command: where the net starts
+The library is :mod:`zero9.learn.training.train` (the round, its saved state),
+:mod:`zero9.learn.training.window` (the data) and :mod:`zero9.learn.training.losses`; this is the
+command: where the net starts
 (``--net``, the run's latest trained net, or a fresh one), then one round
 (``train round g (-> net g+1)``), saved as ``nets/<hash>.pt`` (with its optimizer state, and
 its generation: the start's plus one) and, for Go, Leela Zero weights beside it.
@@ -14,9 +15,9 @@ import os
 from pathlib import Path
 
 from zero9.cli.common import add_game_arguments, add_training_arguments, game_from_args, train_options
-from zero9.learn.run_nets import write_lz_weights
+from zero9.learn.loop.nets import write_lz_weights
 from zero9.learn.rundir import RunDir
-from zero9.learn.train import StateHolder, clear_train_state, train_generation
+from zero9.learn.training.train import StateHolder, clear_train_state, train_generation
 from zero9.nn.checkpoint import game_from_meta, load_checkpoint, load_net, save_checkpoint
 from zero9.nn.heads import make_net
 from zero9.nn.net import resolve_device

@@ -63,8 +63,8 @@ from zero9.arena.players import make_player
 from zero9.distributed.config import option_problems
 from zero9.games import BLACK, WHITE, make_game
 from zero9.games.sgf import moves_from_position, write_sgf
-from zero9.learn.records import record_chunk
-from zero9.learn.selfplay_game import GameRecord, play_games
+from zero9.learn.selfplay.lockstep import GameRecord, play_games
+from zero9.learn.selfplay.records import record_chunk
 from zero9.nn.checkpoint import game_from_meta, load_net
 from zero9.nn.chunks import lz_chunk_text
 from zero9.nn.net import resolve_device

@@ -10,7 +10,7 @@ Vocabulary:
   without opening them); the trainer keeps its own state in ``RUN_DIR/trainer/`` (a
   :class:`zero9.learn.rundir.RunDir`: checkpoints, the training log, the resumable step state).
 - **round**: once at least ``--min-games`` new games have arrived, train ``--steps`` steps on
-  the newest window (:func:`zero9.learn.train.train_generation`: the newest 20% of positions,
+  the newest window (:func:`zero9.learn.training.train.train_generation`: the newest 20% of positions,
   as ``autotrain``), save the checkpoint, and ``POST /submit-network`` its Leela Zero weights
   with the API key (``RUN_DIR/api_key``, or ``--api-key``).
 - **lineage**: training continues from the trainer's own previous net (as Leela Zero's
@@ -30,7 +30,7 @@ from pathlib import Path
 
 from zero9.distributed.client import NET_GZ_MAX_BYTES, ServerError, http, multipart
 from zero9.learn.rundir import RunDir, sorted_chunk_files
-from zero9.learn.train import StateHolder, clear_train_state, train_generation
+from zero9.learn.training.train import StateHolder, clear_train_state, train_generation
 from zero9.nn.checkpoint import load_checkpoint, load_net, save_checkpoint
 from zero9.nn.weights import lz_text
 from zero9.settings import TrainOptions

@@ -8,7 +8,7 @@ Vocabulary:
 
 - **score head** (with ownership, ``score=True``): FC from the value head's hidden layer to the
   final **score lead** (area, komi counted, side to move's view) over the board's ``N*N`` points;
-  its target is the ownership target's sum and komi (:func:`zero9.learn.losses.score_target`).
+  its target is the ownership target's sum and komi (:func:`zero9.learn.training.losses.score_target`).
 - **size-independent heads** (``heads="pooled"``; the fixed heads of :mod:`zero9.nn.net` are the
   default). The tower is convolutions only, so it runs on any board; the fixed heads' fully
   connected layers are what tie a net to one size. With pooled heads nothing is sized by the

@@ -10,7 +10,7 @@ Vocabulary:
   points, ownership +1 = the side to move ends owning the point). Callers that want Black's
   view (KataGo's analysis engine by default) flip it themselves.
 - **score of one evaluation** (Go): a net with a **score head** gives it directly (its output
-  times N*N, komi counted: :func:`zero9.learn.losses.score_target`); the shipped net has an
+  times N*N, komi counted: :func:`zero9.learn.training.losses.score_target`); the shipped net has an
   ownership head but no score head, so there a position's area score is the **ownership
   sum** (``Σ ownership``, the side to move's area minus the opponent's) minus komi for Black
   (plus komi for White); a finished position (two passes) gets the rules' area count.

@@ -3,7 +3,7 @@
 Vocabulary (tree terms are :mod:`zero9.search.puct`'s):
 
 - **G**: the trees searched at once: the games of self-play
-  (:mod:`zero9.learn.selfplay_game`), or the root-parallel trees of one position in play
+  (:mod:`zero9.learn.selfplay.lockstep`), or the root-parallel trees of one position in play
   (:class:`zero9.search.player.SearchPlayer`).
 - **K** (``leaves_per_tree``): leaves each tree selects (with virtual loss) before
   the net is called; one call evaluates up to ``G * K`` positions. A GPU wants

@@ -258,7 +258,7 @@ class NetEvaluator:
         for s in range(1, features.NUM_SYMMETRIES):
             if (rows := asked.syms == s).any():
                 own[rows] = own[rows][:, features.back_index(s, size, own.shape[1])]
-        # The score head answers the lead over the board's points (zero9.learn.losses.score_target).
+        # The score head answers the lead over the board's points (zero9.learn.training.losses.score_target).
         scores = np.asarray(asked.answer[3], np.float64) * own.shape[1] if len(asked.answer) > 3 else None
         self._owned.update((key, (own, i, scores)) for i, key in enumerate(asked.misses))
 

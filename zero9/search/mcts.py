@@ -1,7 +1,7 @@
 """PUCT Monte Carlo tree search, as in AlphaGo Zero and Leela Zero, in plain Python.
 
 This is the search written to be read: one :class:`Node` object per move, and each formula
-written once as it is printed below; the readable self-play loop (:mod:`zero9.learn.selfplay_loop`)
+written once as it is printed below; the readable self-play loop (:mod:`zero9.learn.selfplay.game`)
 runs it. The search self-play's workers and play actually run is :mod:`zero9.search.puct` (or
 the native fast path): the same algorithm over arrays (one numpy call scores every child),
 behind the same interface, several times faster. ``tests/test_mcts_twins.py`` runs both on a

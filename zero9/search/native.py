@@ -13,7 +13,7 @@ Vocabulary:
   the front of a second set of arrays (the branches a move left behind stay behind).
 - **native tree** (:class:`NativeTree`): slot ``g`` of a forest behind
   :class:`zero9.search.puct.Tree`'s interface (budget, noise, ``advance``, the move, the
-  policy), so :class:`zero9.learn.selfplay_loop.GameInPlay` plays on it unchanged. It keeps
+  policy), so :class:`zero9.learn.selfplay.game.GameInPlay` plays on it unchanged. It keeps
   the root's :class:`~zero9.games.Position` (the record needs it), made by ``play`` once a move.
 - **leaf batch** (:class:`LeafBatch`): one step's leaves: their trees and nodes, input planes
   (uint8 ``[B, C, N, N]``) and cache keys (:func:`zero9.search.evaluator.history_key`'s bytes),

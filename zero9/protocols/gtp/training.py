@@ -6,7 +6,7 @@ names the files, :mod:`zero9.learn` writes the chunks and plays the games.
 - ``dump_training WINNER FILE``: the positions this engine searched in this game (each
   ``genmove``'s visit shares) as Leela Zero chunk ``FILE.0.gz``.
 - ``dump_supervised SGF FILE``: the games of an SGF collection (a regular file of at most
-  :data:`zero9.learn.supervised.MAX_COLLECTION_BYTES`) as one-hot training chunk ``FILE.0.gz``.
+  :data:`zero9.learn.training.supervised.MAX_COLLECTION_BYTES`) as one-hot training chunk ``FILE.0.gz``.
 - ``autotrain BASENAME GAMES`` (leelaz-ninenine's): GAMES self-play games with this
   engine's net and visits, chunks and SGFs under BASENAME/.
 """
@@ -19,8 +19,8 @@ import numpy as np
 
 from zero9.games import BLACK, WHITE
 from zero9.games.sgf import split_collection
-from zero9.learn.selfplay import play_selfplay
-from zero9.learn.supervised import MAX_COLLECTION_BYTES, game_chunk, game_positions
+from zero9.learn.selfplay.pool import play_selfplay
+from zero9.learn.training.supervised import MAX_COLLECTION_BYTES, game_chunk, game_positions
 from zero9.nn import planes_fast
 from zero9.nn.chunks import ChunkData, write_lz_chunk
 from zero9.protocols.gtp.commands import CommandTable

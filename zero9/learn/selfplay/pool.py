@@ -2,20 +2,20 @@
 
 :func:`play_selfplay` deals the games out as jobs to a pool's workers (:class:`WorkerPool`,
 built with its inference servers by :func:`make_pool`; the worker's side is
-:mod:`zero9.learn.workers`) and takes in their messages in one loop (:func:`_play_jobs`)
+:mod:`zero9.learn.selfplay.worker`) and takes in their messages in one loop (:func:`_play_jobs`)
 until each job has ended, adding up the counters (:class:`SelfPlayStats`). The command
 line is :mod:`zero9.cli.selfplay`.
 
-Vocabulary (search terms are :mod:`zero9.learn.selfplay_game`'s: G games in flight, K leaves
+Vocabulary (search terms are :mod:`zero9.learn.selfplay.lockstep`'s: G games in flight, K leaves
 per tree per net call, full/fast moves, opening moves, no-resign games):
 
-- **worker**: one process playing G games at a time (:class:`zero9.learn.selfplay_game.SelfPlay`)
+- **worker**: one process playing G games at a time (:class:`zero9.learn.selfplay.lockstep.SelfPlay`)
   with its own copy of the net (``--workers W``, default one per core; each gets
   ``cores // W`` torch threads so they do not fight). ``W = 1`` plays in-process.
   On CUDA with several workers one inference server owns the GPU
   (:mod:`zero9.nn.inference`) and each worker keeps two batches in flight (``--in-flight``).
 - **record**: one finished game, written by its worker *as soon as it ends*, atomically
-  (:mod:`zero9.learn.records`: its files and their names). ``--lz-chunks`` also writes
+  (:mod:`zero9.learn.selfplay.records`: its files and their names). ``--lz-chunks`` also writes
   Leela Zero text chunks (drawn games cannot be written there and are skipped) to ``lz_chunks/``.
 - **net evaluations**: positions the net actually computed (cache hits excluded);
   **batch**: evaluations per net call.
@@ -24,7 +24,7 @@ per tree per net call, full/fast moves, opening moves, no-resign games):
   ``zero9 autotrain`` without ``--straddle``: every game of a round ends in it).
 - **round**, **session**, **straddling** (``zero9 autotrain``, as KataGo's and Leela Zero's
   continuous self-play): each worker of a kept :class:`WorkerPool` plays one endless
-  session of games (:class:`zero9.learn.workers.WorkerGames`) whose games in flight go on
+  session of games (:class:`zero9.learn.selfplay.worker.WorkerGames`) whose games in flight go on
   from one round into the next, so no round waits for its longest games with its workers idle. A round asks
   for N games: the workers share one count of the games the round still lacks
   (``WorkerPool.left``); each game that ends **claims** a place and is written into the
@@ -52,8 +52,8 @@ from typing import Any, Protocol
 from tqdm import tqdm
 
 from zero9.games import BLACK, EMPTY
-from zero9.learn.selfplay_game import warm_up_native
-from zero9.learn.workers import JobQueue, WorkerJob, pool_main, raise_worker_error, serve_jobs
+from zero9.learn.selfplay.lockstep import warm_up_native
+from zero9.learn.selfplay.worker import JobQueue, WorkerJob, pool_main, raise_worker_error, serve_jobs
 from zero9.nn.inference import InferenceServer, ServerGroup
 from zero9.settings import SelfPlayConfig
 from zero9.util.interrupts import check_stop, ctrl_c_held
@@ -68,7 +68,7 @@ CLOSE_WAIT_S = 5.0  # how long closing a pool waits for a worker before killing 
 class Pool(Protocol):
     """What the loops ask of a pool of self-play players, one way for both kinds:
     :class:`WorkerPool` (this host's processes, an inference server per GPU) and
-    :class:`zero9.learn.raypool.RayPool` (a Ray cluster's actors)."""
+    :class:`zero9.learn.cluster.pool.RayPool` (a Ray cluster's actors)."""
 
     @property
     def size(self) -> int:
@@ -97,7 +97,7 @@ class WorkerPool:
     Starting a process costs a torch import (seconds on a busy machine), so the
     autotrain loop starts its pool once. ``workers == 0`` means no processes: jobs
     run in one thread of this process. ``left`` is the count the workers' sessions share:
-    the games the round still lacks (see :class:`zero9.learn.workers.WorkerGames`).
+    the games the round still lacks (see :class:`zero9.learn.selfplay.worker.WorkerGames`).
     """
 
     def __init__(self, workers: int, threads: int = 1,
@@ -361,7 +361,7 @@ def _play_jobs(pool: WorkerPool, jobs: list[WorkerJob], games: int, progress: bo
 
     A quota's job ends with its ``"done"`` (or, with ``seconds``, when the time is up: the stop
     drops the games in flight); a round's when its worker has paused, the round having its
-    ``games`` records (see :class:`zero9.learn.workers.WorkerGames`). The counters measured are the
+    ``games`` records (see :class:`zero9.learn.selfplay.worker.WorkerGames`). The counters measured are the
     ones after ``warmup_seconds`` (a quota's) or the whole round's (a round is warm throughout).
     """
     pool.stop.clear()

@@ -9,8 +9,8 @@ Vocabulary:
   has a score head: see :func:`score_target`). **accuracy**: the share of samples
   whose policy arg-max matches the target's arg-max (top-1).
 
-The samples come from :mod:`zero9.learn.window`; the round that steps the optimizer
-over these losses is :mod:`zero9.learn.train`.
+The samples come from :mod:`zero9.learn.training.window`; the round that steps the optimizer
+over these losses is :mod:`zero9.learn.training.train`.
 """
 
 from __future__ import annotations

@@ -29,8 +29,8 @@ import torch
 
 from zero9.games import Game
 from zero9.learn.rundir import RunDir
-from zero9.learn.train import StateHolder, train_generation
-from zero9.learn.window import ChunkCache
+from zero9.learn.training.train import StateHolder, train_generation
+from zero9.learn.training.window import ChunkCache
 from zero9.nn.checkpoint import load_checkpoint, load_net, save_checkpoint
 from zero9.nn.heads import FIXED_HEADS, POOLED_HEADS, make_net
 from zero9.nn.weights import save_lz_weights

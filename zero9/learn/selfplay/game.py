@@ -2,7 +2,7 @@
 
 This is how one game of self-play goes, written as one loop (:func:`play_game`) over the search
 of :mod:`zero9.search.mcts`. Workers play G games at a time instead, so that one net call serves
-all of them: :mod:`zero9.learn.selfplay_game` runs the same :class:`GameInPlay` steps from the
+all of them: :mod:`zero9.learn.selfplay.lockstep` runs the same :class:`GameInPlay` steps from the
 batched driver, on a fast tree **planted** in the readable one's place (the same methods, the
 same search), and ``tests/test_selfplay_game.py`` checks that both give the same records.
 
@@ -23,7 +23,7 @@ Vocabulary (tree terms are :mod:`zero9.search.mcts`'s):
   moves. A share ``no_resign_share`` of games never resign; they note the first move at
   which each side *would* have resigned, so the false-resignation rate can be measured
   (Leela Zero's resignation analysis).
-- **record**: a :class:`GameRecord` of :class:`MoveRecord` s; :mod:`zero9.learn.selfplay`
+- **record**: a :class:`GameRecord` of :class:`MoveRecord` s; :mod:`zero9.learn.selfplay.pool`
   writes it as training data.
 - **seed**: each game draws its random numbers (noise, budgets, openings) from its own
   seed, so a game plays the same alone or among others.
@@ -98,9 +98,9 @@ class GameInPlay:
     """A self-play game between its moves: the search tree, the record so far, its own random numbers.
 
     ``plant(position, search_config, rng)`` makes the tree: by default :class:`zero9.search.mcts.Tree`;
-    self-play's workers plant a fast one with the same methods (:func:`zero9.learn.selfplay_game.fast_tree`:
-    :mod:`zero9.search.puct`'s, Gumbel's, or the native fast path's). Gumbel self-play needs a tree that
-    chooses its own move and policy target.
+    self-play's workers plant a fast one with the same methods
+    (:func:`zero9.learn.selfplay.lockstep.fast_tree`: :mod:`zero9.search.puct`'s, Gumbel's, or the
+    native fast path's). Gumbel self-play needs a tree that chooses its own move and policy target.
     """
 
     def __init__(self, game: Game, config: SelfPlayConfig, seed: int, index: int = 0, plant=None):
@@ -113,7 +113,7 @@ class GameInPlay:
         self.tree: Tree = (plant or Tree)(position, search, tree_rng)
         if config.gumbel and not hasattr(self.tree, "policy_target"):
             raise ValueError("Gumbel self-play needs a Gumbel tree: "
-                             "plant=zero9.learn.selfplay_game.fast_tree(config)")
+                             "plant=zero9.learn.selfplay.lockstep.fast_tree(config)")
         self.noise = config.search.noise and not config.gumbel
         no_resign = bool(self.rng.random() < config.no_resign_share)
         self.record = GameRecord(game, [], position, 0, "", False, no_resign, index=index)

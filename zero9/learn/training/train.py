@@ -17,8 +17,8 @@ Vocabulary:
   killed one where it last saved, instead of from scratch.
 
 The window a round learns from (samples, test split, down-sampling, bad chunks) is
-:mod:`zero9.learn.window`; a batch and its losses (symmetries, the loss terms) are
-:mod:`zero9.learn.losses`.
+:mod:`zero9.learn.training.window`; a batch and its losses (symmetries, the loss terms) are
+:mod:`zero9.learn.training.losses`.
 """
 
 from __future__ import annotations
@@ -34,9 +34,17 @@ import numpy as np
 import torch
 from tqdm import tqdm
 
-from zero9.learn.losses import LossSums, autocast, compute_losses, evaluate, komi_view, make_batch, to_tensors
 from zero9.learn.rundir import RunDir
-from zero9.learn.window import ChunkCache, load_window
+from zero9.learn.training.losses import (
+    LossSums,
+    autocast,
+    compute_losses,
+    evaluate,
+    komi_view,
+    make_batch,
+    to_tensors,
+)
+from zero9.learn.training.window import ChunkCache, load_window
 from zero9.nn.checkpoint import game_from_meta, load_checkpoint, save_checkpoint
 from zero9.nn.chunks import ChunkData
 from zero9.settings import TrainOptions

@@ -21,7 +21,7 @@ import numpy as np
 
 from zero9.games import EMPTY
 from zero9.games.sgf import save_sgf, write_sgf
-from zero9.learn.selfplay_game import GameRecord
+from zero9.learn.selfplay.lockstep import GameRecord
 from zero9.nn import features, planes_fast
 from zero9.nn.chunks import ChunkData, ownership_target, write_lz_chunk, write_npz_shard
 

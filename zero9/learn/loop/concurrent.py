@@ -1,6 +1,6 @@
 """``zero9 autotrain --concurrent``: training beside self-play, on every GPU and core of a host.
 
-The alternating loop (:mod:`zero9.learn.autotrain`) stops self-play while it trains; on a
+The alternating loop (:mod:`zero9.learn.loop.autotrain`) stops self-play while it trains; on a
 GPU host training was about half of each round. Here, as in Leela Zero's and KataGo's
 pipelines, nothing waits:
 
@@ -44,14 +44,14 @@ from typing import Any
 import torch
 
 from zero9.games import Game, make_game
-from zero9.learn.autotrain import PLOT_EVERY_S, AutoTrain
-from zero9.learn.rating import RunMatches, rate
-from zero9.learn.run_nets import NetShape, train_candidate
+from zero9.learn.loop.autotrain import PLOT_EVERY_S, AutoTrain
+from zero9.learn.loop.nets import NetShape, train_candidate
+from zero9.learn.loop.rating import RunMatches, rate
 from zero9.learn.rundir import RunDir
-from zero9.learn.selfplay import WorkerPool
-from zero9.learn.train import clear_train_state
-from zero9.learn.window import ChunkCache
-from zero9.learn.workers import die_with_parent
+from zero9.learn.selfplay.pool import WorkerPool
+from zero9.learn.selfplay.worker import die_with_parent
+from zero9.learn.training.train import clear_train_state
+from zero9.learn.training.window import ChunkCache
 from zero9.nn.checkpoint import game_from_meta, load_net
 from zero9.settings import AutotrainConfig, SelfPlayConfig, TrainOptions
 from zero9.util.files import DiskFullError, append_jsonl
@@ -169,7 +169,7 @@ def train_job(job: dict, state: dict) -> dict:
 
 
 def rate_job(job: dict, state: dict) -> dict:
-    """The rater's job: rating games of one net (the alternating loop's :func:`zero9.learn.rating.rate`,
+    """The rater's job: rating games of one net (the alternating loop's :func:`zero9.learn.loop.rating.rate`,
     on a pool of one thread in this process)."""
     began = time.monotonic()
     with WorkerPool(0, 1) as pool:
@@ -189,7 +189,7 @@ class ConcurrentAutoTrain(AutoTrain):
 
     def __init__(self, run_dir: str | Path, game: Game, net: NetShape, config: AutotrainConfig,
                  selfplay: SelfPlayConfig, train: TrainOptions, command: dict[str, Any] | None = None):
-        """The alternating loop's arguments (:class:`zero9.learn.autotrain.AutoTrain`)."""
+        """The alternating loop's arguments (:class:`zero9.learn.loop.autotrain.AutoTrain`)."""
         if config.gate:
             raise ValueError("--gate needs the alternating loop (--no-concurrent): here every trained net "
                              "plays from the next round on")

@@ -2,7 +2,7 @@
 
 A net with pooled heads (:mod:`zero9.nn.net`, ``heads="pooled"``) plays every board size; this
 is the smallest loop that teaches it more than one. It keeps the rules of
-:mod:`zero9.learn.autotrain` (self-play, then training on the newest share of the data) and
+:mod:`zero9.learn.loop.autotrain` (self-play, then training on the newest share of the data) and
 changes one thing: every size has its own games, window and batches.
 
 Vocabulary:
@@ -11,9 +11,9 @@ Vocabulary:
   game). The game of size N is the first size's game with ``size=N`` (same rules).
 - **round**: ``games`` self-play games on each size with the current net, then ``steps``
   training steps. A round's games land in ``data/size<N>/r<round:04d>/`` as self-play records
-  (:mod:`zero9.learn.records`: an npz shard, an SGF beside it under ``sgf/``).
+  (:mod:`zero9.learn.selfplay.records`: an npz shard, an SGF beside it under ``sgf/``).
 - **window**: per size, the newest share of that size's positions, read, thinned and split into
-  train and test chunks by :func:`zero9.learn.train.load_window` (the same rule as autotrain).
+  train and test chunks by :func:`zero9.learn.training.train.load_window` (the same rule as autotrain).
 - **batch**: one size each (pooling has no mask for padding, unlike KataGo's mixed-size
   batches). Steps go round-robin over the sizes, so each size gets an equal share of the
   steps whatever its positions count (a 20x20 game has more positions than a 15x15 one).
@@ -32,7 +32,7 @@ Vocabulary:
   games on its own board (``distill/``), so the first rounds play as well as the old net on its
   size instead of from random heads; the row ``{"kind": "distill"}`` of the log says how close.
 - **workers**: self-play processes (0: in this process). Each loads ``net.pt`` on the device
-  and plays its share of a size's games, G at a time (:func:`zero9.learn.selfplay_game.play_games`).
+  and plays its share of a size's games, G at a time (:func:`zero9.learn.selfplay.lockstep.play_games`).
 
 Entry point: ``scripts/train_multisize.py``.
 """
@@ -52,13 +52,13 @@ import numpy as np
 import torch
 
 from zero9.games import Game, make_game
-from zero9.learn.losses import LossSums, compute_losses, evaluate, komi_view, make_batch
-from zero9.learn.records import new_stem, write_record
 from zero9.learn.rundir import sorted_chunk_files
-from zero9.learn.selfplay import config_summary
-from zero9.learn.selfplay_game import play_games
-from zero9.learn.train import effective_batch, learning_rate, make_optimizer
-from zero9.learn.window import load_window
+from zero9.learn.selfplay.lockstep import play_games
+from zero9.learn.selfplay.pool import config_summary
+from zero9.learn.selfplay.records import new_stem, write_record
+from zero9.learn.training.losses import LossSums, compute_losses, evaluate, komi_view, make_batch
+from zero9.learn.training.train import effective_batch, learning_rate, make_optimizer
+from zero9.learn.training.window import load_window
 from zero9.nn.checkpoint import load_checkpoint, load_net, net_hash, save_checkpoint
 from zero9.nn.chunks import ChunkData, load_chunks
 from zero9.nn.heads import POOLED_HEAD_CHANNELS, POOLED_HEADS, make_net, net_from_config

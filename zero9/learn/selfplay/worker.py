@@ -1,12 +1,12 @@
 """The worker process's side of self-play: its job loop and its one game loop.
 
-A **worker** (one process of a :class:`zero9.learn.selfplay.WorkerPool`, or a thread of this
+A **worker** (one process of a :class:`zero9.learn.selfplay.pool.WorkerPool`, or a thread of this
 process when the pool has none) runs jobs from its queue (:func:`serve_jobs`): **self-play**
 (``"selfplay"``, :func:`play_job`) or a **call** (``"call"``: rating matches). Self-play is one
 loop (:class:`WorkerGames`) for both of its kinds: a **quota** (play N games) and a **round** of
 the worker's **session** (endless games that go on from one round into the next; see
-:mod:`zero9.learn.selfplay`'s docstring). It writes each finished game's record itself
-(:mod:`zero9.learn.records`) and reports to the main process:
+:mod:`zero9.learn.selfplay.pool`'s docstring). It writes each finished game's record itself
+(:mod:`zero9.learn.selfplay.records`) and reports to the main process:
 ``("tick", worker, counters)``, ``("game", worker, summary, counters)``, ``("paused", worker,
 round, counters)``, ``("done", worker, counters)``, ``("result", worker, value)`` or
 ``("error", worker, text, disk)`` (:func:`error_message`). It dies with its parent
@@ -29,9 +29,9 @@ import numpy as np
 import torch
 
 from zero9.games import Game
-from zero9.learn.records import game_summary, new_stem, write_record
-from zero9.learn.selfplay_game import GameRecord, SelfPlay
-from zero9.learn.selfplay_loop import check_config
+from zero9.learn.selfplay.game import check_config
+from zero9.learn.selfplay.lockstep import GameRecord, SelfPlay
+from zero9.learn.selfplay.records import game_summary, new_stem, write_record
 from zero9.nn.checkpoint import game_from_meta, load_net
 from zero9.nn.inference import RemoteNet
 from zero9.search.evaluator import NetEvaluator
@@ -398,7 +398,7 @@ def die_with_parent(parent: int) -> None:
 def pool_main(worker: int, jobs, out_queue, stop, threads: int, parent: int, remote: RemoteNet | None,
                left, cpus: frozenset[int] | None = None) -> None:
     """A pool process: run jobs from ``jobs`` until ``None`` arrives or the parent dies; on ``cpus``
-    only when given (its GPU's share of the host's cores, :func:`zero9.learn.selfplay.core_blocks`)."""
+    only when given (its GPU's share of the host's cores, :func:`zero9.learn.selfplay.pool.core_blocks`)."""
 
     die_with_parent(parent)
     if cpus:

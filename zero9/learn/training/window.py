@@ -25,8 +25,8 @@ Vocabulary:
   window's summary; when more than ``max_bad_share`` of the window's files are bad
   the data itself is suspect and training stops with an error instead.
 
-The round that learns from the window is :mod:`zero9.learn.train`; its batches and
-losses are :mod:`zero9.learn.losses`.
+The round that learns from the window is :mod:`zero9.learn.training.train`; its batches and
+losses are :mod:`zero9.learn.training.losses`.
 """
 
 from __future__ import annotations

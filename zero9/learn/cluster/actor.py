@@ -1,7 +1,7 @@
-"""A Ray self-play actor's side (:mod:`zero9.learn.raypool` has the vocabulary and the driver).
+"""A Ray self-play actor's side (:mod:`zero9.learn.cluster.pool` has the vocabulary and the driver).
 
 - :class:`SelfPlayActor`: plays sessions one game per call, with its node server's net
-  (:mod:`zero9.learn.raynode`) or one of its own, and runs match calls.
+  (:mod:`zero9.learn.cluster.node`) or one of its own, and runs match calls.
 - **shipped files**: a match call's net files travel from the driver as bytes
   (:func:`ship_files`) and land in the actor's scratch folder (:func:`land_files`).
 - **scratch folder**: ``zero9-ray-<pid>-<random>`` on the node's ``/dev/shm`` (a node
@@ -23,9 +23,9 @@ from typing import Any
 import numpy as np
 import torch
 
-from zero9.learn.raynode import ServerLost
-from zero9.learn.records import game_summary, write_record
-from zero9.learn.selfplay_game import play_games
+from zero9.learn.cluster.node import ServerLost
+from zero9.learn.selfplay.lockstep import play_games
+from zero9.learn.selfplay.records import game_summary, write_record
 from zero9.nn.checkpoint import game_from_meta, load_net
 from zero9.nn.inference import RemoteNet
 from zero9.nn.inference import connect as connect_server
@@ -116,7 +116,7 @@ def _process_alive(pid: int) -> bool:
 
 class SelfPlayActor:
     """A Ray actor: plays sessions one game per call, with its node server's net or one of its own
-    (``served``, see :mod:`zero9.learn.raynode`), and runs match calls."""
+    (``served``, see :mod:`zero9.learn.cluster.node`), and runs match calls."""
 
     def __init__(self, worker: int, gpu_node: bool = False):
         import ray

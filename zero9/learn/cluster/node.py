@@ -4,7 +4,7 @@ Without it every actor of a GPU node holds its own copy of the net on the GPU, a
 uncompiled batches take turns there (on one H100 local mode reached a fifth of the compiled
 net's speed that way). With it a node plays as a local host with its inference server does.
 
-Vocabulary (the rest is :mod:`zero9.learn.raypool`'s):
+Vocabulary (the rest is :mod:`zero9.learn.cluster.pool`'s):
 
 - **node server**: :class:`NodeServer`, one Ray actor per node, pinned there by node
   affinity. It reserves the node's GPUs (and one CPU when the node has two or more) and runs

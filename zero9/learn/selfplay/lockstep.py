@@ -1,10 +1,10 @@
-"""Self-play games G at a time: the steps of :mod:`zero9.learn.selfplay_loop`, from the batched driver.
+"""Self-play games G at a time: the steps of :mod:`zero9.learn.selfplay.game`, from the batched driver.
 
-:func:`zero9.learn.selfplay_loop.play_game` plays one game as one loop. A worker plays G games
+:func:`zero9.learn.selfplay.game.play_game` plays one game as one loop. A worker plays G games
 at once instead, so that each net call evaluates the leaves of all of them: the loop is turned
 inside out. The batched driver (:func:`zero9.search.batched.search_slots`) searches every
 game's tree; after each step, each game whose budget is spent resigns or plays its move
-(:meth:`~zero9.learn.selfplay_loop.GameInPlay.play`) and gets its next budget, and a game that
+(:meth:`~zero9.learn.selfplay.game.GameInPlay.play`) and gets its next budget, and a game that
 ends makes way for a new one. Each game draws from its own seed, so it plays exactly as it
 would alone (``tests/test_selfplay_game.py``).
 
@@ -22,7 +22,7 @@ from collections.abc import Iterator
 import numpy as np
 
 from zero9.games import Game, make_game
-from zero9.learn.selfplay_loop import GameInPlay, GameRecord, MoveRecord, check_config, play_game
+from zero9.learn.selfplay.game import GameInPlay, GameRecord, MoveRecord, check_config, play_game
 from zero9.search import fastpath, puct
 from zero9.search.batched import search_slots
 from zero9.search.evaluator import NetEvaluator

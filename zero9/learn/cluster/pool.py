@@ -7,7 +7,7 @@ Vocabulary:
   it alone touches the run directory, so no shared filesystem is needed.
 - **actor**: one :class:`SelfPlayActor`, a Ray worker process holding ``num_cpus=1``.
   By default a node gets one actor per CPU; ``--workers N`` asks for N per node.
-- **node server** (:mod:`zero9.learn.raynode`): on a GPU node (``--ray-server auto``, the
+- **node server** (:mod:`zero9.learn.cluster.node`): on a GPU node (``--ray-server auto``, the
   default; ``on``: every node) one more actor holds the net once, on the node's GPUs, and the
   node's actors send it their batches through a Unix socket and shared memory. Elsewhere
   (``--ray-server off``, or a CPU node under ``auto``) each actor holds its own copy of the
@@ -18,7 +18,7 @@ Vocabulary:
 - **session**: an actor's share of a round: ``start`` (net, config, quota) then one
   ``next_game`` call per game. Each call plays until *one* game ends and returns its
   **record bytes** (npz shard + SGF text + optional Leela Zero chunk + summary), made
-  by :func:`zero9.learn.records.write_record` exactly as local mode writes them. The
+  by :func:`zero9.learn.selfplay.records.write_record` exactly as local mode writes them. The
   driver writes them atomically under the same names local mode uses, so a run can
   switch between local and Ray mode and resume either way. Every shard's metadata
   names the net hash the actor loaded.
@@ -46,8 +46,8 @@ from pathlib import Path
 from typing import Any
 
 from zero9.games.sgf import save_sgf
-from zero9.learn.rayactor import TMP_PREFIX, SelfPlayActor, ShippedFile, file_digest, ship_files
-from zero9.learn.raynode import (
+from zero9.learn.cluster.actor import TMP_PREFIX, SelfPlayActor, ShippedFile, file_digest, ship_files
+from zero9.learn.cluster.node import (
     WAIT_SECONDS,
     NodeServers,
     check_sharing,
@@ -55,8 +55,8 @@ from zero9.learn.raynode import (
     plan_server,
     ray_lost,
 )
-from zero9.learn.records import new_stem
-from zero9.learn.selfplay import SelfPlayStats, add_game, config_summary, progress_bar
+from zero9.learn.selfplay.pool import SelfPlayStats, add_game, config_summary, progress_bar
+from zero9.learn.selfplay.records import new_stem
 from zero9.util.files import atomic_write_bytes
 from zero9.util.interrupts import check_stop
 
@@ -113,7 +113,7 @@ def plan_actors(nodes: list[dict], per_node: int = 0, sharing: str = "off") -> l
 
     A node gets ``per_node`` actors (0: one per CPU); each reserves an equal share of the
     node's CPUs (at most 1) and of its GPUs, so every actor of a GPU node shares the GPUs.
-    Where a node server is planned (``sharing``, :func:`zero9.learn.raynode.plan_server`) it
+    Where a node server is planned (``sharing``, :func:`zero9.learn.cluster.node.plan_server`) it
     holds the GPUs and its CPU; the actors share the other CPUs (0: one actor per CPU left).
     """
     if per_node < 0:
@@ -188,7 +188,7 @@ class RayPool:
     """Self-play actors over a Ray cluster, with the interface autotrain uses for a WorkerPool.
 
     ``size`` / ``threads`` / ``call_all`` / ``close`` / context manager as
-    :class:`zero9.learn.selfplay.WorkerPool`: the :class:`zero9.learn.selfplay.Pool` protocol
+    :class:`zero9.learn.selfplay.pool.WorkerPool`: the :class:`zero9.learn.selfplay.pool.Pool` protocol
     (``size``, :meth:`play_round`, :meth:`call_all`, :meth:`info`).
     """
 
@@ -312,7 +312,7 @@ class RayPool:
                    lz_dir: str | os.PathLike | None = None, progress: bool = True,
                    options: dict | None = None, straddle: bool = False):
         """Play ``games`` games on the actors, writing each record here as it arrives; the counters
-        (:class:`zero9.learn.selfplay.Pool`).
+        (:class:`zero9.learn.selfplay.pool.Pool`).
 
         ``device`` is ignored: each actor uses its node's GPU share if it has one, else the CPU.
         Actors end every game with its round: ``straddle`` is refused.

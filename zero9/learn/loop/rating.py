@@ -35,7 +35,7 @@ from zero9.arena.gtpclient import find_gnugo
 from zero9.arena.match import play_match_segments
 from zero9.games import Game
 from zero9.learn.rundir import RunDir
-from zero9.learn.selfplay import Pool
+from zero9.learn.selfplay.pool import Pool
 from zero9.util.files import append_jsonl, atomic_write_json, read_json, read_jsonl
 
 GATE_ELO0, GATE_ELO1, GATE_ALPHA, GATE_BETA = 0.0, 35.0, 0.05, 0.05

@@ -3,12 +3,12 @@
 One **round** (generation ``g``, counted from 0):
 
 1. **self-play**: the best net plays ``--games-per-gen`` games; each finished game is a
-   record under ``chunks/gen{g}/`` (:mod:`zero9.learn.selfplay`). Every game ends in its
+   record under ``chunks/gen{g}/`` (:mod:`zero9.learn.selfplay.pool`). Every game ends in its
    round; with ``--straddle`` the workers' games in flight when the round has its games
-   go on into the next round with its net (:mod:`zero9.learn.selfplay`'s rounds and
+   go on into the next round with its net (:mod:`zero9.learn.selfplay.pool`'s rounds and
    sessions).
 2. **train**: the trainer's latest net learns ``--steps`` steps on the newest window
-   (:mod:`zero9.learn.train`); the result is the **candidate**, saved as
+   (:mod:`zero9.learn.training.train`); the result is the **candidate**, saved as
    ``nets/<hash>.pt`` (with optimizer state) and, for Go, ``nets/<hash>.txt.gz``.
 3. **gate** (``--gate``, off by default like leelaz-ninenine): the candidate plays
    the best net under SPRT (elo0 = 0, elo1 = 35, alpha = beta = 0.05, the Leela Zero
@@ -22,9 +22,9 @@ One **round** (generation ``g``, counted from 0):
    ``ratings/games.jsonl`` and :func:`zero9.arena.elo.bayeselo` refits ``ratings/ratings.json``.
 
 Where each part lives: the round loop is this module; the matches, gating and ratings are
-:mod:`zero9.learn.rating`; the run's nets (the first one, each candidate, Go's Leela Zero
-weights) are :mod:`zero9.learn.run_nets`; training beside self-play is
-:mod:`zero9.learn.concurrent`; the command line is :mod:`zero9.cli.autotrain`, which fills
+:mod:`zero9.learn.loop.rating`; the run's nets (the first one, each candidate, Go's Leela Zero
+weights) are :mod:`zero9.learn.loop.nets`; training beside self-play is
+:mod:`zero9.learn.loop.concurrent`; the command line is :mod:`zero9.cli.autotrain`, which fills
 the settings this loop takes (:class:`zero9.settings.AutotrainConfig`, :class:`NetShape`,
 :class:`zero9.settings.SelfPlayConfig`, :class:`zero9.settings.TrainOptions`).
 
@@ -46,7 +46,7 @@ and net shape are fixed when the run is created (a different ``--game``,
 ``--size``, ``--blocks`` ... on a rerun is an error); every other option is taken
 from the command line of each invocation.
 
-**Ray** (``--ray auto|ADDRESS``, :mod:`zero9.learn.raypool`): self-play and rating games
+**Ray** (``--ray auto|ADDRESS``, :mod:`zero9.learn.cluster.pool`): self-play and rating games
 run on actors across a cluster's nodes; this process still writes every file, so a
 run switches between local and Ray mode and resumes either way (``docs/ray.md``). Ray's
 actors end every game with its round (no straddling).
@@ -65,18 +65,18 @@ from typing import Any
 import torch
 
 from zero9.games import Game
-from zero9.learn.rating import RunMatches, default_anchors, gate, rate
-from zero9.learn.run_nets import (
+from zero9.learn.loop.nets import (
     NetShape,
     check_config,
     identity_config,
     initial_net,
     train_candidate,
 )
+from zero9.learn.loop.rating import RunMatches, default_anchors, gate, rate
 from zero9.learn.rundir import RunDir
-from zero9.learn.selfplay import Pool, config_summary, make_pool
-from zero9.learn.train import clear_train_state
-from zero9.learn.window import ChunkCache
+from zero9.learn.selfplay.pool import Pool, config_summary, make_pool
+from zero9.learn.training.train import clear_train_state
+from zero9.learn.training.window import ChunkCache
 from zero9.nn.checkpoint import check_net_file
 from zero9.nn.net import resolve_device
 from zero9.search import fastpath
@@ -198,7 +198,7 @@ class AutoTrain:
     def make_pool(self):
         """Ray's actors, or this host's worker processes with an inference server per GPU."""
         if self.settings.ray:
-            from zero9.learn.raypool import RayPool  # imports ray: only with --ray
+            from zero9.learn.cluster.pool import RayPool  # imports ray: only with --ray
 
             return RayPool(self.settings.ray, workers=self.settings.workers, server=self.settings.ray_server)
         devices = self.gpus()
@@ -216,7 +216,7 @@ class AutoTrain:
 
     @property
     def concurrent(self) -> bool:
-        return False  # the alternating loop; zero9.learn.concurrent's loop says True
+        return False  # the alternating loop; zero9.learn.loop.concurrent's loop says True
 
     def loop(self) -> None:
         rd = self.run_dir
@@ -367,7 +367,7 @@ class AutoTrain:
         clear_train_state(self.run_dir)
         return net_hash
 
-    # --- matches (zero9.learn.rating) -------------------------------------------------
+    # --- matches (zero9.learn.loop.rating) -------------------------------------------------
     def anchors(self) -> list[str]:
         asked = self.settings.anchors
         return list(asked) if asked is not None else default_anchors(self.game)
@@ -380,7 +380,7 @@ class AutoTrain:
     def plot(self) -> None:
         self.last_plot = time.monotonic()
         try:
-            from zero9.learn.plot import plot_run
+            from zero9.learn.loop.plot import plot_run
 
             plot_run(self.run_dir)
         except ImportError:

@@ -1,0 +1,1 @@
+"""Training: the window of chunks, the losses, one training round, supervised chunks from SGF."""
