@@ -15,6 +15,15 @@ from zero9.util.interrupts import ctrl_c_held
 SIGINT_BIT = 1 << (signal.SIGINT - 1)
 
 
+@pytest.fixture(autouse=True)
+def ctrl_c_as_a_command_has_it():
+    """SIGINT at Python's default for the test: a suite started in the background of a shell without job
+    control (``cmd &``) inherits it ignored, and these tests are about a command that takes Ctrl-C."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, previous)
+
+
 def sigint_state(pid: int | str = "self") -> tuple[bool, bool]:
     """(ignored, held back) of SIGINT in process ``pid``, from Linux's /proc status masks."""
     masks = {}
