@@ -57,3 +57,21 @@ def default_ctrl_c() -> None:
     Python then leaves it ignored: in two full runs a client spawned here played on for two minutes
     after its SIGINT (its stacks, by faulthandler: still uploading games), though never alone."""
     signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+def random_win(winner: int, rng: random.Random, random_moves: int = 100) -> tuple[bytes, int]:
+    """A legal random 9x9 Go game (komi 7.5) that ``winner`` wins, as a forger would send it: random moves
+    (never a pass while another move is legal) for ``random_moves`` moves, then passes. (SGF, moves)."""
+    from zero9.games import make_game
+    from zero9.games.sgf import write_sgf
+
+    game = make_game("go", 9, komi=7.5)
+    while True:
+        position, moves = game.new_position(), []
+        while not position.is_terminal() and len(moves) < 160:
+            legal = [a for a in position.legal_moves() if a != game.pass_action] or [game.pass_action]
+            action = rng.choice(legal) if len(moves) < random_moves else game.pass_action
+            moves.append((position.to_play, action))
+            position = position.play(action)
+        if position.is_terminal() and position.winner() == winner:
+            return write_sgf(game, moves, position.result_string()).encode(), len(moves)

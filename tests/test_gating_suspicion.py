@@ -19,12 +19,13 @@ import pytest
 
 pytest.importorskip("sqlalchemy", reason="the server extra: pip install '.[server]'")
 
+from helpers import random_win
+
 from zero9.distributed.config import Gating, Limits, TaskOptions  # noqa: E402
 from zero9.distributed.gating import fisher_p, improbable_records  # noqa: E402
 from zero9.distributed.pages import status_page  # noqa: E402
 from zero9.distributed.server import Caller, Server  # noqa: E402
 from zero9.games import BLACK, WHITE, make_game  # noqa: E402
-from zero9.games.sgf import write_sgf  # noqa: E402
 
 pytestmark = pytest.mark.timeout(600)
 GO9 = make_game("go", 9, komi=7.5)
@@ -58,19 +59,6 @@ def test_honest_clients_are_not_held():
     assert held == 0
 
 
-def random_win(winner: int, rng: random.Random) -> tuple[bytes, int]:
-    """A legal random 9x9 game ``winner`` wins, ended by two passes: (SGF gzip'd, moves)."""
-    while True:
-        position, moves = GO9.new_position(), []
-        while not position.is_terminal() and len(moves) < 160:
-            legal = [a for a in position.legal_moves() if a != GO9.pass_action] or [GO9.pass_action]
-            action = rng.choice(legal) if len(moves) < 100 else GO9.pass_action
-            moves.append((position.to_play, action))
-            position = position.play(action)
-        if position.is_terminal() and position.winner() == winner:
-            return gzip.compress(write_sgf(GO9, moves, position.result_string()).encode()), len(moves)
-
-
 def play_match(server: Server, candidate: str, share: dict[str, float], games: int, seed: int) -> int:
     """Roster clients answer match tasks in turn, each reporting the candidate's win with its ``share``
     (1.0: a forger, 0.5: an honest client beside an even candidate), until the match is decided, no
@@ -88,6 +76,7 @@ def play_match(server: Server, candidate: str, share: dict[str, float], games: i
             candidate_wins = rng.random() < share[caller.name]
             winner = candidate_colour if candidate_wins else BLACK + WHITE - candidate_colour
             sgf, moves = random_win(winner, rng)
+            sgf = gzip.compress(sgf)
             winner_net = task["black_hash"] if winner == BLACK else task["white_hash"]
             loser_net = task["white_hash"] if winner == BLACK else task["black_hash"]
             form = {"winnerhash": winner_net, "loserhash": loser_net,

@@ -24,6 +24,8 @@ import pytest
 
 pytest.importorskip("fastapi", reason="the server extra: pip install '.[server]'")
 
+from helpers import random_win
+
 from zero9.distributed.client import (  # noqa: E402
     Refused,
     ServerError,
@@ -322,25 +324,10 @@ def test_a_full_disk_is_507_and_one_log_line(server, real_game):
 # --- gating ---------------------------------------------------------------------------------------
 
 
-def random_game(winner: int, seed: int) -> tuple[bytes, int]:
-    """A legal random 9x9 game that ``winner`` wins, as an honest-looking forger would send: (SGF, moves)."""
-    game = make_game("go", 9, komi=7.5)
-    rng = random.Random(seed)
-    while True:
-        position, moves = game.new_position(), []
-        while not position.is_terminal() and len(moves) < 160:
-            legal = [a for a in position.legal_moves() if a != game.pass_action] or [game.pass_action]
-            action = rng.choice(legal) if len(moves) < 120 else game.pass_action
-            moves.append((position.to_play, action))
-            position = position.play(action)
-        if position.is_terminal() and position.winner() == winner:
-            return write_sgf(game, moves, position.result_string()).encode(), len(moves)
-
-
 def match_upload(task: dict, candidate: str, seed: int) -> Upload:
     """A plausible forged result of ``task``: a legal game the candidate wins."""
     winner = BLACK if task["black_hash"] == candidate else WHITE
-    sgf, moves = random_game(winner, seed)
+    sgf, moves = random_win(winner, random.Random(seed), random_moves=120)
     loser = task["white_hash"] if winner == BLACK else task["black_hash"]
     colour = "black" if winner == BLACK else "white"
     fields = {"winnerhash": candidate, "loserhash": loser, "winnercolor": colour,

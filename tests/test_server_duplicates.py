@@ -17,6 +17,8 @@ import pytest
 
 pytest.importorskip("sqlalchemy", reason="the server extra: pip install '.[server]'")
 
+from helpers import random_win
+
 from zero9.distributed.client import play_selfplay  # noqa: E402
 from zero9.distributed.config import Limits, TaskOptions  # noqa: E402
 from zero9.distributed.server import Caller, Server  # noqa: E402
@@ -120,20 +122,6 @@ def test_the_digest_is_the_same_turned_or_mirrored_and_differs_for_other_games()
     assert game_digest(GO9, [0, 1, 2]) != game_digest(make_game("go", 9, komi=6.5), [0, 1, 2])
 
 
-def random_win(winner: int, seed: int) -> tuple[bytes, int]:
-    """A legal random 9x9 game ``winner`` wins (a forger's plausible match result): (SGF gzip'd, moves)."""
-    rng = random.Random(seed)
-    while True:
-        position, moves = GO9.new_position(), []
-        while not position.is_terminal() and len(moves) < 160:
-            legal = [a for a in position.legal_moves() if a != GO9.pass_action] or [GO9.pass_action]
-            action = rng.choice(legal) if len(moves) < 100 else GO9.pass_action
-            moves.append((position.to_play, action))
-            position = position.play(action)
-        if position.is_terminal() and position.winner() == winner:
-            return gzip.compress(write_sgf(GO9, moves, position.result_string()).encode()), len(moves)
-
-
 def test_a_match_game_counts_once_even_mirrored(server):
     candidate = server.add_network((ROOT / "example-data" / "go_9x9_best.txt.gz").read_bytes())
     server._forget_state()
@@ -150,7 +138,8 @@ def test_a_match_game_counts_once_even_mirrored(server):
         return server.submit_match(form, sgf_gz, caller)
 
     ann_task = tasks[0][1]
-    sgf_gz, moves = random_win(colour[id(ann_task)], 11)
+    sgf, moves = random_win(colour[id(ann_task)], random.Random(11))
+    sgf_gz = gzip.compress(sgf)
     assert result(ANN, ann_task, sgf_gz, moves)["accepted"]
     bob_task = next(task for caller, task in tasks[1:] if colour[id(task)] == colour[id(ann_task)])
     record = parse_sgf(gzip.decompress(sgf_gz))
