@@ -36,3 +36,5 @@ _.maxlong
 _.maxlist
 _.maxdict
 _.maxtuple
+# tests/test_interrupts.py: an autouse fixture, which pytest runs around each test without its name
+ctrl_c_as_a_command_has_it
