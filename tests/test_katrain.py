@@ -59,6 +59,16 @@ def katrains_defaults(tmp_path, **changes) -> dict:
             **changes}
 
 
+def analyse_all(engine: KataGoEngine, nodes, seconds: float) -> None:
+    """KaTrain asks its engine about every node of a game, as its whole-game analysis does; all answered."""
+    for node in nodes:
+        node.analyze(engine)
+    deadline = time.monotonic() + seconds
+    while not engine.is_idle() and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert engine.is_idle(), f"{engine.queries_remaining()} queries left"
+
+
 def test_katrain_analyses_a_whole_game_with_zero9(tmp_path):
     app = KaTrainStandIn()
     engine = KataGoEngine(app, katrains_defaults(tmp_path, max_visits=24, fast_visits=8, max_time=60.0))
@@ -66,12 +76,7 @@ def test_katrain_analyses_a_whole_game_with_zero9(tmp_path):
         root = KaTrainSGF.parse_file(GAME)
         nodes = root.nodes_in_tree
         assert len(nodes) > 60
-        for node in nodes:
-            node.analyze(engine)
-        deadline = time.monotonic() + 240
-        while not engine.is_idle() and time.monotonic() < deadline:
-            time.sleep(0.2)
-        assert engine.is_idle(), f"{engine.queries_remaining()} queries left"
+        analyse_all(engine, nodes, 240)
     finally:
         engine.shutdown(finish=False)
     errors = [line for level, line in app.lines if level == OUTPUT_ERROR]
@@ -116,12 +121,7 @@ def test_katrain_at_its_default_time_limit_on_a_loaded_cpu_gets_the_deepest_answ
     engine = KataGoEngine(app, config)
     try:
         nodes = KaTrainSGF.parse_file(GAME).nodes_in_tree
-        for node in nodes:
-            node.analyze(engine)
-        deadline = time.monotonic() + 330
-        while not engine.is_idle() and time.monotonic() < deadline:
-            time.sleep(0.2)
-        assert engine.is_idle(), f"{engine.queries_remaining()} queries left"
+        analyse_all(engine, nodes, 330)
     finally:
         engine.shutdown(finish=False)
         for process in load:
