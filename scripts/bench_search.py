@@ -275,9 +275,13 @@ class FreeNet:
 
 
 class LaterFreeNet(FreeNet):
-    """The free net with the inference server's ticket API: ``submit`` keeps a batch, ``collect`` answers."""
+    """The free net with the inference server's API (:class:`zero9.nn.inference.RemoteNet`): ``submit``
+    keeps a batch of 0/1 bytes and their symmetries (the server turns the planes on the GPU),
+    ``collect`` answers."""
 
-    def submit(self, planes: np.ndarray) -> np.ndarray:
+    takes_bytes = takes_symmetries = True
+
+    def submit(self, planes: np.ndarray, syms: np.ndarray | None = None) -> np.ndarray:
         return planes
 
     def collect(self, ticket: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

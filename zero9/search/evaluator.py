@@ -89,20 +89,22 @@ class UniformEvaluator:
 
     def evaluate_encoded(self, batch) -> tuple[np.ndarray, np.ndarray]:
         """:meth:`evaluate` of the fast path's leaves (:class:`zero9.search.native.LeafBatch`)."""
-        return self.evaluate(batch.keys)
+        return self.evaluate(range(len(batch)))
 
 
 class Asked:
     """A batch between :meth:`NetEvaluator.submit` and :meth:`NetEvaluator.collect`: the rows the cache
     answered are in ``priors``/``values``; the net's answer (or its ticket) fills the others."""
 
-    __slots__ = ("positions", "priors", "values", "size", "misses", "repeats", "syms", "ticket", "answer",
-                 "turned_by_net")
+    __slots__ = ("positions", "priors", "values", "size", "misses", "first", "repeats", "leaves", "syms",
+                 "ticket", "answer", "turned_by_net")
 
     def __init__(self, positions: Sequence, priors: np.ndarray, values: np.ndarray, size: int):
         self.positions, self.priors, self.values, self.size = positions, priors, values, size
-        self.misses: dict[bytes, int] = {}  # key -> the first row asking for it
-        self.repeats: list[tuple[int, int]] = []  # (row, first row) of a leaf asked twice in the batch
+        self.misses: dict[bytes, int] = {}  # key -> the first row asking for it (the Python cache's keys)
+        self.first: Sequence[int] = ()  # the rows the net is asked for, in order
+        self.repeats: Sequence = []  # (row, first row) of a leaf asked twice in the batch
+        self.leaves = None  # the fast path's keys (words, lengths) for its LeafCache; None: by ``misses``
         self.syms: np.ndarray | None = None  # the symmetry each miss was sent under
         self.ticket = None  # the net's ticket while the batch is in flight
         self.answer: tuple[np.ndarray, np.ndarray] | None = None  # the net's (probs, values) of the misses
@@ -113,7 +115,8 @@ class NetEvaluator:
     """A ZeroNet behind features, a random symmetry per position, and an LRU cache."""
 
     def __init__(self, net, cache_size: int = 200_000, random_symmetry: bool = True,
-                 rng: np.random.Generator | None = None, with_ownership: bool = False):
+                 rng: np.random.Generator | None = None, with_ownership: bool = False,
+                 compiled_cache: bool = True):
         if cache_size < 0:
             raise ValueError(f"cache_size must be >= 0, got {cache_size}")
         self.net = net
@@ -127,6 +130,11 @@ class NetEvaluator:
         self.random_symmetry = random_symmetry
         self.rng = rng or np.random.default_rng()
         self._cache: OrderedDict[bytes, tuple[np.ndarray, int, float]] = OrderedDict()  # (priors, row, value)
+        # The fast path's leaves go through a zero9.search.leafcache.LeafCache (made at their first batch),
+        # the OrderedDict's rules compiled; compiled_cache=False keeps them in the OrderedDict (the tests
+        # hold the two equal).
+        self.compiled_cache = compiled_cache
+        self._leaf_cache = None
         self._lock = threading.Lock()  # the window's policy heatmap and a running analysis share us
         self.calls = 0  # net.predict calls
         self.positions = 0  # positions asked for
@@ -163,24 +171,46 @@ class NetEvaluator:
 
     def submit_encoded(self, batch, wait: bool = False) -> Asked:
         """:meth:`submit` of the fast path's leaves: their keys and planes (uint8, symmetry 0) are made
-        already; the misses' planes are turned by their symmetries here."""
+        already; the misses' planes are turned by their symmetries here. The cache is then a
+        :class:`zero9.search.leafcache.LeafCache` (the same rules, compiled), unless ownership rides
+        on it."""
         game = batch.forest.game
 
-        def encode(rows: list[int], syms: np.ndarray | None) -> np.ndarray:
+        def encode(rows, syms: np.ndarray | None) -> np.ndarray:
             planes = batch.planes[rows] if syms is None else batch.turned(rows, syms)
             # 0/1 bytes for a net that takes them (the inference server's slots), else float32 as encode_batch
             return planes if getattr(self.net, "takes_bytes", False) else planes.astype(np.float32)
 
-        return self._submit(batch.hashes, batch.keys, encode, game, wait)
+        if not (self.cache_size and self.compiled_cache) or self._owned is not None:
+            return self._submit(batch.hashes, batch.keys, encode, game, wait)
+        with self._lock:
+            asked = self._asked(batch.hashes, game)
+            asked.leaves = batch.key_words, batch.key_len
+            asked.first, asked.repeats, hits = self._leaves(asked).look_up(*asked.leaves, asked.priors,
+                                                                           asked.values)
+            self.cache_hits += hits
+            self._send(asked, encode, wait)
+            return asked
+
+    def _leaves(self, asked: Asked):
+        """The fast path's cache (made at its first batch, and again after :meth:`clear_cache`)."""
+        if self._leaf_cache is None:
+            from zero9.search.leafcache import LeafCache  # (numba: the fast path's own)
+
+            self._leaf_cache = LeafCache(self.cache_size, asked.leaves[0].shape[1], asked.priors.shape[1])
+        return self._leaf_cache
+
+    def _asked(self, positions, game) -> Asked:
+        self.positions += len(positions)
+        num_actions = game.num_actions if game is not None else 0
+        return Asked(positions, np.empty((len(positions), num_actions), np.float32),
+                     np.empty(len(positions), np.float32), game.size if game is not None else 0)
 
     def _submit(self, positions, keys, encode, game, wait: bool) -> Asked:
         # Self-play asks for hundreds of positions a call: whole-batch numpy operations, and a
         # Python loop only where each position needs its own (keys, cache entries).
         with self._lock:
-            self.positions += len(positions)
-            num_actions = game.num_actions if game is not None else 0
-            asked = Asked(positions, np.empty((len(positions), num_actions), np.float32),
-                          np.empty(len(positions), np.float32), game.size if game is not None else 0)
+            asked = self._asked(positions, game)
             priors, values, misses, repeats = asked.priors, asked.values, asked.misses, asked.repeats
             cache = self._cache
             for j, key in enumerate(keys):
@@ -194,38 +224,42 @@ class NetEvaluator:
                     repeats.append((j, misses[key]))
                 else:
                     misses[key] = j
-            if misses:
-                first = list(misses.values())
-                syms = asked.syms = (self.rng.integers(0, 8, len(first)) if self.random_symmetry
-                                     else np.zeros(len(first), np.intp))
-                # the inference server's net turns the planes itself, on the GPU (zero9.nn.inference)
-                on_net = asked.turned_by_net = self._owned is None and getattr(self.net, "takes_symmetries",
-                                                                               False)
-                planes = encode(first, None if on_net else syms)
-                extra = (syms,) if on_net else ()
-                start = time.perf_counter()
-                if self._owned is not None:
-                    asked.answer = self.net.predict(planes, ownership=True)
-                elif self.answers_later and not wait:
-                    asked.ticket = self.net.submit(planes, *extra)
-                else:
-                    asked.answer = self.net.predict(planes, *extra)
-                self.net_seconds += time.perf_counter() - start
-                self.calls += 1
+            asked.first = list(misses.values())
+            self._send(asked, encode, wait)
             return asked
+
+    def _send(self, asked: Asked, encode, wait: bool) -> None:
+        """The misses' planes to the net (each under a random symmetry), or their answer computed now."""
+        if not len(asked.first):
+            return
+        first = asked.first
+        syms = asked.syms = (self.rng.integers(0, 8, len(first)) if self.random_symmetry
+                             else np.zeros(len(first), np.intp))
+        # the inference server's net turns the planes itself, on the GPU (zero9.nn.inference)
+        on_net = asked.turned_by_net = self._owned is None and getattr(self.net, "takes_symmetries", False)
+        planes = encode(first, None if on_net else syms)
+        extra = (syms,) if on_net else ()
+        start = time.perf_counter()
+        if self._owned is not None:
+            asked.answer = self.net.predict(planes, ownership=True)
+        elif self.answers_later and not wait:
+            asked.ticket = self.net.submit(planes, *extra)
+        else:
+            asked.answer = self.net.predict(planes, *extra)
+        self.net_seconds += time.perf_counter() - start
+        self.calls += 1
 
     def collect(self, asked: Asked) -> tuple[np.ndarray, np.ndarray]:
         """The second half of ``evaluate``: the net's answer in, the cache filled; ``(priors, values)``."""
         with self._lock:
-            if not asked.misses:
+            if not len(asked.first):
                 return asked.priors, asked.values
             if asked.answer is None:
                 start = time.perf_counter()
                 asked.answer = self.net.collect(asked.ticket)
                 self.net_seconds += time.perf_counter() - start
             probs, vals = asked.answer[0], asked.answer[1]
-            priors, values, misses, syms = asked.priors, asked.values, asked.misses, asked.syms
-            first = list(misses.values())
+            priors, values, first, syms = asked.priors, asked.values, asked.first, asked.syms
             probs = np.asarray(probs, np.float32)
             size = asked.size
             for s in range(1, 1 if asked.turned_by_net else features.NUM_SYMMETRIES):  # each row back
@@ -233,16 +267,19 @@ class NetEvaluator:
                     back = features.back_index(s, size, probs.shape[1])
                     probs[rows] = probs[rows][:, back]
             priors[first], values[first] = probs, vals
-            for repeat, row in asked.repeats:
-                priors[repeat], values[repeat] = priors[row], values[row]
+            if len(asked.repeats):
+                repeats = np.asarray(asked.repeats, np.intp)
+                priors[repeats[:, 0]], values[repeats[:, 0]] = priors[repeats[:, 1]], values[repeats[:, 1]]
             if self._owned is not None:
                 self._keep_ownership(asked, size)
-            if self.cache_size:
+            if asked.leaves is not None:
+                self._leaves(asked).insert(*asked.leaves, np.asarray(first), priors, values)
+            elif self.cache_size:
                 # An entry's priors are a row of ``priors`` (the search only reads it), not of ``probs``:
                 # one array per batch stays alive, not two.
                 cache = self._cache
                 entries = zip(itertools.repeat(priors), first, values[first].tolist(), strict=False)
-                cache.update(zip(misses, entries, strict=True))  # (the inner zip: repeat is endless)
+                cache.update(zip(asked.misses, entries, strict=True))  # (the inner zip: repeat is endless)
                 if self._owned is None:
                     while len(cache) > self.cache_size:
                         cache.popitem(last=False)  # the least recently used
@@ -294,6 +331,7 @@ class NetEvaluator:
     def clear_cache(self) -> None:
         with self._lock:
             self._cache.clear()
+            self._leaf_cache = None
             if self._owned is not None:
                 self._owned.clear()
 

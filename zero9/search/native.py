@@ -16,7 +16,7 @@ Vocabulary:
   policy), so :class:`zero9.learn.selfplay.game.GameInPlay` plays on it unchanged. It keeps
   the root's :class:`~zero9.games.Position` (the record needs it), made by ``play`` once a move.
 - **leaf batch** (:class:`LeafBatch`): one step's leaves: their trees and nodes, input planes
-  (uint8 ``[B, C, N, N]``) and cache keys (:func:`zero9.search.evaluator.history_key`'s bytes),
+  (uint8 ``[B, C, N, N]``) and cache keys (:func:`zero9.search.evaluator.history_key`'s hashes as words),
   what :meth:`zero9.search.evaluator.NetEvaluator.submit_encoded` takes instead of positions.
 - **the driver** (:func:`search_slots`): :func:`zero9.search.batched.search_slots` over native
   trees, one or two batches in flight, the same steps in the same order.
@@ -81,11 +81,22 @@ class LeafBatch:
     trees: np.ndarray  # int32 [B]
     nodes: np.ndarray  # int32 [B]
     planes: np.ndarray  # uint8 [B, C, N, N]
-    keys: list[bytes]
-    hashes: np.ndarray  # uint64 [B]: each leaf's position hash (its key's first 8 bytes)
+    key_words: np.ndarray  # uint64 [B, 8]: each leaf's cache key (zero9.search.leafcache), newest first
+    key_len: np.ndarray  # int64 [B]: the words of each key
 
     def __len__(self) -> int:
         return len(self.nodes)
+
+    @property
+    def hashes(self) -> np.ndarray:
+        """uint64 ``[B]``: each leaf's position hash (its key's first word)."""
+        return self.key_words[:, 0]
+
+    @property
+    def keys(self) -> list[bytes]:
+        """The keys as :func:`zero9.search.evaluator.history_key`'s bytes."""
+        raw, width = self.key_words.tobytes(), self.key_words.itemsize * self.key_words.shape[1]
+        return [raw[width * b: width * b + 8 * n] for b, n in enumerate(self.key_len.tolist())]
 
     def turned(self, rows: list[int], syms: np.ndarray) -> np.ndarray:
         """The planes of leaves ``rows``, each under its symmetry (uint8 ``[len(rows), C, N, N]``)."""
@@ -265,10 +276,8 @@ class Forest:
                                np.empty(len(slots), np.int64))
         if count < 0:
             return None
-        raw = keys[:count].tobytes()
-        width = 8 * F.HISTORY
-        names = [raw[width * b: width * b + 8 * n] for b, n in enumerate(key_len[:count].tolist())]
-        return LeafBatch(self, out_tree[:count], out_node[:count], planes[:count], names, keys[:count, 0])
+        return LeafBatch(self, out_tree[:count], out_node[:count], planes[:count], keys[:count],
+                         key_len[:count])
 
     def backup(self, batch: LeafBatch, priors: np.ndarray, values: np.ndarray) -> None:
         """Expand and back up each leaf of ``batch`` with its evaluation (then the new roots' noise)."""

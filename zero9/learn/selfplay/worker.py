@@ -6,7 +6,8 @@ process when the pool has none) runs jobs from its queue (:func:`serve_jobs`): *
 loop (:class:`WorkerGames`) for both of its kinds: a **quota** (play N games) and a **round** of
 the worker's **session** (endless games that go on from one round into the next; see
 :mod:`zero9.learn.selfplay.pool`'s docstring). It writes each finished game's record itself
-(:mod:`zero9.learn.selfplay.records`) and reports to the main process:
+(:mod:`zero9.learn.selfplay.records`) on a thread beside its games (:class:`RecordWriter`) and
+reports to the main process:
 ``("tick", worker, counters)``, ``("game", worker, summary, counters)``, ``("paused", worker,
 round, counters)``, ``("done", worker, counters)``, ``("result", worker, value)`` or
 ``("error", worker, text, disk)`` (:func:`error_message`). It dies with its parent
@@ -20,6 +21,7 @@ import os
 import queue
 import signal
 import sys
+import threading
 import time
 import traceback
 from dataclasses import dataclass, field
@@ -63,6 +65,56 @@ class WorkerJob:
     options: dict = field(default_factory=dict)
     round: int = 0  # 0: a quota; else a round of the pool's sessions (its "paused" message names it)
     game: Game | None = None  # the board to play (None: the net's own); a session keeps its first round's
+
+
+class RecordWriter:
+    """A worker's finished games written on a thread of their own, while its games search on.
+
+    Writing a record (its planes packed, the npz deflated, the files fsync'd) was a tenth of a Go
+    recipe worker's time on the GPU machine (py-spy, issue 40), and the worker waits for the net a
+    seventh of its time: deflate, writes and fsyncs let go of the interpreter, so they fill those
+    waits. Each record is announced (its ``"game"`` message) once it is on disk, as before; a
+    worker flushes before it says ``"paused"`` or ``"done"``, so those still come after its games.
+    At most ``MOST`` records wait: a slow disk slows the games rather than filling memory.
+    """
+
+    MOST = 8
+
+    def __init__(self):
+        self.waiting: queue.Queue = queue.Queue(self.MOST)
+        self.error: BaseException | None = None
+        threading.Thread(target=self._run, name="records", daemon=True).start()
+
+    def put(self, write) -> None:
+        """Run ``write()`` on the writer's thread, after those put before it."""
+        self._raise()
+        self.waiting.put(write)
+
+    def flush(self) -> None:
+        """Wait until every record put is written; a writer's error is raised here."""
+        self.waiting.join()
+        self._raise()
+
+    def close(self) -> None:
+        """:meth:`flush`, and the thread ends."""
+        try:
+            self.flush()
+        finally:
+            self.waiting.put(None)
+
+    def _raise(self) -> None:
+        if self.error is not None:
+            raise self.error
+
+    def _run(self) -> None:
+        while (write := self.waiting.get()) is not None:
+            try:
+                if self.error is None:  # after an error nothing more is written: the worker reports it
+                    write()
+            except BaseException as e:
+                self.error = e
+            finally:
+                self.waiting.task_done()
 
 
 class _CountingEvaluator:
@@ -251,6 +303,7 @@ class WorkerGames:
         self.rounds: list[tuple[int, str]] = []  # per round: (games begun before it, its net's hash)
         self.held: list[tuple[GameRecord, list[str]]] = []  # (record, its nets) ended after the round's last
         self.seq = 0  # records written
+        self.writer = RecordWriter()
         self.begin(job)
 
     def load(self, job: WorkerJob):
@@ -286,17 +339,21 @@ class WorkerGames:
         if self.left is not None and not claim(self.left):
             self.held.append((record, nets))
             return
-        job = self.job
+        job, counters = self.job, self.evaluator.counters()
         stem = new_stem(self.worker, self.seq)
         self.seq += 1
-        path = write_record(record, stem, Path(job.chunk_dir), Path(job.sgf_dir) if job.sgf_dir else None,
-                            nets[-1], self.options, Path(job.lz_dir) if job.lz_dir else None, nets)
-        self.out_queue.put(("game", self.worker, game_summary(record, path, carried),
-                            self.evaluator.counters()))
+
+        def write() -> None:
+            path = write_record(record, stem, Path(job.chunk_dir), Path(job.sgf_dir) if job.sgf_dir else None,
+                                nets[-1], self.options, Path(job.lz_dir) if job.lz_dir else None, nets)
+            self.out_queue.put(("game", self.worker, game_summary(record, path, carried), counters))
+
+        self.writer.put(write)
 
     def wait_while_full(self) -> None:
         """A session's pause: while the round has all its games, say so and wait for the next round's job."""
         while self.left.value <= 0:
+            self.writer.flush()  # the round's games are on disk and announced before it says so
             self.out_queue.put(("paused", self.worker, self.job.round, self.evaluator.counters()))
             while True:
                 item = self.jobs.next()
@@ -322,6 +379,8 @@ def play_job(job: WorkerJob, jobs: JobQueue, out_queue, remote: RemoteNet | None
             games.play()
         except StopSelfPlay:
             pass  # the games in flight (and a session's held records) are dropped
+        finally:
+            games.writer.close()  # (the games that ended are written, whatever stopped the others)
         if not games.session:
             out_queue.put(("done", job.worker, games.evaluator.counters()))
     except BaseException as e:  # the main process must hear about it, not wait forever
