@@ -88,14 +88,11 @@ def test_the_server_turns_each_position_by_its_symmetry_as_the_worker_would(tmp_
             np.testing.assert_allclose(got[1], want[1], atol=1e-5)
 
 
-def test_a_batch_is_padded_to_its_bucket_and_answered_at_its_size():
-    """The CUDA forward's padding (the GPU is not here, the padding is): to the next bucket, zeros."""
-    from zero9.nn.inference import padded_to_bucket
+def test_a_batch_runs_in_the_smallest_bucket_that_holds_it():
+    """The CUDA forward's buckets (the GPU is not here; scripts/device/check_server.py runs the server
+    there against the CPU net)."""
+    from zero9.nn.inference import bucket_for
 
-    x, syms = torch.ones(5, 2, 3, 3, dtype=torch.uint8), torch.arange(5)
-    padded, padded_syms = padded_to_bucket(x, syms, (4, 8, 16))
-    assert padded.shape == (8, 2, 3, 3) and padded_syms.tolist() == [0, 1, 2, 3, 4, 0, 0, 0]
-    assert padded[:5].equal(x) and not padded[5:].any()
-    assert padded_to_bucket(x[:4], syms[:4], (4, 8))[0].shape[0] == 4
+    assert [bucket_for(n, (4, 8, 16)) for n in (1, 4, 5, 8, 9, 16)] == [4, 4, 8, 8, 16, 16]
     with pytest.raises(ValueError, match="above the largest bucket"):
-        padded_to_bucket(x, syms, (4,))
+        bucket_for(17, (4, 8, 16))

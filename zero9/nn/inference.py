@@ -8,8 +8,8 @@ answers all workers, so the GPU sees few large batches.
 Vocabulary:
 
 - **server**: the process that owns the device. It holds the net in bf16, channels-last,
-  compiled by ``torch.compile`` with CUDA graphs (``reduce-overhead``); CUDA graphs
-  need fixed shapes, so a batch is padded up to the next **bucket** size.
+  compiled by ``torch.compile``, in a CUDA graph captured per **bucket** (a batch size: CUDA
+  graphs need fixed shapes, so a batch runs in the next bucket up; :class:`GraphedForward`).
 - **client** (:class:`RemoteNet`): what a worker holds instead of a net. Its
   :meth:`RemoteNet.predict` has :meth:`zero9.nn.net.ZeroNet.predict`'s contract (planes
   ``[B, C, N, N]`` in; ``probs [B, A]`` and ``value [B]`` out), so
@@ -66,8 +66,8 @@ from zero9.nn.checkpoint import load_net
 from zero9.nn.net import ZeroNet, resolve_device
 
 REQUEST = struct.Struct("<BI")  # a request: slot number, positions in it
-# batch sizes compiled; a batch is padded up to the next one (1536 and 3072: a round of 1,600 positions
-# padded to 2,048 wasted a fifth of the GPU's work)
+# batch sizes compiled; a batch runs in the next one up (1536 and 3072: a round of 1,600 positions
+# in 2,048 wasted a fifth of the GPU's work)
 BUCKETS = (256, 512, 1024, 1536, 2048, 3072, 4096)
 IN_FLIGHT = 2  # slots per worker: batches one worker may have in flight at once
 
@@ -81,25 +81,81 @@ def symmetry_maps(size: int, actions: int, device: torch.device) -> tuple[torch.
     return torch.as_tensor(turn, device=device), torch.as_tensor(back.astype(np.int64), device=device)
 
 
-def padded_to_bucket(x: torch.Tensor, syms: torch.Tensor, buckets: tuple[int, ...]
-                     ) -> tuple[torch.Tensor, torch.Tensor]:
-    """``x`` and ``syms`` padded with zeros up to the smallest bucket that holds them (CUDA graphs take
-    fixed shapes); the caller keeps the first ``len(x)`` answers."""
-    size = next((b for b in buckets if b >= len(x)), None)
+def bucket_for(n: int, buckets: tuple[int, ...]) -> int:
+    """The smallest bucket that holds a batch of ``n`` (CUDA graphs take fixed shapes)."""
+    size = next((b for b in buckets if b >= n), None)
     if size is None:
-        raise ValueError(f"batch {len(x)} is above the largest bucket {buckets[-1]}")
-    if size == len(x):
-        return x, syms
-    return (torch.cat([x, x.new_zeros((size - len(x), *x.shape[1:]))]),
-            torch.cat([syms, syms.new_zeros(size - len(syms))]))
+        raise ValueError(f"batch {n} is above the largest bucket {buckets[-1]}")
+    return size
+
+
+@dataclass
+class Graph:
+    """One bucket's CUDA graph and the static tensors it reads and writes on the device: ``x`` uint8
+    ``[size, C, N, N]``, ``syms`` uint8 ``[size]`` in; ``probs`` float32 ``[size, A]``, ``value`` float32
+    ``[size]`` out. A batch of ``n`` fills the first ``n`` rows; the rows past it keep an earlier
+    batch's planes (valid ones: they are answered and the answers ignored)."""
+
+    size: int
+    graph: torch.cuda.CUDAGraph
+    x: torch.Tensor
+    syms: torch.Tensor
+    probs: torch.Tensor
+    value: torch.Tensor
+
+
+class GraphedForward:
+    """The CUDA forward: a CUDA graph per bucket, captured by hand over the inductor-compiled net.
+
+    ``torch.compile``'s own CUDA graphs (``mode="reduce-overhead"``) check and copy their inputs on
+    each call, and the padding to a bucket was two more copies: together over a quarter of the
+    inference server's time, the process the Go recipe's workers waited on (py-spy, issue 40). Here a
+    batch's rows go straight into the bucket's static input (the server copies each worker's slot
+    there), the graph replays, and the outputs are read from its static output.
+    """
+
+    def __init__(self, heads, in_shape: tuple[int, int, int], buckets: tuple[int, ...], device: torch.device):
+        # The graphs read the net's weights and the symmetry tables where they were at capture: ``heads``
+        # holds them, and it must live as long as the graphs (freed, their memory goes to other tensors).
+        self.heads, self.buckets, self.graphs = heads, buckets, {}
+        side = torch.cuda.Stream(device)
+        for b in buckets:  # compile and capture every bucket now, not in the middle of self-play
+            x = torch.zeros(b, *in_shape, dtype=torch.uint8, device=device)
+            syms = torch.zeros(b, dtype=torch.uint8, device=device)
+            side.wait_stream(torch.cuda.current_stream(device))
+            with torch.cuda.stream(side), torch.inference_mode():  # warm-up off the capture's stream
+                for _ in range(3):
+                    heads(x, syms)
+            torch.cuda.current_stream(device).wait_stream(side)
+            graph = torch.cuda.CUDAGraph()
+            with torch.cuda.graph(graph), torch.inference_mode():
+                probs, value = heads(x, syms)
+            self.graphs[b] = Graph(b, graph, x, syms, probs, value)
+        torch.cuda.synchronize(device)
+
+    def bucket(self, n: int) -> Graph:
+        return self.graphs[bucket_for(n, self.buckets)]
+
+    def __call__(self, x: torch.Tensor, syms: torch.Tensor | None = None
+                 ) -> tuple[torch.Tensor, torch.Tensor]:
+        n = len(x)
+        g = self.bucket(n)
+        g.x[:n].copy_(x)
+        if syms is None:
+            g.syms[:n].zero_()
+        else:
+            g.syms[:n].copy_(syms)
+        g.graph.replay()
+        return g.probs[:n].clone(), g.value[:n].clone()  # (the graph writes its next answer there)
 
 
 def compiled_forward(net: ZeroNet, device: torch.device, buckets: tuple[int, ...] = BUCKETS):
     """``forward(planes_uint8_on_device [B, C, N, N], syms [B] or None) -> (probs float32 [B, A], value
     float32 [B])``: each position's planes turned by its symmetry, the net, its policy turned back.
 
-    bf16 weights, channels-last, ``torch.compile`` with CUDA graphs on CUDA (compiled once
-    per bucket, here, before use: ~15-30 s each); plain float32 eager on the CPU.
+    bf16 weights, channels-last, compiled by ``torch.compile`` and captured in a CUDA graph per
+    bucket on CUDA (:class:`GraphedForward`, made here before use: ~15-30 s a bucket); plain float32
+    eager on the CPU.
     """
     net = net.to(device).eval()
     turn, back = symmetry_maps(net.size, net.num_actions, device)
@@ -109,12 +165,9 @@ def compiled_forward(net: ZeroNet, device: torch.device, buckets: tuple[int, ...
         index = turn[syms].unsqueeze(1).expand(b, c, turn.shape[1])
         return x.reshape(b, c, -1).gather(2, index).reshape(x.shape)
 
-    def same_symmetry(x: torch.Tensor) -> torch.Tensor:
-        return torch.zeros(len(x), dtype=torch.long, device=x.device)
-
     if device.type != "cuda":
         def eager(x: torch.Tensor, syms: torch.Tensor | None = None):
-            syms = same_symmetry(x) if syms is None else syms.long()
+            syms = torch.zeros(len(x), dtype=torch.long, device=x.device) if syms is None else syms.long()
             with torch.inference_mode():
                 policy, value = net(turned(x, syms).float())[:2]
                 return torch.softmax(policy.float(), dim=1).gather(1, back[syms]), value.float()
@@ -123,6 +176,7 @@ def compiled_forward(net: ZeroNet, device: torch.device, buckets: tuple[int, ...
     torch.backends.cudnn.benchmark = True
 
     def heads(x: torch.Tensor, syms: torch.Tensor):
+        syms = syms.long()
         x = turned(x, syms)
         policy, value = net(x.to(torch.bfloat16).contiguous(memory_format=torch.channels_last))[:2]
         return torch.softmax(policy.float(), dim=1).gather(1, back[syms]), value.float()
@@ -131,24 +185,8 @@ def compiled_forward(net: ZeroNet, device: torch.device, buckets: tuple[int, ...
     for name in ("recompile_limit", "cache_size_limit"):
         if hasattr(limits, name):
             setattr(limits, name, max(getattr(limits, name), 2 * len(buckets) + 4))
-    compiled = torch.compile(heads, mode="reduce-overhead", dynamic=False)
-    c, n = net.config["in_planes"], net.size
-    with torch.inference_mode():
-        for b in buckets:  # compile and capture every bucket now, not in the middle of self-play
-            for _ in range(3):
-                compiled(torch.zeros(b, c, n, n, dtype=torch.uint8, device=device),
-                         torch.zeros(b, dtype=torch.long, device=device))
-        torch.cuda.synchronize(device)
-
-    def forward(x: torch.Tensor, syms: torch.Tensor | None = None):
-        n = len(x)
-        padded, syms = padded_to_bucket(x, same_symmetry(x) if syms is None else syms.long(), buckets)
-        with torch.inference_mode():
-            probs, value = compiled(padded, syms)
-            # CUDA graphs reuse their output buffers: copy out before the next call
-            return probs[:n].clone(), value[:n].clone()
-
-    return forward
+    compiled = torch.compile(heads, dynamic=False)  # inductor's kernels; the CUDA graphs are ours
+    return GraphedForward(compiled, (net.config["in_planes"], net.size, net.size), buckets, device)
 
 
 @dataclass
@@ -442,7 +480,8 @@ def _serve(specs: list[tuple[SlotSpec, ...]], requests, replies, control, contro
     forward, net = None, None
     stats = {"batches": 0, "positions": 0, "busy_s": 0.0, "loads": 0}  # loads: nets read from a file
     parent, checked = os.getppid(), time.monotonic()
-    rounds = _Rounds(specs, device)
+    rounds = _Rounds(specs, slots, device)
+    stats["registered_slots"] = sum(host is not None for mine in rounds.host_planes for host in mine)
     while True:
         if time.monotonic() - checked > 1.0:
             checked = time.monotonic()
@@ -477,6 +516,7 @@ def _serve(specs: list[tuple[SlotSpec, ...]], requests, replies, control, contro
         rounds.running = launched
         stats["busy_s"] += time.perf_counter() - began
     rounds.finish(slots, stats)
+    rounds.close()
     if listener is not None:
         listener.close()
     for mine in slots:
@@ -520,9 +560,15 @@ def _requests(clients: list, joined: list, lock: threading.Lock, timeout: float 
 
 class _Rounds:
     """The server's rounds, two deep: while the GPU computes one round, the server answers the round
-    before it and gathers the next (pinned input and output buffers alternate between the two)."""
+    before it and gathers the next (pinned input and output buffers alternate between the two).
 
-    def __init__(self, specs, device: torch.device):
+    On CUDA each slot's planes are registered with the driver as pinned memory (``cudaHostRegister``)
+    where it allows: the GPU then copies a request's planes from the worker's slot into the bucket's
+    input itself, and the server's core no longer copies them into a pinned buffer first (that copy,
+    a quarter of a megabyte a request, was a seventh of the server's time on the Go recipe; py-spy,
+    issue 40). Where registering fails, the planes go through the pinned buffer as before."""
+
+    def __init__(self, specs, slots, device: torch.device):
         cuda = device.type == "cuda"
         shape, actions = specs[0][0].planes_shape, specs[0][0].num_actions
         most = BUCKETS[-1]
@@ -534,6 +580,14 @@ class _Rounds:
         self.turn = 0
         self.backlog: list = []  # requests not yet in a round: (worker, slot, n)
         self.running = None  # the round on the GPU: (buffer, group, replies, event)
+        self.registered: list[int] = []  # addresses registered with CUDA (unregistered by close)
+        self.host_planes = [[_registered(slot.planes, self.registered) if cuda else None for slot in mine]
+                            for mine in slots]  # [worker][slot]: a torch view of registered planes, or None
+
+    def close(self) -> None:
+        for address in self.registered:
+            torch.cuda.cudart().cudaHostUnregister(address)
+        self.registered = []
 
     @property
     def busy(self) -> bool:
@@ -544,15 +598,30 @@ class _Rounds:
         all queued on the GPU; returns it (its answer is read by :meth:`finish`)."""
         k = self.turn
         self.turn = 1 - k
-        planes, syms, group, total = self.planes[k], self.syms[k], [], 0
+        group, total = [], 0
         while self.backlog and total + self.backlog[0][2] <= BUCKETS[-1]:
             w, s, n = self.backlog.pop(0)
-            planes[total:total + n].numpy()[:] = slots[w][s].planes[:n]
-            syms[total:total + n].numpy()[:] = slots[w][s].syms[:n]
             group.append((w, s, total, n))
             total += n
-        x = planes[:total].to(self.device, non_blocking=True)
-        probs, value = forward(x, syms[:total].to(self.device, non_blocking=True))
+        planes, syms = self.planes[k], self.syms[k]
+        if isinstance(forward, GraphedForward):
+            g = forward.bucket(total)
+            for w, s, at, n in group:
+                syms[at:at + n].numpy()[:] = slots[w][s].syms[:n]
+                host = self.host_planes[w][s]
+                if host is None:  # through the pinned buffer
+                    planes[at:at + n].numpy()[:] = slots[w][s].planes[:n]
+                    host = planes[at:at + n]
+                g.x[at:at + n].copy_(host[:n], non_blocking=True)
+            g.syms[:total].copy_(syms[:total], non_blocking=True)
+            g.graph.replay()
+            probs, value = g.probs[:total], g.value[:total]
+        else:
+            for w, s, at, n in group:
+                planes[at:at + n].numpy()[:] = slots[w][s].planes[:n]
+                syms[at:at + n].numpy()[:] = slots[w][s].syms[:n]
+            probs, value = forward(planes[:total].to(self.device, non_blocking=True),
+                                   syms[:total].to(self.device, non_blocking=True))
         self.probs[k][:total].copy_(probs, non_blocking=True)
         self.value[k][:total].copy_(value, non_blocking=True)
         event = None
@@ -581,6 +650,16 @@ class _Rounds:
                 pass
         stats["batches"] += 1
         stats["positions"] += total
+
+
+def _registered(planes: np.ndarray, registered: list[int]) -> torch.Tensor | None:
+    """``planes`` (a slot's shared memory) registered with CUDA as pinned memory, as a torch view; None
+    where the driver refuses (the server then copies through its pinned buffer)."""
+    address = planes.ctypes.data
+    if int(torch.cuda.cudart().cudaHostRegister(address, planes.nbytes, 0)) != 0:
+        return None
+    registered.append(address)
+    return torch.from_numpy(planes)
 
 
 class ServerGroup:
