@@ -382,9 +382,15 @@ class NativeTree:
                  rng: np.random.Generator):
         self.forest, self.slot, self.position = forest, slot, position
         self.config, self.rng = config, rng
-        self.root = RootView(self)
         self.noised = False  # the root's priors have noise in them (puct: root.raw_prior is set)
         self.begin_search()
+
+    @property
+    def root(self) -> RootView:
+        # made on each call: a view kept here would make a reference cycle, which held every game's
+        # positions (the record's, through their parents) until the cyclic collector came: 200,000
+        # objects a collection, 6 % of a Go recipe worker (scripts/bench_search.py --per-core --gumbel)
+        return RootView(self)
 
     # --- budget --------------------------------------------------------------------------------
 
