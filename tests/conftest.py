@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
-import pytest
+import os
 
-from zero9.arena.gtpclient import find_gnugo
+os.environ["ZERO9_CHECK_DIRECT"] = "1"  # every direct call of a compiled step checked (numba_cache.Direct)
+
+import pytest  # noqa: E402
+
+from zero9.arena.gtpclient import find_gnugo  # noqa: E402
 
 
 @pytest.fixture(scope="session")

@@ -66,7 +66,7 @@ def batch_of(game, pool, picks) -> LeafBatch:
         words[b, len(pool[k]):] = np.uint64(12345)  # (words past a key's length are not its key)
         length[b] = len(pool[k])
         planes[b, 0, 0, 0] = k
-    forest = SimpleNamespace(game=game, rules=SimpleNamespace(size=game.size))
+    forest = SimpleNamespace(game=game, rules=SimpleNamespace(size=game.size, num_actions=game.num_actions))
     return LeafBatch(forest, np.zeros(n, np.int32), np.zeros(n, np.int32), planes, words, length)
 
 

@@ -104,7 +104,7 @@ class Asked:
         self.misses: dict[bytes, int] = {}  # key -> the first row asking for it (the Python cache's keys)
         self.first: Sequence[int] = ()  # the rows the net is asked for, in order
         self.repeats: Sequence = []  # (row, first row) of a leaf asked twice in the batch
-        self.leaves = None  # the fast path's keys (words, lengths) for its LeafCache; None: by ``misses``
+        self.leaves = None  # the fast path's keys (words, lengths) and LeafCache maker; None: by ``misses``
         self.syms: np.ndarray | None = None  # the symmetry each miss was sent under
         self.ticket = None  # the net's ticket while the batch is in flight
         self.answer: tuple[np.ndarray, np.ndarray] | None = None  # the net's (probs, values) of the misses
@@ -185,8 +185,8 @@ class NetEvaluator:
             return self._submit(batch.hashes, batch.keys, encode, game, wait)
         with self._lock:
             asked = self._asked(batch.hashes, game)
-            asked.leaves = batch.key_words, batch.key_len
-            asked.first, asked.repeats, hits = self._leaves(asked).look_up(*asked.leaves, asked.priors,
+            asked.leaves = batch.key_words, batch.key_len, batch.new_cache
+            asked.first, asked.repeats, hits = self._leaves(asked).look_up(*asked.leaves[:2], asked.priors,
                                                                            asked.values)
             self.cache_hits += hits
             self._send(asked, encode, wait)
@@ -195,9 +195,7 @@ class NetEvaluator:
     def _leaves(self, asked: Asked):
         """The fast path's cache (made at its first batch, and again after :meth:`clear_cache`)."""
         if self._leaf_cache is None:
-            from zero9.search.leafcache import LeafCache  # (numba: the fast path's own)
-
-            self._leaf_cache = LeafCache(self.cache_size, asked.leaves[0].shape[1], asked.priors.shape[1])
+            self._leaf_cache = asked.leaves[2](self.cache_size)
         return self._leaf_cache
 
     def _asked(self, positions, game) -> Asked:
@@ -273,7 +271,7 @@ class NetEvaluator:
             if self._owned is not None:
                 self._keep_ownership(asked, size)
             if asked.leaves is not None:
-                self._leaves(asked).insert(*asked.leaves, np.asarray(first), priors, values)
+                self._leaves(asked).insert(*asked.leaves[:2], np.asarray(first), priors, values)
             elif self.cache_size:
                 # An entry's priors are a row of ``priors`` (the search only reads it), not of ``probs``:
                 # one array per batch stays alive, not two.

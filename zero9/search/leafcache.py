@@ -35,7 +35,7 @@ from typing import NamedTuple
 import numba
 import numpy as np
 
-from zero9.search.numba_cache import KERNEL
+from zero9.search.numba_cache import KERNEL, Direct
 
 COUNT, OLDEST, NEWEST, FREE = 0, 1, 2, 3
 SLACK = 4096  # entries above the capacity: one batch's misses go in before the oldest go out
@@ -214,6 +214,8 @@ def move_all(c, to) -> None:
 # ---------------------------------------------------------------------------------------------
 # the Python side
 
+_look_up, _insert, _move_all = Direct(look_up), Direct(insert), Direct(move_all)  # (see numba_cache.Direct)
+
 
 class LeafCache:
     """Up to ``capacity`` answers of the net (priors over ``actions``, value) by key of ``words`` words."""
@@ -240,7 +242,7 @@ class LeafCache:
             self._batch_head = np.empty(1 << max(4, (2 * count - 1).bit_length()), np.int32)
         first_of = np.empty(count, np.int64)
         words, length = np.ascontiguousarray(words), np.ascontiguousarray(length, np.int64)
-        hits = look_up(self.entries, words, length, count, priors, values, first_of, self._batch_head,
+        hits = _look_up(self.entries, words, length, count, priors, values, first_of, self._batch_head,
                        self._batch_chain)
         rows = np.arange(count)
         misses = np.flatnonzero(first_of == rows)
@@ -254,8 +256,8 @@ class LeafCache:
         room = len(entries.length)
         if room - int(entries.meta[COUNT]) < len(rows):  # a batch of more misses than the slack
             bigger = new_entries(int(entries.meta[COUNT]) + len(rows) + SLACK, self.words, self.actions)
-            move_all(entries, bigger)
+            _move_all(entries, bigger)
             self.entries = entries = bigger
-        insert(entries, np.ascontiguousarray(words), np.ascontiguousarray(length, np.int64),
+        _insert(entries, np.ascontiguousarray(words), np.ascontiguousarray(length, np.int64),
                np.ascontiguousarray(rows, np.int64), np.ascontiguousarray(priors, np.float32),
                np.ascontiguousarray(values, np.float32), self.capacity)

@@ -35,13 +35,18 @@ from zero9.games import Game, Position
 from zero9.games.go_native import go_tables
 from zero9.games.gomoku_native import gomoku_tables
 from zero9.nn.features import num_planes, point_maps
-from zero9.search import forest as F
-from zero9.search import forest_gumbel as G
+from zero9.search import forest as forest_steps
+from zero9.search import forest_gumbel as gumbel_steps
 from zero9.search.batched import two_halves
 from zero9.search.gcpause import gc_paused
 from zero9.search.gumbel import considered_visits
+from zero9.search.leafcache import LeafCache
+from zero9.search.numba_cache import DirectCalls
 from zero9.search.puct import draw_by_visits
 from zero9.settings import SearchConfig
+
+# the compiled steps, called from here straight at their machine code (see numba_cache.Direct)
+F, G = DirectCalls(forest_steps), DirectCalls(gumbel_steps)
 
 
 @functools.cache
@@ -86,6 +91,10 @@ class LeafBatch:
 
     def __len__(self) -> int:
         return len(self.nodes)
+
+    def new_cache(self, capacity: int) -> LeafCache:
+        """An empty evaluator's cache for leaves like these (:mod:`zero9.search.leafcache`)."""
+        return LeafCache(capacity, self.key_words.shape[1], self.forest.rules.num_actions)
 
     @property
     def hashes(self) -> np.ndarray:
