@@ -6,7 +6,7 @@
 Prints: net evaluations/s during self-play (cache hits excluded, counted after a
 warm-up), and the reference measured in the same run once self-play has stopped: the
 net's *ceiling*, the compiled bf16 channels-last forward with CUDA graphs that the
-inference server runs (:func:`zero9.nn.inference.compiled_forward`), at batch 1024 and
+inference server runs (:func:`zero9.nn.graphed.compiled_forward`), at batch 1024 and
 4096 and at the mean batch the server saw; the ratio of the two; and the settings.
 On the CPU (and with ``--no-server``) the reference is ``net.predict`` instead, the call
 each worker then makes. ``--in-flight 1|2`` (default 2): batches each worker keeps in
@@ -119,7 +119,7 @@ def main(argv: list[str] | None = None) -> int:
     from zero9.learn.selfplay.pool import default_workers, play_selfplay
     from zero9.nn.checkpoint import save_checkpoint
     from zero9.nn.features import num_planes
-    from zero9.nn.inference import compiled_forward
+    from zero9.nn.graphed import compiled_forward
     from zero9.nn.net import make_net, resolve_device
     from zero9.settings import SearchConfig, SelfPlayConfig
 

@@ -91,7 +91,7 @@ def test_the_server_turns_each_position_by_its_symmetry_as_the_worker_would(tmp_
 def test_a_batch_runs_in_the_smallest_bucket_that_holds_it():
     """The CUDA forward's buckets (the GPU is not here; scripts/device/check_server.py runs the server
     there against the CPU net)."""
-    from zero9.nn.inference import bucket_for
+    from zero9.nn.graphed import bucket_for
 
     assert [bucket_for(n, (4, 8, 16)) for n in (1, 4, 5, 8, 9, 16)] == [4, 4, 8, 8, 16, 16]
     with pytest.raises(ValueError, match="above the largest bucket"):

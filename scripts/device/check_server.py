@@ -61,7 +61,7 @@ def main(device: str = "cuda") -> int:
                     worst_v = max(worst_v, float(np.abs(value - want_v).max()))
             stats = server.stats()
         if device == "cuda":  # the forward in this process, its memory wanted by other tensors meanwhile
-            from zero9.nn.inference import compiled_forward
+            from zero9.nn.graphed import compiled_forward
 
             gpu_net = load_net(path, device="cpu")[0]
             forward = compiled_forward(gpu_net, torch.device(device), buckets=(256, 1024))
