@@ -335,3 +335,82 @@ def test_a_missing_net_is_named_in_one_line_before_any_work(tmp_path, role):
         f"zero9 autotrain: error: the run's {role} net {name} is missing: {rd.net_path(name)} (deleted?); "
         f"put it back, or start a new run in another --dir"]
     assert rd.count_games(0) == 0 and rd.status()["generation"] == 0  # refused before any game
+
+
+def test_the_machines_recipe_fills_what_the_command_leaves_out(tmp_path, monkeypatch, capsys):
+    """Issue 45: on a CUDA GPU 9x9 Go takes the measured recipe, every option given still wins, a
+    resumed run keeps its own net shape, and config.json says where each choice came from."""
+    import zero9.cli.autotrain as cli
+    from zero9.settings import GPU_GO9_RECIPE, autotrain_recipe
+
+    parser = argparse.ArgumentParser()
+    cli.add_arguments(parser)
+    monkeypatch.setattr(cli, "resolve_device", lambda device: "cuda")
+    monkeypatch.setattr(cli, "find_gnugo", lambda: "/usr/games/gnugo")
+    args = parser.parse_args(["--dir", str(tmp_path / "gpu"), "--steps", "77", "--no-gumbel"])
+    chosen = cli.fill_defaults(args, cores=16)
+    _, recipe = autotrain_recipe("go", 9, "cuda", 16)
+    assert chosen["recipe"] == GPU_GO9_RECIPE and chosen["cores"] == 16
+    assert (args.blocks, args.filters, args.visits, args.games_per_gen, args.window_min) == (10, 64, 32, 1024,
+                                                                                            150_000)
+    assert args.workers == 15 == recipe["workers"] and args.anchors == "random,gnugo:1,gnugo:10"
+    assert args.steps == 77 and args.gumbel is False  # given: the flag wins, --no-gumbel too
+    assert chosen["from"]["steps"] == chosen["from"]["gumbel"] == "flag"
+    assert chosen["from"]["visits"] == "recipe"
+    out = capsys.readouterr().out
+    assert "recipe gpu-go9" in out and "--visits 32" in out and "--steps (flag)" in out
+
+    # Without GNU Go the recipe's anchors fall back to the default ones, and the line says why.
+    monkeypatch.setattr(cli, "find_gnugo", lambda: None)
+    args = parser.parse_args(["--dir", str(tmp_path / "gpu")])
+    assert cli.fill_defaults(args, cores=4)["from"]["anchors"].startswith("default (GNU Go")
+    assert args.anchors is None and args.workers == 3
+    # Another game, or a CPU: the options' own defaults (the laptop's recipe).
+    for argv, device in ((["--game", "gomoku"], "cuda"), (["--size", "7"], "cuda"), ([], "cpu")):
+        monkeypatch.setattr(cli, "resolve_device", lambda d, device=device: device)
+        args = parser.parse_args(["--dir", str(tmp_path / "x"), *argv])
+        chosen = cli.fill_defaults(args, cores=16)
+        assert chosen["recipe"] == "cpu" and set(chosen["from"].values()) == {"default"}
+        assert (args.blocks, args.visits, args.gumbel) == (6, 200, False)
+
+    # A run made on a CPU (6 x 32 by default) resumes on the GPU with its own shape, not the recipe's.
+    monkeypatch.setattr(cli, "resolve_device", lambda device: "cpu")
+    run = tmp_path / "resumed"
+    cli.make_loop(parser.parse_args(["--dir", str(run), "--blocks", "1", "--filters", "8"])).prepare()
+    config = RunDir(run).config()
+    assert config["defaults"]["from"]["blocks"] == "flag" and config["defaults"]["options"]["visits"] == 200
+    assert "recipe" not in config["last_command"]
+    monkeypatch.setattr(cli, "resolve_device", lambda device: "cuda")
+    args = parser.parse_args(["--dir", str(run)])
+    chosen = cli.fill_defaults(args, cores=16)
+    assert (args.blocks, args.filters) == (1, 8) and chosen["from"]["blocks"] == "run"
+    assert args.visits == 32  # the rest is the machine's
+
+
+def test_hours_start_no_round_that_would_end_past_them(tmp_path, monkeypatch):
+    """--hours 0.33 must give a net of the run's 20 minutes: the loop stops before a round that, as
+    long as the last round of its kind, would end past them (a rated round is longer)."""
+    from zero9.cli.autotrain import add_arguments, make_loop
+
+    parser = argparse.ArgumentParser()
+    add_arguments(parser)
+    loop = make_loop(parser.parse_args(["--dir", str(tmp_path / "r"), "--device", "cpu", "--hours", "0.01",
+                                        "--rate-every", "2", "--eval-games", "2", "--blocks", "1",
+                                        "--filters", "8"]))
+    played: list[int] = []
+    clock = [loop.started]
+    monkeypatch.setattr("zero9.learn.loop.autotrain.time.monotonic", lambda: clock[0])
+    lengths = {0: 5.0, 1: 12.0, 2: 5.0, 3: 12.0, 4: 5.0}  # round 1, 3 ... rate (round g rates g + 1)
+
+    def round_(g: int) -> None:
+        played.append(g)
+        clock[0] += lengths[g]
+        loop.run_dir.write_status(generation=g + 1)
+
+    loop.round = round_
+    loop.run_dir.root.mkdir(parents=True)
+    loop.run_dir.write_status(generation=0)
+    loop.loop()
+    # 36 s: rounds 0-3 take 34 s; round 4 (5 s, as round 2) would end at 39 s
+    assert played == [0, 1, 2, 3] and clock[0] - loop.started == 34.0
+    assert not loop.rates(0) and loop.rates(1) and loop.expected_round(5) == 12.0

@@ -109,7 +109,7 @@ def test_eval_cache_option_reaches_the_workers_evaluator(tmp_path, monkeypatch):
     import argparse
 
     import zero9.learn.selfplay.worker as workers
-    from zero9.cli.autotrain import add_arguments
+    from zero9.cli.autotrain import add_arguments, loop_settings
     from zero9.cli.selfplay import add_selfplay_arguments, selfplay_config
     from zero9.search.evaluator import NetEvaluator
 
@@ -119,7 +119,8 @@ def test_eval_cache_option_reaches_the_workers_evaluator(tmp_path, monkeypatch):
     assert selfplay_config(parser.parse_args(["--eval-cache", "0"])).eval_cache == 0
     autotrain = argparse.ArgumentParser()
     add_arguments(autotrain)
-    assert selfplay_config(autotrain.parse_args(["--dir", "x", "--eval-cache", "500"])).eval_cache == 500
+    settings = loop_settings(autotrain.parse_args(["--dir", "x", "--eval-cache", "500"]))
+    assert settings["selfplay"].eval_cache == 500
     with pytest.raises(ValueError, match="eval_cache"):
         SelfPlayConfig(eval_cache=-1)
     # The worker's evaluator gets the config's size; without a cache every position goes to the net.
@@ -141,14 +142,14 @@ def test_eval_cache_option_reaches_the_workers_evaluator(tmp_path, monkeypatch):
 def test_autotrain_turns_pcr_on_for_puct_only():
     import argparse
 
-    from zero9.cli.autotrain import add_arguments
-    from zero9.cli.selfplay import selfplay_config
+    from zero9.cli.autotrain import add_arguments, loop_settings
 
     parser = argparse.ArgumentParser()
     add_arguments(parser)
 
-    def share(*extra: str) -> float:
-        return selfplay_config(parser.parse_args(["--dir", "x", *extra])).full_search_share
+    def share(*extra: str) -> float:  # on this CPU: the laptop's recipe (PUCT at 200 visits)
+        settings = loop_settings(parser.parse_args(["--dir", "x", "--device", "cpu", *extra]))
+        return settings["selfplay"].full_search_share
 
     assert share() == 0.25  # PUCT at 200 visits, fast moves at 32
     assert share("--gumbel", "--visits", "64") == 1.0

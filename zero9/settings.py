@@ -177,3 +177,29 @@ class AutotrainConfig:
     lz_chunks: bool = False  # also Leela Zero text chunks (Go)
     device: str = "auto"
     seed: int | None = None
+
+
+# The machine's recipe: what ``zero9 autotrain`` picks for the options a command leaves out, by option
+# name (the command line's, dashes as underscores); an option a recipe leaves out keeps the defaults
+# above, which are the CPU's recipe (a laptop's run, ./minitrain.sh's). ``cores``: the machine's.
+CPU_RECIPE = "cpu"
+GPU_GO9_RECIPE = "gpu-go9"
+
+
+def autotrain_recipe(game: str, size: int, device_type: str, cores: int) -> tuple[str, dict]:
+    """The recipe's name and options for ``game`` on ``size`` on a ``device_type`` ("cpu", "cuda")
+    machine. On a GPU, 9x9 Go takes the recipe of the run behind the shipped net (94% against GNU Go
+    level 10 after 58.9 H100-minutes, docs/training-the-shipped-nets.md): Gumbel search at 32
+    simulations (Gumbel needs no playout cap: every move's search is short and recorded), 10 x 64
+    blocks, 1,024 games and 400 steps x 512 a round, a window of at least 150,000 positions (about two
+    rounds: on one, round 0 overfitted the value head), a worker per core but the inference server's,
+    rated every 8th round against GNU Go levels 1 and 10 (the anchors of issue 45's curve)."""
+    if device_type != "cuda" or game != "go" or size != 9:
+        return CPU_RECIPE, {}
+    return GPU_GO9_RECIPE, {
+        "blocks": 10, "filters": 64,
+        "gumbel": True, "visits": 32, "pcr": 1.0, "opening_moves": 8,
+        "games_per_gen": 1024, "games_parallel": 96, "leaves": 4, "workers": max(1, cores - 1),
+        "steps": 400, "batch_size": 512, "window_min": 150_000,
+        "eval_games": 8, "rate_every": 8, "anchors": "random,gnugo:1,gnugo:10",
+    }

@@ -78,7 +78,8 @@ def add_selfplay_arguments(parser: argparse.ArgumentParser, defaults: dict | Non
                    help="cheap random opening: unrecorded moves up to a random move number below this")
     g.add_argument("--opening-visits", type=int, default=d["opening_visits"], help="visits of opening moves")
     g.add_argument("--move-cap", type=int, default=None, help="stop games after this many moves")
-    g.add_argument("--gumbel", action="store_true", help="Gumbel root search instead of PUCT + noise")
+    g.add_argument("--gumbel", action=argparse.BooleanOptionalAction, default=False,
+                   help="Gumbel root search instead of PUCT + noise")
     g.add_argument("--gumbel-actions", type=int, default=c.gumbel_actions,
                    help="root actions Gumbel search samples")
     g.add_argument("--in-flight", type=int, default=c.in_flight, choices=(1, 2),

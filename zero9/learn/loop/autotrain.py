@@ -28,7 +28,8 @@ weights) are :mod:`zero9.learn.loop.nets`; training beside self-play is
 the settings this loop takes (:class:`zero9.settings.AutotrainConfig`, :class:`NetShape`,
 :class:`zero9.settings.SelfPlayConfig`, :class:`zero9.settings.TrainOptions`).
 
-Until ``--generations`` rounds are done, ``--hours`` have passed, or Ctrl-C / SIGTERM,
+Until ``--generations`` rounds are done, ``--hours`` would pass in the next round (as long as the
+last round of its kind took), or Ctrl-C / SIGTERM,
 which stop at the next safe point (:mod:`zero9.util.interrupts`): games in flight (and
 games held for the next round) are dropped whole, a training round saves its state
 after the current step, and the command exits 0. One process owns a run directory at a
@@ -117,6 +118,7 @@ class AutoTrain:
         self.chunk_cache = ChunkCache()  # the window's chunks stay read from one round to the next
         self.last_plot = -math.inf
         self.started = time.monotonic()
+        self.round_seconds: dict[bool, float] = {}  # the last round's seconds, rated (True) or not
         threads = self.torch_threads()
         if threads:
             torch.set_num_threads(threads)
@@ -142,7 +144,9 @@ class AutoTrain:
             print(f"removed {uncommitted} SGF/LZ file(s) of games killed before their record was complete")
         self.check_nets(rd.status())
         config = dict(self.config)
-        config["last_command"] = {k: v for k, v in self.command.items() if _jsonable(v)}
+        config["last_command"] = {k: v for k, v in self.command.items() if _jsonable(v) and k != "recipe"}
+        if self.command.get("recipe"):  # the machine's recipe and where each option came from
+            config["defaults"] = self.command["recipe"]
         atomic_write_json(rd.config_path, config)
         status = rd.status()
         if not status.get("best"):
@@ -227,12 +231,25 @@ class AutoTrain:
             if self.settings.generations is not None and g >= self.settings.generations:
                 print(f"done: {g} rounds in {rd.root}")
                 break
-            if self.out_of_time():
-                print(f"--hours {self.settings.hours} reached after round {g - 1}")
+            if self.out_of_time(self.expected_round(g)):
+                print(f"--hours {self.settings.hours}: stopped after round {g - 1}, before a round that "
+                      f"would end past them")
                 break
             check_stop()
             print(f"=== round {g}{self.run_progress(g, first)} ===")
+            began = time.monotonic()
             self.round(g)
+            self.round_seconds[self.rates(g)] = time.monotonic() - began
+
+    def rates(self, g: int) -> bool:
+        """Whether round ``g`` rates its candidate (such rounds are longer)."""
+        return self.settings.eval_games > 0 and (g + 1) % self.settings.rate_every == 0
+
+    def expected_round(self, g: int) -> float:
+        """Round ``g``'s length as this invocation measured the last round of its kind (rated or not),
+        else the last round; 0 before any, so the first round always runs."""
+        kind = self.rates(g)
+        return self.round_seconds.get(kind, self.round_seconds.get(not kind, 0.0))
 
     def run_progress(self, g: int, first: int) -> str:
         """The whole run's progress at round ``g``: " of N, 37% of the run, about 9 min left", from this
@@ -256,9 +273,11 @@ class AutoTrain:
                                           else f", about {seconds / 60:.0f} min left")
         return f"{of}, {100 * share:.0f}% of the run{eta}"
 
-    def out_of_time(self) -> bool:
+    def out_of_time(self, ahead: float = 0.0) -> bool:
+        """Whether ``--hours`` have passed, or would in ``ahead`` seconds: the loop starts no round
+        that would end past them, so a 20-minute run's last net is one of its 20 minutes."""
         hours = self.settings.hours
-        return hours is not None and time.monotonic() - self.started >= hours * 3600
+        return hours is not None and time.monotonic() - self.started + ahead >= hours * 3600
 
     def game_counts(self) -> dict[str, Any]:
         """status.json's game counts: all games played, and per generation (kept when chunks are pruned)."""

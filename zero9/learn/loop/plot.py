@@ -3,8 +3,9 @@
 Vocabulary (the logs are described in ``docs/run-directory.md``):
 
 - **global step**: training steps summed over generations, the x axis of the loss plot.
-- **wall hours**: the run's accumulated wall time (``wall_seconds`` in its logs,
-  summed across restarts), the x axis of "Elo over time".
+- **wall time**: the run's accumulated wall time (``wall_seconds`` in its logs,
+  summed across restarts), the x axis of "Elo over time": in minutes for a run under two
+  hours (a GPU run of 20 minutes), else in hours.
 - **false resignation**: in the share of self-play games where resigning was
   disabled, a game in which the eventual winner's value once fell below the
   resign threshold, i.e. a game it would have resigned and lost wrongly.
@@ -83,10 +84,11 @@ def elo_figure(ratings: dict | None):
     fig, axes = plt.subplots(1, 2, figsize=(12, 4))
     elo = [g["elo"] for g in gens]
     err = [[g["elo"] - g["lo"] for g in gens], [g["hi"] - g["elo"] for g in gens]]
-    hours = [g.get("wall_seconds", 0) / 3600 for g in gens]
+    seconds = [g.get("wall_seconds", 0) for g in gens]
+    unit, per = ("minutes", 60) if max(seconds) < 2 * 3600 else ("hours", 3600)  # a 20-minute run in minutes
     games = [g.get("games", 0) for g in gens]
-    axes[0].errorbar(hours, elo, yerr=err, fmt="o-", capsize=3)
-    axes[0].set_xlabel("wall time (hours)")
+    axes[0].errorbar([s / per for s in seconds], elo, yerr=err, fmt="o-", capsize=3)
+    axes[0].set_xlabel(f"wall time ({unit})")
     axes[1].errorbar(games, elo, yerr=err, fmt="o-", capsize=3)
     axes[1].set_xlabel("self-play games")
     anchors = (ratings or {}).get("anchors", {})
