@@ -14,6 +14,8 @@ Vocabulary:
 - **reference** (measured in the same run): the same steps as the loop was written before
   (batches copied from ordinary memory, the L2 term summed weight by weight, every loss
   term read back after every step), so the ratio shows what not waiting for the GPU is worth.
+- **compiled**: train_round with ``TrainOptions(compile=True)`` (torch.compile of the losses'
+  forward and backward; autotrain's default on CUDA), its compile paid in the warm-up round.
 - **ceiling**: one batch already on the device, stepped again and again (no batch making,
   no copies): the net's own forward + backward + update speed.
 
@@ -21,11 +23,13 @@ Run from the repository root (``PYTHONPATH=.`` if zero9 is not installed)::
 
     python3 scripts/bench_train.py                                  # CPU, 6x64 Gomoku 9x9
     python3 scripts/bench_train.py --device cuda --steps 300 --nets 6x64,10x128
+    python3 scripts/bench_train.py --device cuda --game go --ownership --nets 10x64   # autotrain's Go net
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import sys
 import time
@@ -54,17 +58,22 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--positions", type=int, default=30_000, help="synthetic samples in memory")
     p.add_argument("--device", default="cpu", help="auto, cpu or cuda")
     p.add_argument("--threads", type=int, default=2, help="torch CPU threads")
+    p.add_argument("--ownership", action="store_true",
+                   help="Go: nets with the ownership head and its targets (autotrain's Go runs)")
+    p.add_argument("--compiled", action=argparse.BooleanOptionalAction, default=True,
+                   help="also time train_round with TrainOptions(compile=True) (on by default on CUDA)")
     return p.parse_args(argv)
 
 
-def synthetic_samples(game, positions: int, rng: np.random.Generator) -> ChunkData:
+def synthetic_samples(game, positions: int, rng: np.random.Generator, ownership: bool = False) -> ChunkData:
     n = game.size
     planes = (rng.random((positions, num_planes(game), n, n)) < 0.2).astype(np.uint8)
     logits = rng.normal(size=(positions, game.num_actions)).astype(np.float32)
     policy = np.exp(logits) / np.exp(logits).sum(axis=1, keepdims=True)
     value = rng.choice([-1.0, 1.0], positions).astype(np.float32)
     to_play = np.ones(positions, np.int8)  # unused by training: values are already the mover's view
-    return ChunkData(planes, to_play, policy.astype(np.float32), value)
+    own = rng.choice([-1, 1], (positions, n * n)).astype(np.int8) if ownership else None
+    return ChunkData(planes, to_play, policy.astype(np.float32), value, own, game.to_dict())
 
 
 def sync(device: torch.device) -> None:
@@ -126,13 +135,14 @@ def time_ceiling(net, samples: ChunkData, opts: TrainOptions) -> float:
     device = net.device
     optimizer = make_optimizer(net, opts)
     idx = np.arange(opts.batch_size) % len(samples)
-    planes, policy, value, _ = make_batch(samples, idx, None, net.size)
+    planes, policy, value, own = make_batch(samples, idx, None, net.size)
     batch = [torch.from_numpy(np.ascontiguousarray(a)).to(device) for a in (planes, policy, value)]
+    own_t = None if own is None else torch.from_numpy(own).to(device)
     net.train()
 
     def step() -> None:
         with autocast(device):
-            terms = compute_losses(net, *batch, None, opts)
+            terms = compute_losses(net, *batch, own_t, opts)
         optimizer.zero_grad(set_to_none=True)
         terms["total"].backward()
         optimizer.step()
@@ -145,7 +155,7 @@ def main(argv: list[str] | None = None) -> int:
     device = resolve_device(args.device)
     torch.set_num_threads(args.threads)
     game = make_game(args.game, args.size)
-    samples = synthetic_samples(game, args.positions, np.random.default_rng(1))
+    samples = synthetic_samples(game, args.positions, np.random.default_rng(1), args.ownership)
     if device.type == "cuda":
         torch.backends.cudnn.benchmark = True
         name = torch.cuda.get_device_name(device)
@@ -153,19 +163,22 @@ def main(argv: list[str] | None = None) -> int:
         name = f"CPU, {args.threads} threads"
     print(f"# bench_train: {name}, torch {torch.__version__}, {args.game} {args.size}x{args.size}, "
           f"batch {args.batch}, {args.steps} timed steps per loop\n")
-    print("| net | reference steps/s | train_round steps/s | ratio to reference | ceiling steps/s |")
-    print("|---|---|---|---|---|")
+    print("| net | reference steps/s | train_round steps/s | ratio to reference | ceiling steps/s "
+          "| compiled steps/s | compiled / train_round |")
+    print("|---|---|---|---|---|---|---|")
     for text in args.nets.split(","):
         blocks, filters = (int(v) for v in text.lower().split("x"))
         opts = TrainOptions(steps=args.steps, batch_size=args.batch, seed=0, max_reuse=0,
-                            test_every=args.steps)
+                            test_every=args.steps, compile=False)
         torch.manual_seed(0)
-        net = make_net(game, blocks, filters).to(device)
+        net = make_net(game, blocks, filters, ownership=args.ownership).to(device)
         ref = time_reference(net, samples, opts)
         ours = time_train_round(net, samples, opts)
         ceiling = time_ceiling(net, samples, opts)
+        compiled = (time_train_round(net, samples, dataclasses.replace(opts, compile=True))
+                    if args.compiled else float("nan"))
         print(f"| {blocks}x{filters} | {1 / ref:.1f} | {1 / ours:.1f} | {ref / ours:.2f} "
-              f"| {1 / ceiling:.1f} |", flush=True)
+              f"| {1 / ceiling:.1f} | {1 / compiled:.1f} | {ours / compiled:.2f} |", flush=True)
     return 0
 
 

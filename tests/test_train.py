@@ -213,3 +213,28 @@ def test_corrupt_chunk_is_named(tmp_path):
     opts = TrainOptions(window=1.0, window_min=0, downsample=1)
     with pytest.raises(ValueError, match=bad.name):
         load_window([rd.chunks_dir], GAME, opts, np.random.default_rng(0))
+
+
+def test_compiled_training_learns_as_eager_and_compiles_once_per_process(tmp_path):
+    """TrainOptions.compile (on by default on CUDA): the same round through torch.compile ends at
+    the eager round's losses (float noise only), and a later round's fresh net of the same shape
+    reuses the compiled graphs instead of compiling again (autotrain loads a new net every round)."""
+    from torch._dynamo.utils import counters
+
+    from zero9.learn.training.train import compiles
+
+    assert compiles(TrainOptions(), torch.device("cuda"))
+    assert not compiles(TrainOptions(), torch.device("cpu"))
+    rd = make_run(tmp_path, 20)
+    ends, graphs = [], []
+    for compile_ in (False, True, True):
+        opts = TrainOptions(steps=12, batch_size=32, lr=0.05, window=1.0, window_min=0, downsample=1,
+                            warmup=2, seed=0, test_every=12, max_reuse=0, compile=compile_)
+        train, test, _ = load_window([rd.chunks_dir], GAME, opts, np.random.default_rng(0))
+        torch.manual_seed(0)
+        net = make_net(GAME, blocks=1, filters=8)
+        ends.append(train_round(net, train, test, opts, progress=False).last_test)
+        graphs.append(counters["stats"]["unique_graphs"])
+    assert graphs[2] == graphs[1] > graphs[0]  # compiled once, by the first compiled round
+    assert ends[1]["total"] == pytest.approx(ends[0]["total"], rel=1e-3)  # compiled learns as eager
+    assert ends[2]["total"] == pytest.approx(ends[1]["total"], rel=1e-5)

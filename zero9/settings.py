@@ -145,6 +145,9 @@ class TrainOptions:
     seed: int | None = None
     device: str = "auto"
     threads: int = 0  # torch CPU threads; 0 leaves torch's default
+    # torch.compile the losses' forward and backward (None: on CUDA, where a small net's eager step waits
+    # on kernel launches; the CPU keeps eager mode: compiling takes ~40 s there and a laptop's run is short)
+    compile: bool | None = None
 
 
 ADAM_LR = 0.002  # the learning rate when --optimizer adam is chosen without --lr
