@@ -362,7 +362,8 @@ def default_net_path(game_name: str, size: int) -> Path | None:
 
 def get_rng_state() -> dict[str, Any]:
     version, state, gauss = random.getstate()
-    kind, keys, pos, has_gauss, cached = np.random.get_state()
+    kind, keys, pos, has_gauss, cached = np.random.get_state(legacy=True)
+    assert isinstance(keys, np.ndarray)  # the legacy state's key array (the stub unions its items)
     rng: dict[str, Any] = {
         "python": [version, list(state), gauss],
         "numpy": [kind, torch.from_numpy(keys.astype(np.int64)), int(pos), int(has_gauss), float(cached)],

@@ -423,7 +423,7 @@ def _parse_column(lines: list[str], offset: int, parse, dtype) -> np.ndarray:
     """Line ``offset`` of every position parsed by ``parse(line, lineno)``, each distinct text once
     (a chunk's sides and outcomes are a handful of texts repeated)."""
     column = lines[offset::LZ_LINES]
-    first = {}
+    first: dict[str, int] = {}
     for i, line in enumerate(column):
         first.setdefault(line, i)
     value = {line: parse(line, i * LZ_LINES + offset + 1) for line, i in first.items()}
@@ -554,7 +554,7 @@ def write_npz_shard(path: str | os.PathLike, data: ChunkData, meta: dict[str, An
     if data.ownership is not None:
         arrays["ownership"] = np.asarray(data.ownership, dtype=np.int8)
     buf = io.BytesIO()
-    np.savez_compressed(buf, **arrays)
+    np.savez_compressed(buf, **arrays)  # type: ignore[arg-type]  # numpy's stub types **kwds as its allow_pickle
     atomic_write_bytes(path, buf.getvalue())
 
 

@@ -52,7 +52,7 @@ def _encode_go(position: Position) -> np.ndarray:
     """Go's 18 planes: walk back through the history, one board at a time."""
     n, me = position.game.size, position.to_play
     x = np.zeros((2 * GO_HISTORY + 2, n * n), dtype=np.float32)
-    past = position
+    past: Position | None = position
     for t in range(GO_HISTORY):
         if past is None:
             break  # before the start of the game: zeros

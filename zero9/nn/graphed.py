@@ -128,7 +128,7 @@ def compiled_forward(net: ZeroNet, device: torch.device, buckets: tuple[int, ...
                 policy, value = net(turned(x, syms).float())[:2]
                 return torch.softmax(policy.float(), dim=1).gather(1, back[syms]), value.float()
         return eager
-    net = net.to(torch.bfloat16).to(memory_format=torch.channels_last)
+    net = net.to(torch.bfloat16).to(memory_format=torch.channels_last)  # type: ignore[call-overload]  # stub gap
     torch.backends.cudnn.benchmark = True
 
     def heads(x: torch.Tensor, syms: torch.Tensor):

@@ -166,13 +166,13 @@ def net_from_config(config: dict[str, Any]) -> ZeroNet:
     missing = [k for k in keys if k not in config]
     if missing:
         raise ValueError(f"net config lacks {', '.join(missing)}: {config!r}")
-    shape = [config[k] for k in keys]
+    in_planes, size, num_actions, blocks, filters = (int(config[k]) for k in keys)
     ownership, score = bool(config.get("ownership", False)), bool(config.get("score", False))
     heads = config.get("heads", FIXED_HEADS)
     if not score and heads == FIXED_HEADS:
-        return ZeroNet(*shape, ownership=ownership)
-    return ExtendedNet(*shape, ownership=ownership, score=score, heads=heads,
-                       head_channels=config.get("head_channels", POOLED_HEAD_CHANNELS))
+        return ZeroNet(in_planes, size, num_actions, blocks, filters, ownership=ownership)
+    return ExtendedNet(in_planes, size, num_actions, blocks, filters, ownership=ownership, score=score,
+                       heads=heads, head_channels=config.get("head_channels", POOLED_HEAD_CHANNELS))
 
 
 def flops_per_position(config: dict[str, Any], size: int | None = None) -> int:

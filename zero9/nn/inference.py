@@ -56,6 +56,7 @@ import threading
 import time
 from dataclasses import dataclass
 from multiprocessing import connection, resource_tracker, shared_memory
+from typing import cast
 
 import numpy as np
 import torch
@@ -66,6 +67,11 @@ from zero9.nn.net import resolve_device
 
 REQUEST = struct.Struct("<BI")  # a request: slot number, positions in it
 IN_FLIGHT = 2  # slots per worker: batches one worker may have in flight at once
+
+
+# A server's client: the pipes (requests, replies) of a worker it started, or the one socket of a
+# process that connected (a Ray actor)
+Client = tuple[connection.Connection, connection.Connection] | connection.Connection
 
 
 @dataclass
@@ -92,7 +98,8 @@ def _open_shared(name: str) -> shared_memory.SharedMemory:
         return shared_memory.SharedMemory(name=name, track=False)
     shm = shared_memory.SharedMemory(name=name)
     if getattr(resource_tracker._resource_tracker, "_pid", None) is not None:  # this process started it
-        resource_tracker.unregister(shm._name, "shared_memory")
+        # the tracker registered the private name (POSIX: with its leading "/"), which .name strips
+        resource_tracker.unregister(shm._name, "shared_memory")  # type: ignore[attr-defined]
     return shm
 
 
@@ -138,7 +145,7 @@ class RemoteNet:
         return {"specs": self.specs, "requests": self.requests, "reply": self.reply}
 
     def __setstate__(self, state):
-        self.__init__(state["specs"], state["requests"], state["reply"])
+        RemoteNet.__init__(self, state["specs"], state["requests"], state["reply"])
 
     def close(self) -> None:
         """Leave the server (a listening server frees this client's number for the next one)."""
@@ -173,6 +180,7 @@ class RemoteNet:
         while ticket not in self._answered:  # the first reply may be the other slot's
             self._answered.add(self.reply.recv_bytes()[0])
         self._answered.discard(ticket)
+        assert self._slots is not None  # opened by the submit that gave the ticket
         slot, n = self._slots[ticket], self._sizes[ticket]
         out = slot.probs[:n].copy(), slot.value[:n].copy()  # the slot is refilled by the next submit
         self._free.append(ticket)
@@ -203,7 +211,7 @@ class InferenceServer:
         planes_shape, num_actions = _shape_of(net_path)
         stem = f"z9-{os.getpid():x}-{id(self):x}"  # the pid too: two owners' id()s may meet on a node
         self.specs = [tuple(SlotSpec(w, s, max_batch, planes_shape, num_actions,
-                                     tuple(f"{stem}-{w}-{s}-{k}" for k in ("in", "p", "v", "s")))
+                                     _segment_names(f"{stem}-{w}-{s}"))
                             for s in range(IN_FLIGHT)) for w in range(workers)]
         self.slots = [_Slot(spec, create=True) for specs in self.specs for spec in specs]
         # Pipes made here travel to worker processes as arguments; with ``listen`` (a Unix socket path)
@@ -335,6 +343,11 @@ def sweep_dead_slots(folder: str = SHM_FOLDER) -> int:
     return swept
 
 
+def _segment_names(prefix: str) -> tuple[str, str, str, str]:
+    """A slot's four shared-memory names: planes, probs, value, syms."""
+    return f"{prefix}-in", f"{prefix}-p", f"{prefix}-v", f"{prefix}-s"
+
+
 def _shape_of(net_path: str) -> tuple[tuple[int, int, int], int]:
     """The net's input planes ``(C, N, N)`` and its number of actions."""
     net, _ = load_net(net_path, device="cpu")
@@ -344,7 +357,8 @@ def _shape_of(net_path: str) -> tuple[tuple[int, int, int], int]:
 def _serve(specs: list[tuple[SlotSpec, ...]], requests, replies, control, control_reply,
            device_name: str, listen: str | None = None) -> None:
     """The server's loop (a process of its own; see the module docstring)."""
-    joined: list[tuple[int, connection.Connection]] = list(enumerate(zip(requests, replies, strict=True)))
+    # (client number, its pipes (requests, replies), or the one socket of a client that connected)
+    joined: list[tuple[int, Client]] = list(enumerate(zip(requests, replies, strict=True)))
     lock = threading.Lock()
     listener = None
     if listen:
@@ -426,7 +440,8 @@ def _requests(clients: list, joined: list, lock: threading.Lock, timeout: float 
     asking = {id(c[0] if isinstance(c, tuple) else c): w for w, c in clients}
     replies = {w: (c[1] if isinstance(c, tuple) else c) for w, c in clients}
     waiting = []
-    for pipe in connection.wait([c[0] if isinstance(c, tuple) else c for _, c in clients], timeout=timeout):
+    for ready in connection.wait([c[0] if isinstance(c, tuple) else c for _, c in clients], timeout=timeout):
+        pipe = cast(connection.Connection, ready)  # wait() returns the objects it was given
         w = asking[id(pipe)]
         try:
             while pipe.poll():

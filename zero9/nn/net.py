@@ -182,7 +182,7 @@ class ZeroNet(nn.Module):
         """``x`` [B, C, N, N] -> (policy logits [B, A], value [B][, ownership [B, N*N]])."""
         trunk = self.tower(self.input_block(x))
         policy, hidden = self.policy(trunk), self.value_hidden(trunk)
-        out = (policy, torch.tanh(self.value_fc2(hidden)).squeeze(1))
+        out: tuple[torch.Tensor, ...] = (policy, torch.tanh(self.value_fc2(hidden)).squeeze(1))
         if self.ownership_conv is not None:
             out += (torch.tanh(torch.flatten(self.ownership_conv(trunk), 1)),)
         return out + self.more_heads(hidden)
@@ -199,7 +199,7 @@ class ZeroNet(nn.Module):
         batch 1024; :func:`zero9.nn.checkpoint.load_net` sets it, a net being trained need not.
         """
         fmt = torch.channels_last if enabled else torch.contiguous_format
-        self.to(memory_format=fmt)
+        self.to(memory_format=fmt)  # type: ignore[call-overload]  # Module.to takes it; torch's stub lacks it
         self.channels_last = enabled
         return self
 

@@ -23,23 +23,41 @@ Vocabulary:
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Protocol, cast
 
 import numpy as np
 
-from zero9.games import BLACK, Position
+from zero9.games import BLACK, Game, Position
 from zero9.games.go import RECENT_BOARDS
 from zero9.nn import features
 
 HISTORY = RECENT_BOARDS  # boards of stones per side in the planes (zero9.nn.features.GO_HISTORY)
 
 
-def stone_history(position: Position) -> bytes:
+class GoStones(Protocol):
+    """A Go position as these encoders read it: its stones as two bitboards (bit p = point p), as
+    both Go boards (``GoPosition`` and the readable ``go_simple`` one) keep them."""
+
+    @property
+    def game(self) -> Game: ...
+    @property
+    def to_play(self) -> int: ...
+    @property
+    def parent(self) -> GoStones | None: ...
+    @property
+    def black(self) -> int: ...
+    @property
+    def white(self) -> int: ...
+
+
+def stone_history(position: GoStones) -> bytes:
     """The 8 boards of planes 0-15 as bytes (see the module docstring)."""
     recent = getattr(position, "recent_boards", None)
     if recent is not None:
         return recent()
     nbytes = (position.game.size ** 2 + 7) // 8
-    boards, p = [], position
+    boards: list[bytes] = []
+    p: GoStones | None = position
     for _ in range(HISTORY):  # the readable board: walk back, past the start the boards are empty
         if p is None:
             boards.append(bytes(2 * nbytes))
@@ -55,10 +73,11 @@ def encode_batch(positions: Sequence[Position], syms: np.ndarray | None = None) 
     if not positions or positions[0].game.name != "go":
         return features.encode_batch(positions, syms)
     syms = np.zeros(len(positions), np.intp) if syms is None else syms
-    return encode_go_batch(positions, syms, features.point_maps(positions[0].game.size))
+    stones = cast(Sequence[GoStones], positions)  # a Go game's positions keep bitboards (GoStones)
+    return encode_go_batch(stones, syms, features.point_maps(positions[0].game.size))
 
 
-def encode_go_batch(positions: Sequence[Position], syms: np.ndarray, point_maps: Sequence[np.ndarray]
+def encode_go_batch(positions: Sequence[GoStones], syms: np.ndarray, point_maps: Sequence[np.ndarray]
                     ) -> np.ndarray:
     """The 18 Go planes of ``positions``, float32 ``[B, 18, N, N]``, position ``b`` under ``syms[b]``;
     ``point_maps[s]``: for each point, the point it is read from under symmetry ``s``."""
@@ -84,7 +103,7 @@ def _bit_planes(bitboards: list[int], nn: int) -> np.ndarray:
     return bits.reshape(len(bitboards), nbytes * 8)[:, :nn]
 
 
-def game_stone_planes(positions: Sequence[Position]) -> np.ndarray:
+def game_stone_planes(positions: Sequence[GoStones]) -> np.ndarray:
     """Planes 0-15 (the stones, now and 7 moves back) of every position of one Go game, uint8
     ``[P, 16, N, N]``: ``encode_batch(positions)[:, :16]``, each board unpacked once.
 
