@@ -22,11 +22,13 @@ import inspect
 import os
 from collections.abc import Iterable
 from types import ModuleType
+from typing import Any
 
 import numba
 import numpy as np
 
-KERNEL = dict(cache=True, nogil=True, _nrt=False)  # @numba.njit(**KERNEL): the forest's steps
+# @numba.njit(**KERNEL): the forest's steps (Any: _nrt is a private option numba's stub does not list)
+KERNEL: dict[str, Any] = dict(cache=True, nogil=True, _nrt=False)
 CHECK_DIRECT = os.environ.get("ZERO9_CHECK_DIRECT") == "1"  # Direct checks every call (the test suite)
 
 
