@@ -147,6 +147,11 @@ def train_round(net, train: ChunkData, test: ChunkData | None, opts: TrainOption
     if start_step == 0 and test is not None and len(test):
         _log(log_path, "test", generation, 0, global_step, 0.0, evaluate(net, test, opts, device), info)
     net.train()
+    if device.type == "cuda":
+        # cuDNN times its kernels for the round's fixed shapes once, as the inference server does: the
+        # H200's steps/s in scripts/bench_train.py were measured so, 20 ms a 10x64 step at batch 512,
+        # where autotrain's rounds without it took 20-38 ms (docs/runs/go9-zero20)
+        torch.backends.cudnn.benchmark = True
     losses = compiled_losses() if compiles(opts, device) else batch_losses
     sums = LossSums()
     last_train, last_test = {}, None
