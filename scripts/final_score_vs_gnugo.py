@@ -28,7 +28,7 @@ from zero9.arena.gtpclient import find_gnugo  # noqa: E402
 from zero9.games import make_game  # noqa: E402
 from zero9.games.sgf import read_sgf  # noqa: E402
 from zero9.nn.checkpoint import default_net_path  # noqa: E402
-from zero9.protocols.gtp import EngineOptions, GTPEngine  # noqa: E402
+from zero9.protocols.gtp import GTPEngine, LeelaZeroOptions  # noqa: E402
 from zero9.search.player import NetSource  # noqa: E402
 
 
@@ -63,7 +63,7 @@ def main() -> int:
             continue
         if not all(action == 81 for _, action in record.moves[-2:]):
             continue  # not finished by two passes
-        engine = GTPEngine(make_game("go", 9, komi=record.game.komi), source, EngineOptions(seed=1))
+        engine = GTPEngine(make_game("go", 9, komi=record.game.komi), source, LeelaZeroOptions(seed=1))
         engine.handle(f"loadsgf {path}")
         ours = engine.handle("final_score")[1:].strip()
         theirs = gnugo_score(gnugo, path)

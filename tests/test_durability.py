@@ -29,7 +29,7 @@ from zero9.games.sgf import save_sgf
 from zero9.learn.rundir import RunDir, StatusLost
 from zero9.nn.checkpoint import load_checkpoint, load_net, read_meta, save_checkpoint
 from zero9.nn.net import make_net
-from zero9.protocols.gtp import EngineOptions, GTPEngine
+from zero9.protocols.gtp import GTPEngine, LeelaZeroOptions
 from zero9.search.player import NetSource
 from zero9.util.files import NotRegularFileError, read_jsonl
 from zero9.util.runlock import LOCK_NAME, LockFileError, RunDirBusy, RunLock, lock_holder
@@ -431,7 +431,7 @@ def test_full_disk_is_one_clear_line_and_every_earlier_file_stays_whole(tmp_path
 
 
 def test_printsgf_writes_only_regular_files_with_the_users_umask(tmp_path):
-    e = GTPEngine(make_game("go", 9), NetSource(None), EngineOptions(visits=2))
+    e = GTPEngine(make_game("go", 9), NetSource(None), LeelaZeroOptions(visits=2))
     e.handle("play b e5")
     target = tmp_path / "precious.txt"
     target.write_text("keep me")

@@ -10,7 +10,7 @@ import pytest
 from zero9.arena.gtpclient import GTPClient, find_gnugo, gnugo_command
 from zero9.games import make_game
 from zero9.games.sgf import read_sgf
-from zero9.protocols.gtp import COMMANDS, EngineOptions, GTPEngine
+from zero9.protocols.gtp import COMMANDS, GTPEngine, LeelaZeroOptions
 from zero9.protocols.gtp.clock import Clock
 from zero9.protocols.gtp.core import fixed_handicap_points
 from zero9.search.player import NetSource
@@ -19,7 +19,7 @@ SHIPPED = os.path.join(os.path.dirname(__file__), "..", "example-data", "initial
 
 
 def engine(game="go", size=9, visits=4, **options) -> GTPEngine:
-    return GTPEngine(make_game(game, size), NetSource(None), EngineOptions(visits=visits, **options))
+    return GTPEngine(make_game(game, size), NetSource(None), LeelaZeroOptions(visits=visits, **options))
 
 
 def ok(e: GTPEngine, line: str) -> str:
@@ -162,7 +162,7 @@ def test_boardsize_clear_board_and_komi():
 
 @pytest.mark.skipif(not os.path.exists(SHIPPED), reason="no shipped net")
 def test_boardsize_the_net_cannot_serve_is_refused_clearly():
-    e = GTPEngine(make_game("go", 9), NetSource(SHIPPED), EngineOptions(visits=2))
+    e = GTPEngine(make_game("go", 9), NetSource(SHIPPED), LeelaZeroOptions(visits=2))
     reply = e.handle("boardsize 13")
     assert reply.startswith("? unacceptable size") and "9x9" in reply
     assert e.game.size == 9
@@ -248,7 +248,7 @@ def test_clock_budgets():
 
 @pytest.mark.skipif(not os.path.exists(SHIPPED), reason="no shipped net")
 def test_heatmap_prints_leela_zero_layout_under_symmetries():
-    e = GTPEngine(make_game("go", 9), NetSource(SHIPPED), EngineOptions(visits=2))
+    e = GTPEngine(make_game("go", 9), NetSource(SHIPPED), LeelaZeroOptions(visits=2))
     ok(e, "play b e5")
     maps = {}
     for sym in ("", " 0", " 5"):
@@ -307,7 +307,7 @@ def test_autotrain_command_plays_selfplay_games_and_replies(tmp_path):
     game = make_game("go", 5)
     net_path = tmp_path / "tiny.pt"
     save_checkpoint(net_path, make_net(game, blocks=1, filters=8), {"game": game.to_dict()})
-    e = GTPEngine(game, NetSource(net_path, device="cpu"), EngineOptions(visits=2, seed=3, device="cpu"))
+    e = GTPEngine(game, NetSource(net_path, device="cpu"), LeelaZeroOptions(visits=2, seed=3, device="cpu"))
     reply = e.handle(f"autotrain {tmp_path / 'data'} 1")
     assert reply.startswith("= 1 games"), reply
     assert any((tmp_path / "data").iterdir())
@@ -360,7 +360,7 @@ def test_a_seed_repeats_genmove_net_symmetries_included():
     net = NetSource(os.path.join(os.path.dirname(__file__), "..", "example-data", "go_9x9_best.pt"))
 
     def moves(seed: int) -> list[str]:
-        e = GTPEngine(make_game("go", 9), net, EngineOptions(visits=60, seed=seed))
+        e = GTPEngine(make_game("go", 9), net, LeelaZeroOptions(visits=60, seed=seed))
         return [ok(e, f"genmove {colour}") for colour in "bwbwbw"]
 
     first = moves(7)

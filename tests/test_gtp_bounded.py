@@ -11,7 +11,7 @@ import pytest
 
 from zero9.games import make_game
 from zero9.games.sgf import MAX_SGF_BYTES
-from zero9.protocols.gtp import EngineOptions, GTPEngine
+from zero9.protocols.gtp import GTPEngine, LeelaZeroOptions
 from zero9.protocols.gtp.loop import MAX_LINE_CHARS, serve
 from zero9.search.player import NetSource
 
@@ -19,7 +19,7 @@ ROOT = os.path.join(os.path.dirname(__file__), "..")
 
 
 def engine() -> GTPEngine:
-    return GTPEngine(make_game("go", 9), NetSource(None), EngineOptions(visits=4))
+    return GTPEngine(make_game("go", 9), NetSource(None), LeelaZeroOptions(visits=4))
 
 
 def answer_within(e: GTPEngine, line: str, seconds: float = 10.0) -> str:

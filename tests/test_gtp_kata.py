@@ -14,7 +14,7 @@ import pytest
 from zero9.arena.gtpclient import find_gnugo
 from zero9.games import make_game
 from zero9.nn.checkpoint import default_net_path
-from zero9.protocols.gtp import EngineOptions, GTPEngine
+from zero9.protocols.gtp import GTPEngine, LeelaZeroOptions
 from zero9.search.player import NetSource
 
 ROOT = os.path.join(os.path.dirname(__file__), "..")
@@ -29,7 +29,7 @@ def source():
 
 
 def engine(source, visits=40, seed=1) -> GTPEngine:
-    return GTPEngine(make_game("go", 9), source, EngineOptions(visits=visits, seed=seed))
+    return GTPEngine(make_game("go", 9), source, LeelaZeroOptions(visits=visits, seed=seed))
 
 
 def ok(e: GTPEngine, line: str, seconds: float = 60.0) -> str:

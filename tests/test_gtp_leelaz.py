@@ -16,7 +16,7 @@ import pytest
 from zero9.cli import gtp as gtp_cli
 from zero9.games import make_game
 from zero9.nn.chunks import read_chunk
-from zero9.protocols.gtp import BANNER, LEELAZ_VERSION, EngineOptions, GTPEngine
+from zero9.protocols.gtp import BANNER, LEELAZ_VERSION, GTPEngine, LeelaZeroOptions
 from zero9.protocols.gtp.analysis import parse_analyze_tags
 from zero9.protocols.gtp.loop import serve
 from zero9.protocols.gtp.options import SETTINGS, GTPFailure
@@ -30,7 +30,8 @@ LIZZIE = "--gtp --lagbuffer 0 --weights {net}"
 
 
 def engine(size=9, visits=4, log=None, **options) -> GTPEngine:
-    return GTPEngine(make_game("go", size), NetSource(None), EngineOptions(visits=visits, **options), log=log)
+    options = LeelaZeroOptions(visits=visits, **options)
+    return GTPEngine(make_game("go", size), NetSource(None), options, log=log)
 
 
 def ok(e: GTPEngine, line: str) -> str:
@@ -225,7 +226,7 @@ def test_game_settings_refuse_bad_numbers_and_change_nothing(command, values):
 def test_boardsize_the_net_cannot_play_is_refused_with_a_line_on_stderr():
     source = NetSource(SHIPPED, device="cpu")
     log = io.StringIO()
-    e = GTPEngine(make_game("go", 9), source, EngineOptions(visits=2), log=log)
+    e = GTPEngine(make_game("go", 9), source, LeelaZeroOptions(visits=2), log=log)
     reply = e.handle("boardsize 19")
     assert reply.startswith("? unacceptable size") and "9x9" in reply
     assert "set the GUI's board size to 9" in log.getvalue()
@@ -417,7 +418,7 @@ def test_verbose_table_on_stderr_unless_quiet():
 
 def test_at_the_move_cap_genmove_passes_and_the_game_stays_scored():
     """autogtp knows no move cap: after ours it asks for moves, and two passes must end its game."""
-    e = GTPEngine(make_game("go", 5, move_cap=4), NetSource(None), EngineOptions(visits=2, dumbpass=True))
+    e = GTPEngine(make_game("go", 5, move_cap=4), NetSource(None), LeelaZeroOptions(visits=2, dumbpass=True))
     for move in ("play b c3", "play w b2", "play b d4", "play w b4"):
         assert e.handle(move).startswith("=")
     assert e.position.is_terminal() and e.position.passes == 0

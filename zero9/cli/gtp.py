@@ -19,7 +19,7 @@ from zero9.nn.checkpoint import default_net_path
 from zero9.protocols.gtp import BANNER, GTPEngine
 from zero9.protocols.gtp.loop import serve
 from zero9.protocols.gtp.options import MAX_LAG_CS, MAX_STONES, MAX_VISITS, GTPFailure, float_value, int_value
-from zero9.protocols.gtp.state import EngineOptions
+from zero9.protocols.gtp.state import LeelaZeroOptions
 from zero9.search.player import NetMismatch, NetSource
 from zero9.settings import PlayConfig
 from zero9.util.threads import choose_torch_threads
@@ -95,7 +95,7 @@ def make_engine(args: argparse.Namespace, log: TextIO | None = sys.stderr) -> GT
     if source.net is not None and source.net.size != game.size and args.size is None:
         # A net file decides the size when none was asked for.
         game = game_from_args(args, size=source.net.size)
-    options = EngineOptions(visits=args.visits, playouts=args.playouts, resignpct=args.resignpct,
+    options = LeelaZeroOptions(visits=args.visits, playouts=args.playouts, resignpct=args.resignpct,
                             randomcnt=args.randomcnt, randomvisits=args.randomvisits,
                             randomtemp=args.randomtemp,
                             noise=args.noise, seed=args.seed, threads=threads, ponder=not args.noponder,

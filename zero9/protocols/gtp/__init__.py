@@ -26,6 +26,6 @@ no group calls another's private methods.
 """
 
 from zero9.protocols.gtp.engine import BANNER, COMMANDS, GO_ONLY, LEELAZ_VERSION, GTPEngine
-from zero9.protocols.gtp.state import EngineOptions
+from zero9.protocols.gtp.state import LeelaZeroOptions
 
-__all__ = ["BANNER", "COMMANDS", "GO_ONLY", "LEELAZ_VERSION", "EngineOptions", "GTPEngine"]
+__all__ = ["BANNER", "COMMANDS", "GO_ONLY", "LEELAZ_VERSION", "LeelaZeroOptions", "GTPEngine"]

@@ -29,7 +29,7 @@ from zero9.protocols.gtp.leelaz import LeelaZeroCommands
 from zero9.protocols.gtp.loop import Reply, parse_command
 from zero9.protocols.gtp.moves import MoveCommands, MovePolicy
 from zero9.protocols.gtp.options import GTPFailure, nargs
-from zero9.protocols.gtp.state import EngineOptions, EngineState
+from zero9.protocols.gtp.state import EngineState, LeelaZeroOptions
 from zero9.protocols.gtp.streams import AnalysisStreams
 from zero9.protocols.gtp.training import TrainingCommands
 from zero9.search.player import NetMismatch, NetSource, SearchPlayer
@@ -54,7 +54,7 @@ GO_ONLY = {"final_status_list", "kgs-genmove_cleanup", "fixed_handicap", "place_
            "set_free_handicap", "captures", "komi", "dump_training", "dump_supervised",
            "kata-get-rules", "kata-set-rules"}
 
-__all__ = ["BANNER", "COMMANDS", "GO_ONLY", "LEELAZ_VERSION", "EngineOptions", "GTPEngine"]
+__all__ = ["BANNER", "COMMANDS", "GO_ONLY", "LEELAZ_VERSION", "LeelaZeroOptions", "GTPEngine"]
 
 
 class AdminCommands:
@@ -105,7 +105,7 @@ class GTPEngine:
     the state's, for callers that inspect a session (tests, ``zero9 gtp``'s warm-up).
     """
 
-    def __init__(self, game: Game, source: NetSource, options: EngineOptions | None = None,
+    def __init__(self, game: Game, source: NetSource, options: LeelaZeroOptions | None = None,
                  log: TextIO | None = None):
         self.state = EngineState(game, source, options, log)
         self.policy = MovePolicy(self.state)
@@ -154,7 +154,7 @@ class GTPEngine:
         return self.state.clock
 
     @property
-    def options(self) -> EngineOptions:
+    def options(self) -> LeelaZeroOptions:
         return self.state.options
 
     @property

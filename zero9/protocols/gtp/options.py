@@ -81,7 +81,7 @@ class Setting:
     """One ``lz-setoption`` name: ``parse(text) -> value`` (raises GTPFailure) and what it sets."""
 
     parse: Callable[[str], Any]
-    target: str  # 'player:NAME' (SearchPlayer.set_option), 'options:NAME' (EngineOptions) or 'ignored'
+    target: str  # 'player:NAME' (SearchPlayer.set_option), 'options:NAME' (LeelaZeroOptions) or 'ignored'
     help: str
 
 

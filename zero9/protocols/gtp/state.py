@@ -14,7 +14,7 @@ Vocabulary:
 - **resumed game**: Go ends after two passes, but GTP play goes on (Leela Zero has no
   game end): ``play`` / ``genmove`` on such a position first replace it in the history
   by :meth:`GoPosition.resume`, the same position with the pass count restarted.
-- **options** (:class:`EngineOptions`): Leela Zero's command-line knobs as the engine
+- **options** (:class:`LeelaZeroOptions`): Leela Zero's command-line knobs as the engine
   uses them; ``zero9.cli.gtp`` fills them from the command line.
 - **Go's extras** (:class:`GoRules`, :func:`go_rules`): what Go positions have beyond the
   game interface (captures, eyes, the score, resuming), for the commands that are Go only.
@@ -43,7 +43,7 @@ Evaluator = NetEvaluator | UniformEvaluator  # what NetSource.evaluator gives
 
 
 @dataclass
-class EngineOptions:
+class LeelaZeroOptions:
     """Leela Zero's command-line knobs, as the engine uses them."""
 
     visits: int | None = None
@@ -101,9 +101,9 @@ def go_game(game: Game) -> GoGame:
 class EngineState:
     """The game, setup, history, clock and search player of one GTP session."""
 
-    def __init__(self, game: Game, source: NetSource, options: EngineOptions | None = None,
+    def __init__(self, game: Game, source: NetSource, options: LeelaZeroOptions | None = None,
                  log: TextIO | None = None):
-        self.options = options or EngineOptions()
+        self.options = options or LeelaZeroOptions()
         self.source = source
         self.log = log
         self.quit = False
