@@ -27,6 +27,7 @@ property of the game instance, never of a module.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, Protocol, cast, runtime_checkable
 
 import numpy as np
@@ -174,7 +175,7 @@ def actions_played(position: Position) -> tuple[int, ...]:
     return tuple(cast(int, p.last_move) for p in line_of_play(position)[1:])
 
 
-def play_moves(game: Game, moves: list[int | str]) -> Position:
+def play_moves(game: Game, moves: Sequence[int | str]) -> Position:
     """The position after playing ``moves`` (actions or vertices) from the start of ``game``."""
     position = game.new_position()
     for move in moves:

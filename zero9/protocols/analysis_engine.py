@@ -237,7 +237,8 @@ class AnalysisEngine:
     def _take_batch(self) -> list[_Item]:
         """Every waiting turn of the top priority and the first one's board size, up to the batch size."""
         first = heapq.heappop(self._queue)
-        batch, keep = [first], []
+        batch = [first]
+        keep: list[_Item] = []  # other priorities and sizes: back to the queue
         size = first.turn.position.game.size
         while self._queue and len(batch) < self.batch:
             item = heapq.heappop(self._queue)

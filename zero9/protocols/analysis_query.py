@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from zero9.games import BLACK, WHITE, IllegalMove, Position, make_game
-from zero9.protocols.gtp.state import play_as
+from zero9.protocols.gtp.state import go_rules, play_as, resumable
 from zero9.protocols.kata_format import PERSPECTIVES, parse_rules, rules_differences, shown
 
 MAX_KOMI = 150.0  # KataGo's range
@@ -195,8 +195,8 @@ def _positions(data: dict, game, stones: list[tuple[int, str]]) -> list[Position
 
 def _playable(position: Position) -> Position:
     """A game two passes ended, resumed (analysis goes on); any other position as it is."""
-    if position.is_terminal() and getattr(position, "passes", 0) >= 2:
-        return position.resume()
+    if resumable(position):
+        return go_rules(position).resume()
     return position
 
 

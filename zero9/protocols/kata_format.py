@@ -36,7 +36,7 @@ from __future__ import annotations
 import json
 import re
 import reprlib
-from collections.abc import Sequence
+from collections.abc import Iterable
 from typing import Any
 
 import numpy as np
@@ -243,6 +243,6 @@ def gtp_ownership(ownership: np.ndarray, size: int, sign: float = 1.0) -> str:
     return "ownership " + " ".join(number(sign * v) for v in board_order(ownership, size))
 
 
-def json_numbers(values: Sequence[float], digits: int = 6) -> list[float]:
+def json_numbers(values: Iterable[float], digits: int = 6) -> list[float]:
     """Floats rounded for JSON (KataGo prints about six significant digits too)."""
     return [round(float(v), digits) for v in values]

@@ -50,13 +50,16 @@ from __future__ import annotations
 
 import random
 import time
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from zero9 import __version__
-from zero9.games import Game, IllegalMove, Position, make_game
+from zero9.games import Game, IllegalMove, Position, make_game, play_moves
 from zero9.games.game import actions_played
 from zero9.games.gomoku import point_from_xy, xy_from_point
 from zero9.settings import PlayConfig
+
+if TYPE_CHECKING:  # annotations only: importing this module loads no search and no torch (the caller does)
+    from zero9.search.player import NetSource, SearchPlayer
 
 MIN_SIZE, MAX_SIZE = 5, 25  # zero9.games.gomoku's range; the net decides which it serves (NetSource.check)
 SAFETY_S = 0.25  # reply this much before the manager's deadline: pipes, process wake-up
@@ -86,10 +89,10 @@ def _parse_xy(text: str, size: int, fields: int = 2) -> list[int]:
 class PbrainEngine:
     """The brain's state machine: ``execute(line)`` -> list of reply lines."""
 
-    def __init__(self, source, visits: int | None = PlayConfig.visits, seed: int | None = None,
+    def __init__(self, source: NetSource, visits: int | None = PlayConfig.visits, seed: int | None = None,
                  log: TextIO | None = None, threats: bool = PlayConfig.threats,
                  threat_reading: str = PlayConfig.threat_reading):
-        self.source = source  # a zero9.search.player.NetSource
+        self.source = source
         self.visits = visits
         self.seed = seed
         self.threats = threats  # Gomoku threat search beside the net's search (zero9/search/threats.py)
@@ -97,7 +100,7 @@ class PbrainEngine:
         self.log = log
         self.game: Game | None = None
         self.position: Position | None = None
-        self.player = None
+        self.player: SearchPlayer | None = None
         self.variant = "freestyle"
         self.timeout_turn_ms = 30_000  # the manager tells us; this default only guards a silent one
         self.timeout_match_ms = 0
@@ -118,7 +121,7 @@ class PbrainEngine:
             raise PbrainError(str(e)) from None
         return game
 
-    def _new_player(self, game: Game):
+    def _new_player(self, game: Game) -> SearchPlayer:
         return self.source.player(game, visits=self.visits, seed=self.seed, resign_threshold=None,
                                   threats=self.threats, threat_reading=self.threat_reading)
 
@@ -133,6 +136,13 @@ class PbrainEngine:
             raise PbrainError("no game: send START first")
         return self.game
 
+    def _started(self) -> tuple[Game, Position, SearchPlayer]:
+        """The game, its position and our player: PbrainError before START."""
+        game = self._need_game()
+        # START (_start) and a rule change (_set_variant) set the three together
+        assert self.position is not None and self.player is not None
+        return game, self.position, self.player
+
     def budget(self) -> float:
         """Seconds for the next move (see the module docstring)."""
         # timeout_turn 0 means "move at once": a few visits' worth.
@@ -143,19 +153,20 @@ class PbrainEngine:
         return max(0.02, limit - SAFETY_S if limit > 2 * SAFETY_S else limit / 2)
 
     def _our_move(self) -> str:
-        position = self.position
+        game, position, player = self._started()
         if position.is_terminal():
             raise PbrainError("the game is over")
         start = time.monotonic()
-        decision = self.player.choose(position, time_s=self.budget())
+        decision = player.choose(position, time_s=self.budget())
         if self.time_left_ms is not None:
             self.time_left_ms -= int(1000 * (time.monotonic() - start))
         self.position = position.play(decision.action)
-        return xy_from_point(decision.action, self.game.size)
+        return xy_from_point(decision.action, game.size)
 
     def _opponent_plays(self, point: int) -> None:
+        _, position, _ = self._started()
         try:
-            self.position = self.position.play(point)
+            self.position = position.play(point)
         except IllegalMove as e:
             raise PbrainError(str(e)) from None
 
@@ -198,8 +209,8 @@ class PbrainEngine:
         return ["OK"]
 
     def cmd_begin(self, rest: str) -> list[str]:
-        self._need_game()
-        if self.position.move_number:
+        _, position, _ = self._started()
+        if position.move_number:
             raise PbrainError("BEGIN on a board that is not empty")
         return [self._our_move()]
 
@@ -217,11 +228,11 @@ class PbrainEngine:
         return [xy_from_point(point, game.size)]
 
     def cmd_takeback(self, rest: str) -> list[str]:
-        game = self._need_game()
+        game, position, _ = self._started()
         (point,) = _parse_xy(rest, game.size)
-        if self.position.parent is None or self.position.last_move != point:
+        if position.parent is None or position.last_move != point:
             raise PbrainError(f"cannot take back {rest}: it is not the last move")
-        self.position = self.position.parent
+        self.position = position.parent
         return ["OK"]
 
     def cmd_board(self, rest: str) -> list[str]:
@@ -231,8 +242,10 @@ class PbrainEngine:
 
     def _board_line(self, text: str) -> list[str]:
         """One line of a BOARD block: nothing until DONE, then one reply (see **unit**)."""
+        stones = self._board
+        assert stones is not None  # execute sends a line here only while a BOARD block is open
         if text.upper() == "DONE":
-            stones, self._board = self._board, None
+            self._board = None
             if self._board_error is not None:
                 return [f"ERROR {self._board_error}; the position is unchanged"]
             try:
@@ -247,10 +260,10 @@ class PbrainEngine:
                 raise
         if self._board_error is None:
             try:
-                point, who = _parse_xy(text, self.game.size, fields=3)
+                point, who = _parse_xy(text, self._need_game().size, fields=3)
                 if who not in (1, 2, 3):
                     raise PbrainError(f"bad BOARD line {text!r}: the last field must be 1, 2 or 3")
-                self._board.append((point, 1 if who == 1 else 2))
+                stones.append((point, 1 if who == 1 else 2))
             except PbrainError as e:
                 self._board_error = str(e)
         return []
@@ -264,7 +277,7 @@ class PbrainEngine:
             first, second = theirs, ours
         else:
             raise PbrainError(f"impossible BOARD: {len(ours)} own stones and {len(theirs)} of the opponent")
-        position = self.game.new_position()
+        position = self._need_game().new_position()
         for i in range(len(first)):
             for stones_of in (first, second):
                 if i < len(stones_of):
@@ -283,21 +296,23 @@ class PbrainEngine:
 
     def _swap2_line(self, text: str) -> list[str]:
         """One line of a SWAP2BOARD block: nothing until DONE, then one reply."""
+        stones = self._swap2
+        assert stones is not None  # execute sends a line here only while a SWAP2BOARD block is open
         if text.upper() != "DONE":
             if self._board_error is None:
                 try:
-                    self._swap2.extend(_parse_xy(text, self.game.size))
+                    stones.extend(_parse_xy(text, self._need_game().size))
                 except PbrainError as e:
                     self._board_error = str(e)
             return []
-        stones, self._swap2 = self._swap2, None
+        self._swap2 = None
         if self._board_error is not None:
             return [f"ERROR {self._board_error}; the position is unchanged"]
         if len(stones) not in SWAP2_STONES:
             count = f"{len(stones)} stone" + ("" if len(stones) == 1 else "s")
             return [f"ERROR SWAP2BOARD with {count}: expected 0, 3 or 5"]
         try:
-            position = self.game.play_moves(stones)
+            position = play_moves(self._need_game(), stones)
         except IllegalMove as e:
             return [f"ERROR impossible SWAP2BOARD: {e}"]
         if not stones:
@@ -306,7 +321,8 @@ class PbrainEngine:
 
     def _swap2_opening(self) -> str:
         """Three stones (black, white, black) whose position our search finds the most balanced."""
-        game, size, centre = self.game, self.game.size, self.game.size // 2
+        game, _, player = self._started()
+        size, centre = game.size, game.size // 2
         near = [(centre + dy) * size + centre + dx for dy in range(-SWAP2_RADIUS, SWAP2_RADIUS + 1)
                 for dx in range(-SWAP2_RADIUS, SWAP2_RADIUS + 1)
                 if 0 <= centre + dy < size and 0 <= centre + dx < size]
@@ -314,23 +330,24 @@ class PbrainEngine:
         judged = []  # (distance of white's winrate from 1/2, stones)
         for _ in range(SWAP2_CANDIDATES):
             stones = self.rng.sample(near, 3)
-            position = game.play_moves(stones)
-            self.player.reset()
-            decision = self.player.choose(position, time_s=share)
+            position = play_moves(game, stones)
+            player.reset()
+            decision = player.choose(position, time_s=share)
             judged.append((abs(decision.winrate - 0.5), stones))
         stones = min(judged)[1]
-        self.position = game.play_moves(stones)
+        self.position = play_moves(game, stones)
         return " ".join(xy_from_point(p, size) for p in stones)
 
     def _swap2_choice(self, position: Position) -> str:
         """White is to move: ``SWAP`` (we take black) if white is worse by our search, else white's move."""
-        self.player.reset()
-        decision = self.player.choose(position, time_s=self.budget())
+        game, _, player = self._started()
+        player.reset()
+        decision = player.choose(position, time_s=self.budget())
         if decision.winrate < 0.5:
             self.position = position
             return "SWAP"
         self.position = position.play(decision.action)
-        return xy_from_point(decision.action, self.game.size)
+        return xy_from_point(decision.action, game.size)
 
     def cmd_info(self, rest: str) -> list[str]:
         key, _, value = rest.partition(" ")
@@ -360,9 +377,10 @@ class PbrainEngine:
         if variant == self.variant:
             return
         if self.game is not None:
+            assert self.position is not None  # _start sets it with the game
             game = self._new_game(self.game.size, variant)
             try:
-                position = game.play_moves(actions_played(self.position))
+                position = play_moves(game, actions_played(self.position))
             except IllegalMove as e:
                 raise PbrainError(f"cannot switch to {variant}: {e}") from None
             self.game, self.position = game, position
