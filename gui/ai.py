@@ -28,8 +28,7 @@ from gui.engine import Engine, Result, Worker
 from gui.history import GameTree, Node
 from gui.jobs import Analysis
 from gui.settings import Settings
-from zero9.arena.levels import LEVELS as AI_LEVELS
-from zero9.arena.levels import Level
+from zero9.arena.levels import Level, level_playing
 from zero9.games import Game, IllegalMove, Position
 
 
@@ -349,8 +348,7 @@ class AiJobs:
 
     def _level(self) -> Level | None:
         """The named level the AI plays at; None for a custom number of visits (the best move)."""
-        level = AI_LEVELS.get(self.m.settings.level)
-        return level if level is not None and level.visits == self.m.settings.visits else None
+        return level_playing(self.m.settings.level, self.m.settings.visits)
 
     def _job(self, kind: str, pos: Position) -> tuple:
         """(job, cancel) for the worker."""

@@ -28,8 +28,9 @@ os.environ.setdefault("PYGAME_HIDE_SUPPORT_PROMPT", "1")
 
 import torch
 
-from gui.engine import DEFAULT_LEVEL, LEVELS, build_engine  # noqa: E402
+from gui.engine import DEFAULT_LEVEL, build_engine  # noqa: E402
 from gui.settings import Settings  # noqa: E402
+from zero9.arena.levels import LEVELS  # noqa: E402
 from zero9.games import EMPTY, make_game  # noqa: E402
 
 # your moves: the first empty point of this list each turn (a plausible 9x9 opening)
@@ -50,7 +51,7 @@ def window_replies(level: str, moves: int, net: str | None) -> tuple[list[float]
     """Reply times through the window, and the positions the AI answered (for the bare reference)."""
     from gui.app import FPS_BUSY, App
 
-    settings = Settings(level=level, visits=LEVELS[level], net=net)
+    settings = Settings(level=level, visits=LEVELS[level].visits, net=net)
     game = settings.make_game()
     app = App(settings, build_engine(game, net, settings.visits))
     m = app.model
@@ -79,7 +80,7 @@ def window_replies(level: str, moves: int, net: str | None) -> tuple[list[float]
 def bare_replies(level: str, positions: list, net: str | None) -> list[float]:
     """The same searches with no window: SearchPlayer.choose on a plain thread, as the worker calls it."""
     game = make_game("go", 9, komi=7.5)
-    player = build_engine(game, net, LEVELS[level]).player
+    player = build_engine(game, net, LEVELS[level].visits).player
     times: list[float] = []
 
     def search() -> None:
@@ -110,7 +111,7 @@ def main(argv: list[str] | None = None) -> int:
         times, positions = window_replies(level, args.moves, args.net)
         bare = bare_replies(level, positions, args.net)
         med, ref = statistics.median(times), statistics.median(bare)
-        row = f"{level:<9} {LEVELS[level]:>6} {med:>13.2f}s {max(times):>10.2f}s {ref:>11.2f}s"
+        row = f"{level:<9} {LEVELS[level].visits:>6} {med:>13.2f}s {max(times):>10.2f}s {ref:>11.2f}s"
         print(f"{row} {med / ref:>6.2f}")
         if level == DEFAULT_LEVEL:
             verdict = "meets" if med <= TARGET_S else "MISSES"

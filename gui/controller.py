@@ -27,11 +27,11 @@ from pathlib import Path
 import pygame
 
 from gui.chooser import Chooser, remember
-from gui.engine import LEVELS
 from gui.model import PlayModel
 from gui.settings import DEFAULT_KOMI, DEFAULT_SIZES, Settings
 from gui.view import View
 from gui.widgets import TextField
+from zero9.arena.levels import LEVELS, name_for_visits
 from zero9.games import BLACK, WHITE
 from zero9.nn.checkpoint import default_net_path
 
@@ -267,7 +267,7 @@ class Controller:
         elif what == "human":
             d.human = BLACK if value == "black" else WHITE
         elif what == "level":
-            d.level, d.visits = value, LEVELS[value]
+            d.level, d.visits = value, LEVELS[value].visits
         elif what == "komi" and value in "+-":
             d.komi += 0.5 if value == "+" else -0.5
         elif what == "net":
@@ -291,8 +291,7 @@ class Controller:
                 f.value = str(d.visits)
                 return
             d.visits = visits
-            if LEVELS.get(d.level) != visits:
-                d.level = next((n for n, v in LEVELS.items() if v == visits), "custom")
+            d.level = name_for_visits(d.level, visits)
         elif f is self.ui.net_field:
             d.net = f.value or None
 

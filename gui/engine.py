@@ -33,14 +33,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from zero9.arena.levels import LEVELS as AI_LEVELS
 from zero9.games import Game
 from zero9.nn.checkpoint import check_net_file, default_net_path
 from zero9.search.analysis import make_evaluator
 from zero9.search.player import NetSource
 
-# The named levels of zero9.arena.levels (their measured strength: docs/levels.md), by visits.
-LEVELS: dict[str, int] = {name: level.visits for name, level in AI_LEVELS.items()}
 DEFAULT_LEVEL = "beginner"  # a level a beginner can beat (docs/levels.md: 29-1 against random play)
 UNIFORM_NOTICE = "no net: uniform prior"
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from gui.engine import DEFAULT_LEVEL, LEVELS
-from zero9.arena.levels import LEVELS as AI_LEVELS
+from gui.engine import DEFAULT_LEVEL
+from zero9.arena.levels import LEVELS, level_playing
 from zero9.games import BLACK, Game, make_game
 
 DEFAULT_KOMI = 7.5
@@ -24,7 +24,7 @@ class Settings:
     size: int = 9
     human: int = BLACK
     level: str = DEFAULT_LEVEL
-    visits: int = LEVELS[DEFAULT_LEVEL]
+    visits: int = LEVELS[DEFAULT_LEVEL].visits
     komi: float = DEFAULT_KOMI
     net: str | None = None  # None: the shipped net for the game and size
     clock: tuple[float, float, int] | None = None  # (main seconds, byo-yomi seconds, periods); None: no clock
@@ -41,5 +41,4 @@ class Settings:
 
     def level_name(self) -> str:
         """The named level these visits belong to ('custom' when the visits were changed)."""
-        level = AI_LEVELS.get(self.level)
-        return self.level if level is not None and level.visits == self.visits else "custom"
+        return self.level if level_playing(self.level, self.visits) is not None else "custom"

@@ -22,10 +22,11 @@ os.environ.setdefault("PYGAME_HIDE_SUPPORT_PROMPT", "1")
 import pygame  # noqa: E402
 
 from gui.app import App  # noqa: E402
-from gui.engine import LEVELS, UNIFORM_NOTICE, build_engine  # noqa: E402
+from gui.engine import UNIFORM_NOTICE, build_engine  # noqa: E402
 from gui.layout import Layout  # noqa: E402
 from gui.settings import Settings  # noqa: E402
 from gui.sgfio import Record, load_sgf, save_sgf  # noqa: E402
+from zero9.arena.levels import LEVELS  # noqa: E402
 from zero9.cli import play as app_module  # noqa: E402
 from zero9.games import BLACK, EMPTY, WHITE, make_game  # noqa: E402
 from zero9.nn.checkpoint import default_net_path  # noqa: E402
@@ -333,7 +334,7 @@ def test_setup_panel_refuses_a_net_for_another_size(make_app, go_engine):
     click_widget(app, "field:net")
     type_text(app, str(shipped))
     click_widget(app, "set:level:casual")  # clicking elsewhere commits the field
-    assert app.ui.draft.net == str(shipped) and app.ui.draft.visits == LEVELS["casual"]
+    assert app.ui.draft.net == str(shipped) and app.ui.draft.visits == LEVELS["casual"].visits
     click_widget(app, "start")
     pump(app, lambda: m.loading is None and app.ui.setup_open, what="the refusal")
     assert "is for a 9x9 board, not 7x7" in m.message and m.message_level == "error"
@@ -348,7 +349,7 @@ def test_setup_panel_refuses_a_net_for_another_size(make_app, go_engine):
     app.ui.visits_field.draft = ""
     type_text(app, "0")
     press(app, pygame.K_RETURN)
-    assert "visits must be" in m.message and app.ui.draft.visits == LEVELS["casual"]
+    assert "visits must be" in m.message and app.ui.draft.visits == LEVELS["casual"].visits
     click_widget(app, "set:human:white")
     click_widget(app, "start")
     pump(
@@ -356,7 +357,8 @@ def test_setup_panel_refuses_a_net_for_another_size(make_app, go_engine):
         lambda: not app.ui.setup_open and m.loading is None and len(m.history) == 2,
         what="the AI's opening",
     )
-    assert m.settings.human == WHITE and m.settings.visits == LEVELS["casual"] and count(app, BLACK) == 1
+    assert m.settings.human == WHITE and m.settings.visits == LEVELS["casual"].visits
+    assert count(app, BLACK) == 1
 
 
 def test_command_line_refuses_bad_input(tmp_path, capsys):
@@ -374,7 +376,7 @@ def test_command_line_refuses_bad_input(tmp_path, capsys):
     assert app_module.run(parser.parse_args(["--net", str(junk)])) == 2
     assert "junk.pt" in capsys.readouterr().err
     s = app_module.settings_from_args(parser.parse_args(["--game", "gomoku", "--level", "casual"]))
-    assert (s.game, s.size, s.visits) == ("gomoku", 15, LEVELS["casual"])
+    assert (s.game, s.size, s.visits) == ("gomoku", 15, LEVELS["casual"].visits)
 
 
 # ---- a newcomer's fixes, review and the teaching game ----------------------------------------------

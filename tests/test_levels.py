@@ -67,3 +67,16 @@ def test_level_table_script_plays_the_ladder_and_prints_the_table(tmp_path):
     assert "2 games, 0 skipped" in done.stdout
     rows = [line for line in done.stdout.splitlines() if line.startswith("| level:beginner |")]
     assert rows and "| random | 0 |" in done.stdout, done.stdout
+
+
+def test_a_level_and_its_visits_are_named_in_one_place():
+    """Issue 43: the window, `zero9 play` and the AI's choice all ask zero9.arena.levels which level a
+    number of visits is: the chosen level while it plays at them, else the weakest that does (Beginner
+    and Casual both search 1 visit: after Casual, 1 visit stays Casual), else custom."""
+    from zero9.arena.levels import LEVELS, level_playing, name_for_visits
+
+    assert level_playing("club", LEVELS["club"].visits) is LEVELS["club"]
+    assert level_playing("club", 17) is None and level_playing("nonsense", 1) is None
+    assert name_for_visits("casual", 1) == "casual" and name_for_visits("club", 1) == "beginner"
+    assert name_for_visits("beginner", LEVELS["strong"].visits) == "strong"
+    assert name_for_visits("strong", 123) == "custom"

@@ -48,6 +48,21 @@ LEVELS: dict[str, Level] = {level.name.lower(): level for level in (
 )}
 
 
+def level_playing(name: str, visits: int) -> Level | None:
+    """The level called ``name`` when it plays at ``visits`` (its own); None when the visits were set to
+    another number (a custom strength: the best move at those visits)."""
+    level = LEVELS.get(name)
+    return level if level is not None and level.visits == visits else None
+
+
+def name_for_visits(name: str, visits: int) -> str:
+    """The name the window and ``zero9 play`` show for ``visits`` chosen after level ``name``: ``name``
+    while it plays at those visits, else the weakest level that does, else "custom"."""
+    if level_playing(name, visits) is not None:
+        return name
+    return next((key for key, level in LEVELS.items() if level.visits == visits), "custom")
+
+
 def find_level(name: str) -> Level:
     """The level called ``name`` (any case). ValueError naming the known levels."""
     try:

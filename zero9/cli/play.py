@@ -14,10 +14,10 @@ import os
 import sys
 
 from gui.clock import GameClock
-from gui.engine import DEFAULT_LEVEL, LEVELS, build_engine
+from gui.engine import DEFAULT_LEVEL, build_engine
 from gui.settings import DEFAULT_KOMI, DEFAULT_SIZES, Settings
 from gui.sgfio import open_game
-from zero9.arena.levels import LEVELS as AI_LEVELS
+from zero9.arena.levels import LEVELS, name_for_visits
 from zero9.games import parse_colour
 from zero9.nn.checkpoint import check_net_file
 from zero9.settings import PlayConfig
@@ -28,7 +28,7 @@ GAME_OPTIONS = ("game", "size", "color", "level", "visits", "komi", "net", "sgf"
 
 def _level_help() -> str:
     names = []
-    for name, level in AI_LEVELS.items():
+    for name, level in LEVELS.items():
         choice = "the best move" if level.top_k == 1 else f"one of the best {level.top_k}"
         visits = f"{level.visits} visit{'s' if level.visits != 1 else ''}"
         names.append(f"{name} ({visits}, {choice})")
@@ -78,12 +78,12 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
     if args.color:
         s.human = parse_colour(args.color)
     if args.level:
-        s.level, s.visits = args.level, LEVELS[args.level]
+        s.level, s.visits = args.level, LEVELS[args.level].visits
     if args.visits is not None:
         if args.visits < 1:
             raise ValueError(f"--visits must be at least 1, not {args.visits}")
         s.visits = args.visits
-        s.level = next((n for n, v in LEVELS.items() if v == args.visits), "custom")
+        s.level = name_for_visits(s.level, args.visits)
     if args.komi is not None:
         s.komi = args.komi
     s.net = args.net
