@@ -49,6 +49,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Protocol, cast
 
 import numpy as np
 
@@ -60,6 +61,16 @@ from zero9.search.puct import Node, Tree, evaluate_leaves, legal_actions
 from zero9.settings import PlayConfig, SearchConfig
 
 ILLEGAL_POLICY = -1.0  # the policy entry of an illegal move (KataGo's includePolicy)
+
+
+class GoArea(Protocol):
+    """A Go position as the score reads it: the rules' area count, as both Go boards (``GoPosition`` and
+    the readable ``go_simple`` one) give it."""
+
+    @property
+    def to_play(self) -> int: ...
+
+    def ownership(self) -> np.ndarray: ...
 
 
 @dataclass
@@ -160,6 +171,7 @@ def start_searches(positions: Sequence[Position], evaluator, seed: int | None = 
     evaluate_leaves(evaluator, [leaf for t in live if (leaf := t.select_leaf()) is not None])
     for tree, keep, drop in zip(trees, allow, avoid, strict=True):
         if tree is not None and (keep is not None or drop is not None):
+            assert tree.root.actions is not None  # its evaluation (above) expanded the root
             tree.restrict_root(_kept_moves(tree.root.actions, keep, drop))
     return trees
 
@@ -186,7 +198,10 @@ def read_analyses(positions: Sequence[Position], trees: Sequence[Tree | None], e
 
 
 def _budgets(visits: int | Sequence[int], count: int) -> list[int]:
-    budgets = [int(visits)] * count if np.ndim(visits) == 0 else [int(v) for v in visits]
+    if np.ndim(visits) == 0:  # one number (np.ndim tells it from a sequence, numpy's scalars too)
+        budgets = [int(cast(int, visits))] * count
+    else:
+        budgets = [int(v) for v in cast(Sequence[int], visits)]
     if len(budgets) != count:
         raise ValueError(f"{len(budgets)} visit counts for {count} positions")
     if any(v < 0 for v in budgets):
@@ -215,7 +230,8 @@ def _policies(positions: Sequence[Position], evaluator) -> list[np.ndarray | Non
     """The raw net policy of each non-terminal position (a cache look-up), illegal moves -1."""
     live = [p for p in positions if not p.is_terminal()]
     priors = evaluator.evaluate(live)[0] if live else []
-    out, rows = [], iter(priors)
+    out: list[np.ndarray | None] = []
+    rows = iter(priors)
     for p in positions:
         if p.is_terminal():
             out.append(None)
@@ -238,8 +254,9 @@ def _komi_term(position: Position) -> float:
 
 def _terminal_ownership(position: Position) -> np.ndarray:
     """The rules' area of a finished Go position, side to move's view (+1 / -1 / 0)."""
-    owner = position.ownership()
-    me = position.to_play
+    go = cast(GoArea, position)  # only Go positions are scored (a Go board counts its area: GoArea)
+    owner = go.ownership()
+    me = go.to_play
     return ((owner == me).astype(np.float32) - (owner == 3 - me).astype(np.float32))
 
 
@@ -262,6 +279,7 @@ def _subtree_sums(root: Node, evaluator) -> dict[int, _Sums]:
         order.append((node, into))
         if node.terminal or node.actions is None:
             continue
+        assert node.n is not None  # expanded, as actions says
         for i, child in node.children.items():
             n = node.n[i]
             if n > 0 and (child.terminal or child.evaluated):
@@ -315,24 +333,26 @@ def _terminal_analysis(position: Position) -> PositionAnalysis:
     winrate = (value + 1) / 2
     go = position.game.name == "go"
     own = _terminal_ownership(position) if go else None
-    lead = float(own.sum()) - _komi_term(position) if go else None
+    lead = float(own.sum()) - _komi_term(position) if own is not None else None  # (own: Go)
     return PositionAnalysis(position.to_play, 0, winrate, lead, 0.0 if go else None, own,
                             np.full(position.game.num_actions, ILLEGAL_POLICY, np.float32), [],
                             winrate, lead, terminal=True)
 
 
-def _read_tree(tree: Tree, evaluator, policy: np.ndarray) -> PositionAnalysis:
+def _read_tree(tree: Tree, evaluator, policy: np.ndarray | None) -> PositionAnalysis:
     """The analysis of a searched tree (see the module docstring)."""
+    assert policy is not None  # a tree's position goes on: _policies gave it a policy
     root = tree.root
     position = root.position
     go = position.game.name == "go" and getattr(evaluator, "has_ownership", False)
     sums = _subtree_sums(root, evaluator) if go else {}
-    N, W = root.N, root.W
+    N, W, Q = root.N, root.W, root.Q
+    assert N is not None and W is not None and Q is not None and root.actions is not None  # searched
     visits = int(round(N.sum()))
     value = (root.value + float(W.sum())) / (1.0 + float(N.sum()))
     lcb = lower_confidence_bounds(root)
     moves = []
-    for rank, i in enumerate(i for i in np.lexsort((root.P, root.Q, N))[::-1] if N[i] > 0):
+    for rank, i in enumerate(i for i in np.lexsort((root.P, Q, N))[::-1] if N[i] > 0):
         child = root.children.get(int(i))
         pv, pv_visits = _principal_variation(root, int(i))
         lead = stdev = None
@@ -355,10 +375,13 @@ def _read_tree(tree: Tree, evaluator, policy: np.ndarray) -> PositionAnalysis:
 
 def _principal_variation(root: Node, i: int, limit: int = 30) -> tuple[list[int], list[int]]:
     """The most-visited line starting with root child ``i``, and the visits of each of its moves."""
+    assert root.actions is not None and root.n is not None  # searched: expanded
     pv, pv_visits = [int(root.actions[i])], [int(root.n[i])]
     node = root.children.get(i)
     while node is not None and node.expanded and node.total > 0 and len(pv) < limit:
-        j = int(np.argmax(node.N))
+        N = node.N
+        assert N is not None and node.actions is not None and node.n is not None  # expanded
+        j = int(np.argmax(N))
         pv.append(int(node.actions[j]))
         pv_visits.append(int(node.n[j]))
         node = node.children.get(j)

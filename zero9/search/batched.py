@@ -31,6 +31,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
+from typing import Any, TypeVar, cast
 
 from zero9.search.gcpause import gc_paused
 from zero9.search.puct import Leaf, Tree, collect_leaves, evaluate_leaves
@@ -72,7 +73,8 @@ def select_leaves(trees: Sequence[Tree | None], leaves_per_tree: int) -> list[Le
     wanted = [tree.leaves_wanted(leaves_per_tree) if tree is not None else 0 for tree in trees]
     if not any(wanted):
         return None
-    return [leaf for tree, k in zip(trees, wanted, strict=True) if k for leaf in collect_leaves(tree, k)]
+    return [leaf for tree, k in zip(trees, wanted, strict=True) if k
+            for leaf in collect_leaves(cast(Tree, tree), k)]  # (k > 0: a tree, not None)
 
 
 def search_slots(trees: Callable[[], Sequence[Tree | None]], evaluator, leaves_per_tree: int,
@@ -123,18 +125,21 @@ def search_in_flight(trees: Callable[[], Sequence[Tree | None]], evaluator, leav
     yield from two_halves(halves, submit, back_up, lambda asked: evaluator.collect(asked), on_step)
 
 
-def two_halves(halves: tuple[range, range], submit: Callable[[int], tuple | None],
-               back_up: Callable[[object, object], None], abandon: Callable[[object], object],
+Leaves = TypeVar("Leaves")  # a half's leaves: puct's list of Leaf, or the fast path's LeafBatch
+
+
+def two_halves(halves: Sequence[range], submit: Callable[[int], tuple[Leaves, Any] | None],
+               back_up: Callable[[Leaves, Any], None], abandon: Callable[[Any], object],
                on_step: Callable[[range], bool]) -> Iterator[None]:
     """The loop of two batches in flight (:func:`search_in_flight`'s, and the native fast path's):
     ``submit(h)`` selects half ``h``'s leaves and sends them (``(leaves, ticket)``; None when the half
     wants no more), ``back_up(leaves, ticket)`` takes their answer in; ``abandon(ticket)`` collects a
     batch still in flight when the caller stops early."""
-    in_flight: list[tuple | None] = [None, None]  # per half: its leaves and batch
+    in_flight: list[tuple[Leaves, Any] | None] = [None, None]  # per half: its leaves and batch
 
     def step(h: int) -> bool:
         """Half ``h``'s batch answered: back it up, the caller's hook, the half's next batch out."""
-        leaves, asked = in_flight[h]
+        leaves, asked = cast("tuple[Leaves, Any]", in_flight[h])  # (h is in flight: the caller checks)
         in_flight[h] = None
         back_up(leaves, asked)
         del leaves, asked  # see _drop_paths

@@ -44,12 +44,16 @@ import struct
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from zero9.games import Game, Position
 from zero9.nn import features, planes_fast
+
+if TYPE_CHECKING:  # (for its type only: importing it loads numba, which only the fast path's batches need)
+    from zero9.search.leafcache import LeafCache
 
 HISTORY_KEY_DEPTH = 8  # positions in the cache key: the current one and 7 before it
 
@@ -59,8 +63,8 @@ _PACK = [struct.Struct(f"<{k}Q").pack for k in range(HISTORY_KEY_DEPTH + 1)]  # 
 
 def history_key(position: Position) -> bytes:
     """The cache key: the hashes of ``position`` and up to 7 ancestors, newest first, as 8 bytes each."""
-    key = []
-    p = position
+    key: list[int] = []
+    p: Position | None = position
     while p is not None and len(key) < HISTORY_KEY_DEPTH:
         key.append(p.hash)
         p = p.parent
@@ -76,7 +80,8 @@ class UniformEvaluator:
         self.calls = 0
         self.positions = 0
 
-    def evaluate(self, positions: Sequence[Position]) -> tuple[np.ndarray, np.ndarray]:
+    def evaluate(self, positions: Sequence[object]) -> tuple[np.ndarray, np.ndarray]:
+        # (only their number counts: evaluate_encoded passes a range)
         self.calls += 1
         self.positions += len(positions)
         out = self._outputs.get(len(positions))
@@ -102,12 +107,15 @@ class Asked:
     def __init__(self, positions: Sequence, priors: np.ndarray, values: np.ndarray, size: int):
         self.positions, self.priors, self.values, self.size = positions, priors, values, size
         self.misses: dict[bytes, int] = {}  # key -> the first row asking for it (the Python cache's keys)
-        self.first: Sequence[int] = ()  # the rows the net is asked for, in order
-        self.repeats: Sequence = []  # (row, first row) of a leaf asked twice in the batch
-        self.leaves = None  # the fast path's keys (words, lengths) and LeafCache maker; None: by ``misses``
+        self.first: Sequence[int] | np.ndarray = ()  # the rows the net is asked for, in order
+        # (row, first row) of a leaf asked twice in the batch: a list here, an array from a LeafCache
+        self.repeats: list[tuple[int, int]] | np.ndarray = []
+        # the fast path's keys (words, lengths) and LeafCache maker; None: by ``misses``
+        self.leaves: tuple[np.ndarray, np.ndarray, Callable[[int], LeafCache]] | None = None
         self.syms: np.ndarray | None = None  # the symmetry each miss was sent under
         self.ticket = None  # the net's ticket while the batch is in flight
-        self.answer: tuple[np.ndarray, np.ndarray] | None = None  # the net's (probs, values) of the misses
+        # the net's (probs, values) of the misses, then (with ownership) its ownership and score lead
+        self.answer: tuple[np.ndarray, ...] | None = None
         self.turned_by_net = False  # the net applied the symmetries and turned its policies back
 
 
@@ -134,7 +142,7 @@ class NetEvaluator:
         # the OrderedDict's rules compiled; compiled_cache=False keeps them in the OrderedDict (the tests
         # hold the two equal).
         self.compiled_cache = compiled_cache
-        self._leaf_cache = None
+        self._leaf_cache: LeafCache | None = None
         self._lock = threading.Lock()  # the window's policy heatmap and a running analysis share us
         self.calls = 0  # net.predict calls
         self.positions = 0  # positions asked for
@@ -192,9 +200,10 @@ class NetEvaluator:
             self._send(asked, encode, wait)
             return asked
 
-    def _leaves(self, asked: Asked):
+    def _leaves(self, asked: Asked) -> LeafCache:
         """The fast path's cache (made at its first batch, and again after :meth:`clear_cache`)."""
         if self._leaf_cache is None:
+            assert asked.leaves is not None  # a fast-path batch (submit_encoded)
             self._leaf_cache = asked.leaves[2](self.cache_size)
         return self._leaf_cache
 
@@ -210,6 +219,7 @@ class NetEvaluator:
         with self._lock:
             asked = self._asked(positions, game)
             priors, values, misses, repeats = asked.priors, asked.values, asked.misses, asked.repeats
+            assert isinstance(repeats, list)  # a new Asked's (an array comes only from a LeafCache)
             cache = self._cache
             for j, key in enumerate(keys):
                 hit = cache.get(key)
@@ -258,6 +268,7 @@ class NetEvaluator:
                 self.net_seconds += time.perf_counter() - start
             probs, vals = asked.answer[0], asked.answer[1]
             priors, values, first, syms = asked.priors, asked.values, asked.first, asked.syms
+            assert syms is not None  # drawn by _send for the misses (there are some)
             probs = np.asarray(probs, np.float32)
             size = asked.size
             for s in range(1, 1 if asked.turned_by_net else features.NUM_SYMMETRIES):  # each row back
@@ -289,6 +300,8 @@ class NetEvaluator:
     def _keep_ownership(self, asked: Asked, size: int) -> None:
         """The net's ownership (and score head's lead) of a collected batch, each row back from its
         symmetry, kept by key."""
+        # collect's, with the ownership head: the answer is in, drawn symmetries and all
+        assert asked.answer is not None and asked.syms is not None and self._owned is not None
         own = np.asarray(asked.answer[2], np.float32)
         for s in range(1, features.NUM_SYMMETRIES):
             if (rows := asked.syms == s).any():

@@ -69,7 +69,8 @@ class Nodes(NamedTuple):
     parent: np.ndarray
     pedge: np.ndarray
     first: np.ndarray
-    count: np.ndarray
+    # (ignore: the field hides tuple's count() method, as a namedtuple lets it; mypy holds it to that type)
+    count: np.ndarray  # type: ignore[assignment]
     flags: np.ndarray
     value: np.ndarray
     total: np.ndarray

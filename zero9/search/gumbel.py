@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import math
 from operator import add, mul
+from typing import cast
 
 import numpy as np
 
@@ -100,6 +101,7 @@ def pairwise_sum(values: list, zero=0.0):
 def visited_children(node: Node) -> list[int]:
     """The children with N > 0, in index order (every child ever tried has a Node: ``Tree.select_leaf``)."""
     n = node.n
+    assert n is not None  # expanded: its children are being selected from
     return sorted([i for i in node.children if n[i]])
 
 
@@ -117,11 +119,13 @@ def sigma_terms(node: Node, visited: list[int], qv: list[float],
     ``qv``: the visited children's Q; ``priors``: their :func:`visited_priors` if the caller has them.
     """
     n = node.n
+    assert n is not None  # expanded: its children are being scored
     value = node.value
     if not visited:
         return (C_VISIT + 0.0) * C_SCALE, value, 1e-8, 0.0  # every completed Q is v: q̂ = 0
     pv, prior_sum = priors or visited_priors(node, visited)
-    weighted = pairwise_sum(list(map(mul, pv, qv))) / float(max(prior_sum, 1e-12))
+    # (ignore: typeshed's max() of a float32 and a float is a bare comparable, which float() does not take)
+    weighted = pairwise_sum(list(map(mul, pv, qv))) / float(max(prior_sum, 1e-12))  # type: ignore[arg-type]
     total = node.total
     mixed = (value + total * weighted) / (total + 1)
     lo, hi = min(qv), max(qv)
@@ -189,6 +193,7 @@ class GumbelTree(Tree):
 
     def _prepare_root(self) -> None:
         root = self.root
+        assert root.actions is not None  # prepared once the root is expanded
         self.gumbel = self.rng.gumbel(size=len(root.actions))
         self.table = considered_visits(min(self.m, len(root.actions)), max(self.budget, 1))
         self._priors_seen = None
@@ -209,6 +214,7 @@ class GumbelTree(Tree):
     def select_child(self, node: Node) -> int:
         if node is not self.root:
             return self._select_inner(node)
+        assert node.actions is not None  # expanded: its children are being selected from
         if self.gumbel is None or len(self.gumbel) != len(node.actions):
             self._prepare_root()
         self._root_terms()
@@ -220,7 +226,9 @@ class GumbelTree(Tree):
                 best = self._best_root_action(visits)
             if best is not None:
                 return best
-        return self._best_root_action(None)
+        best = self._best_root_action(None)
+        assert best is not None  # every action is a candidate: one of them is the best
+        return best
 
     def _select_inner(self, node: Node) -> int:
         """argmax(π − N / (1 + ΣN)), π the improved policy."""
@@ -234,6 +242,7 @@ class GumbelTree(Tree):
             # of the largest π.
             return int(logits.argmax())
         n = node.n
+        assert n is not None  # expanded: its children are being selected from
         pi = improved_policy(node, logits)
         share = 1.0 + node.total
         for i in visited_children(node):  # (the others have N = 0: π − 0 is π)
@@ -246,6 +255,7 @@ class GumbelTree(Tree):
         ``g + logits`` is the best unless the next one is close enough to round to the same score
         (None then: :meth:`_best_root_action` decides; and None when none is unvisited)."""
         n, base = self.root.n, self._base
+        assert n is not None  # the root is expanded (select_child)
         ranked = iter(self._ranked)
         for i in ranked:
             if not n[i]:
@@ -269,6 +279,7 @@ class GumbelTree(Tree):
         """
         root = self.root
         n, base = root.n, self._base
+        assert n is not None  # the root is expanded (select_child, choose_action)
         visited = visited_children(root)
         key = tuple(visited)
         priors = self._visited_priors.get(key)
@@ -292,7 +303,8 @@ class GumbelTree(Tree):
             for i, x in zip(visited, qv, strict=True):
                 if visits is None or n[i] == visits:
                     score = base[i] + scale * ((x - lo) / span)
-                    if score > best_score or (score == best_score and i < best):
+                    # (scores are finite: a tie is with a best already found)
+                    if score > best_score or (score == best_score and i < cast(int, best)):
                         best_score, best = score, i
         return best
 
@@ -301,6 +313,7 @@ class GumbelTree(Tree):
         root = self.root
         if not root.expanded or root.total <= 0:
             raise ValueError("choose_action: the root has not been searched")
+        assert root.actions is not None and root.n is not None  # expanded
         if self.gumbel is None or len(self.gumbel) != len(root.actions):
             self._prepare_root()
         self._root_terms()

@@ -59,7 +59,7 @@ class Node:
         self.action, self.P, self.N, self.W = action, prior, 0.0, 0.0
         self.prior_before_noise = prior
         self.children: list[Node] = []  # made by expand()
-        self.position = None
+        self.position: Position | None = None  # built at the first visit (arrive)
         self.pending = False  # its evaluation is on the way (a second visit in the batch collides)
         self.evaluated = False  # its evaluation is in: value (and children) set
         if position is not None:
@@ -86,6 +86,7 @@ class Node:
 
     def expand(self, priors: np.ndarray) -> None:
         """One child per legal move, with the evaluator's priors rescaled to sum to 1 over them."""
+        assert self.position is not None  # evaluated, so visited: it has arrived
         actions = self.position.legal_moves()
         legal = priors[actions]  # float32, as the net gives them
         total = float(legal.sum())
@@ -161,6 +162,7 @@ class Tree:
             score = child.Q(fpu) + c * (child.P / (1.0 + child.N))
             if score > best_score:
                 best, best_score = child, score
+        assert best is not None  # an evaluated node that is not terminal has children
         return best
 
     # --- one simulation, in two halves ---------------------------------------------------------
@@ -172,6 +174,7 @@ class Tree:
         while not node.terminal and node.evaluated:
             node = self.select_child(node)
             if node.position is None:
+                assert path[-1].position is not None and node.action is not None  # a visited node's child
                 node.arrive(path[-1].position.play(node.action))
             node.N += vl  # virtual loss: vl more visits, each one lost
             node.W -= vl
@@ -191,6 +194,7 @@ class Tree:
         node = leaf.node
         if not node.terminal:
             node.value, node.pending, node.evaluated = float(value), False, True
+            assert priors is not None  # a leaf that is not terminal comes with its evaluation
             node.expand(priors)
             if node is self.root and self.config.noise:
                 self.add_noise()
@@ -231,6 +235,7 @@ class Tree:
         """Play ``action`` at the root: its child (with its subtree) becomes the new root."""
         child = next((c for c in self.root.children if c.action == action and c.position is not None), None)
         if child is None or child.pending:
+            assert self.root.position is not None  # a root has its position (made with it, or visited)
             child = Node(action, 1.0, self.root.position.play(action))
         self.root = child
         if child.evaluated and self.config.noise:
@@ -253,9 +258,12 @@ class Tree:
             raise ValueError("choose_action: the root has not been searched")
         if proportional:  # P(child) = N / N_parent (the fast trees: zero9.search.puct.draw_by_visits)
             visits = np.array([c.N for c in children])
-            return children[self.rng.choice(len(children), p=visits / visits.sum())].action
-        fpu = self.first_play_value(self.root)
-        return max(reversed(children), key=lambda c: (c.N, c.Q(fpu), c.P)).action
+            chosen = children[self.rng.choice(len(children), p=visits / visits.sum())]
+        else:
+            fpu = self.first_play_value(self.root)
+            chosen = max(reversed(children), key=lambda c: (c.N, c.Q(fpu), c.P))
+        assert chosen.action is not None  # a child: only the root has no action
+        return chosen.action
 
 
 def search(tree: Tree, evaluator, visits: int | None = None, playouts: int | None = None,

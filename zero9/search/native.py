@@ -26,8 +26,9 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Hashable, Iterator, Sequence
 from dataclasses import dataclass
+from typing import Protocol, cast
 
 import numpy as np
 
@@ -49,8 +50,26 @@ from zero9.settings import SearchConfig
 F, G = DirectCalls(forest_steps), DirectCalls(gumbel_steps)
 
 
+class GoRules(Game, Protocol):
+    """Go's rules as the forest reads them (both Go boards' games: ``Go``, ``SimpleGo``)."""
+
+    @property
+    def komi(self) -> float: ...
+    @property
+    def move_cap(self) -> int: ...  # (an int once the game is made: None is resolved then)
+
+
+class GomokuRules(Game, Protocol):
+    """Gomoku's rules as the forest reads them (``Gomoku``)."""
+
+    @property
+    def connect(self) -> int: ...
+    @property
+    def variant(self) -> str: ...
+
+
 @functools.cache
-def rules_for(game: Game) -> F.Rules:
+def rules_for(game: Game) -> forest_steps.Rules:
     """The forest's view of ``game`` (Go, or Gomoku freestyle/standard)."""
     n = game.size
     nn = n * n
@@ -59,18 +78,21 @@ def rules_for(game: Game) -> F.Rules:
     # (writable copies of the tables: numba compiles a function again for read-only arrays, and Go's
     # and Gomoku's rules must be of one type to share the compiled steps)
     if game.name == "go":
+        go = cast(GoRules, game)  # a game named go has Go's rules
         t = go_tables(n)
         return F.Rules(F.GO, n, nn, game.num_actions, num_planes(game), np.array(t.nbrs), np.array(t.zobrist),
-                       np.uint64(t.white_to_move), float(game.komi), int(game.move_cap), 0, False)
-    if game.name == "gomoku" and game.variant in ("freestyle", "standard"):
-        t = gomoku_tables(n)
-        return F.Rules(F.GOMOKU, n, nn, game.num_actions, num_planes(game), np.zeros((nn, 4), np.int32),
-                       np.array(t.zobrist), np.uint64(t.side_key), 0.0, 0, int(game.connect),
-                       game.variant == "standard")
+                       np.uint64(t.white_to_move), float(go.komi), int(go.move_cap), 0, False)
+    if game.name == "gomoku":
+        gomoku = cast(GomokuRules, game)  # a game named gomoku has Gomoku's rules
+        if gomoku.variant in ("freestyle", "standard"):
+            tables = gomoku_tables(n)
+            return F.Rules(F.GOMOKU, n, nn, game.num_actions, num_planes(game), np.zeros((nn, 4), np.int32),
+                           np.array(tables.zobrist), np.uint64(tables.side_key), 0.0, 0, int(gomoku.connect),
+                           gomoku.variant == "standard")
     raise ValueError(f"the fast path plays Go and Gomoku (freestyle, standard), not {game}")
 
 
-def knobs_for(config: SearchConfig, gumbel: bool = False) -> F.Knobs:
+def knobs_for(config: SearchConfig, gumbel: bool = False) -> forest_steps.Knobs:
     def number(x):
         return math.nan if x is None else float(x)
 
@@ -135,14 +157,15 @@ class Forest:
 
     def __init__(self, game: Game, config: SearchConfig, slots: int, nodes: int | None = None,
                  edges: int | None = None, gumbel_actions: int = 0):
-        self.game, self.rules = game, rules_for(game)
+        # (the cast: every game is a frozen dataclass, hashable, which the Game protocol does not say)
+        self.game, self.rules = game, rules_for(cast(Hashable, game))
         self.gumbel_actions = gumbel_actions  # m of Gumbel search; 0: PUCT
         self.knobs = knobs_for(config, gumbel_actions > 0)
         nn, a = self.rules.nn, self.rules.num_actions
         nodes = nodes or max(4096, 1024 * slots)  # it grows as the trees need (make_room)
         edges = edges or 32 * nodes
         self.nodes, self.edges = F.new_nodes(nodes, nn, a), F.new_edges(edges)
-        self.spare: tuple[F.Nodes, F.Edges] | None = None
+        self.spare: tuple[forest_steps.Nodes, forest_steps.Edges] | None = None
         self.trees = F.new_trees(slots, 2 * a + 8, nn)
         self.views: list[NativeTree | None] = [None] * slots
         # leaves_wanted(1) of every tree after the last backup (self-play asks it of each tree each step)
@@ -175,7 +198,7 @@ class Forest:
         if live_nodes + nodes > have_nodes // 4 or live_edges + edges > have_edges // 4:
             self._grow(max(have_nodes, 4 * (live_nodes + nodes)), max(have_edges, 4 * (live_edges + edges)))
 
-    def _new_nodes(self, capacity: int) -> F.Nodes:
+    def _new_nodes(self, capacity: int) -> forest_steps.Nodes:
         return F.new_nodes(capacity, self.rules.nn, self.rules.num_actions)
 
     def _grow(self, nodes: int, edges: int) -> None:
@@ -264,10 +287,11 @@ class Forest:
 
     # --- a step ------------------------------------------------------------------------------
 
-    def select(self, slots: Sequence[int], k: int) -> LeafBatch | None:
+    def select(self, slots: Sequence[int] | np.ndarray, k: int) -> LeafBatch | None:
         """The leaves of trees ``slots`` for one evaluator call (None: no tree wants any)."""
         for g in list(self.unprepared):  # Gumbel: a search's noise is drawn once its root is expanded
             view = self.views[g]
+            assert isinstance(view, GumbelNativeTree)  # only Gumbel trees are unprepared (release drops them)
             if view.root.expanded:
                 view.prepare()
         slots = np.asarray(slots, np.int32)
@@ -642,7 +666,8 @@ def search_slots(slots: Slots, trees: Callable[[], Sequence[NativeTree | None]],
     forest, every = slots.forests[0], slots.halves[0]
     while True:
         live = [t.slot for t in trees() if t is not None]
-        if not live or not any(forest.views[g].leaves_wanted(1) for g in live):
+        # (the cast: a live slot's view is its tree)
+        if not live or not any(cast(NativeTree, forest.views[g]).leaves_wanted(1) for g in live):
             return
         with gc_paused():  # (as zero9.search.batched: the cache's entries hold no cycles)
             while (batch := forest.select(live, leaves_per_tree)) is not None:

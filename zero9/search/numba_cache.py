@@ -39,7 +39,8 @@ def stamp(namespace: dict, module: str, name: str, sources: Iterable[ModuleType]
                    if isinstance(v, numba.core.registry.CPUDispatcher) and v.py_func.__module__ == module]
     if not dispatchers:
         return
-    where = dispatchers[0]._cache._cache_path
+    # (the ignores: numba sets a dispatcher's private _cache at run time; its type hints do not declare it)
+    where = dispatchers[0]._cache._cache_path  # type: ignore[attr-defined]
     h = hashlib.sha256()
     for source in sources:
         h.update(inspect.getsource(source).encode())
@@ -51,7 +52,7 @@ def stamp(namespace: dict, module: str, name: str, sources: Iterable[ModuleType]
     except OSError:
         pass
     for d in dispatchers:
-        d._cache.flush()
+        d._cache.flush()  # type: ignore[attr-defined]
     try:
         os.makedirs(where, exist_ok=True)
         with open(stamp_file, "w") as f:

@@ -39,7 +39,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, TextIO, cast
 
 import numpy as np
 
@@ -49,7 +49,7 @@ from zero9.nn.checkpoint import load_net
 from zero9.search.batched import search_trees
 from zero9.search.evaluator import NetEvaluator, UniformEvaluator, history_key
 from zero9.search.puct import Node, Tree, draw_by_visits
-from zero9.search.threats import READINGS, ThreatEvaluator, threat_move
+from zero9.search.threats import READINGS, GomokuStones, ThreatEvaluator, threat_move
 from zero9.settings import PlayConfig, SearchConfig
 
 
@@ -183,6 +183,7 @@ class SearchPlayer:
                     self.trees[j] = Tree(position, self.config, tree.rng)
                     continue
                 for p in reversed(chain[:match]):
+                    assert p.last_move is not None  # its parent is in the chain: a move led to it
                     tree.advance(p.last_move)
                 tree.root.position = position  # identical content; keep the caller's object
 
@@ -246,7 +247,9 @@ class SearchPlayer:
         actions, n, _, _ = self._merged()
         if len(actions) == 0 or n.sum() <= 0:  # no time for a single simulation: the best prior
             root = self.trees[0].root
-            return int(root.actions[root.P.argmax()]) if root.expanded else position.legal_moves()[0]
+            if root.actions is None:  # not expanded
+                return position.legal_moves()[0]
+            return int(root.actions[root.P.argmax()])
         if position.move_number < self.randomcnt:
             return draw_by_visits(actions, n, self.rng)
         if self.root_parallel == 1:
@@ -264,7 +267,8 @@ class SearchPlayer:
             return None
         actions, n, _, p = self._merged()
         order = np.lexsort((p, n))[::-1][:PlayConfig.threat_candidates]
-        return threat_move(position, [int(a) for a in actions[order]], reading=self.threat_reading)
+        stones = cast(GomokuStones, position)  # a Gomoku game's position (_threats_apply)
+        return threat_move(stones, [int(a) for a in actions[order]], reading=self.threat_reading)
 
     def analyze(self, position: Position, on_stats: Callable[[list[MoveStats]], None], interval_s: float,
                 stop_event: threading.Event, max_visits: int | None = None) -> None:
@@ -296,12 +300,17 @@ class SearchPlayer:
         if not trees:
             return np.zeros(0, np.intp), np.zeros(0), np.zeros(0), np.zeros(0)
         first = trees[0].root
+        assert first.actions is not None  # the trees kept are expanded
         if len(trees) == 1:
-            return first.actions, first.N.copy(), first.W.copy(), first.P.copy()
+            N, W = first.N, first.W
+            assert N is not None and W is not None  # expanded
+            return first.actions, N.copy(), W.copy(), first.P.copy()
         index = {int(a): i for i, a in enumerate(first.actions)}
         n, w, p = np.zeros(len(index)), np.zeros(len(index)), np.zeros(len(index))
         for t in trees:
-            for a, ni, wi, pi in zip(t.root.actions, t.root.N, t.root.W, t.root.P, strict=True):
+            N, W = t.root.N, t.root.W
+            assert t.root.actions is not None and N is not None and W is not None  # kept: expanded
+            for a, ni, wi, pi in zip(t.root.actions, N, W, t.root.P, strict=True):
                 i = index[int(a)]
                 n[i] += ni
                 w[i] += wi
@@ -323,8 +332,8 @@ class SearchPlayer:
                 continue
             child = root.children.get(int(i)) if len(self.trees) == 1 else None
             qi = float(q[i]) if n[i] > 0 else float("nan")
-            known = child is not None and (child.evaluated or child.terminal)
-            value = -child.value if known else float("nan")
+            value = (-child.value if child is not None and (child.evaluated or child.terminal)
+                     else float("nan"))
             a = int(actions[i])
             lcb_i = (max(float(lcb[i]), -1.0) + 1) / 2
             stats.append(MoveStats(a, self.game.action_to_vertex(a), int(n[i]), (qi + 1) / 2, float(p[i]),
@@ -362,6 +371,7 @@ class SearchPlayer:
 
 def lower_confidence_bounds(node: Node, z: float = 1.96) -> np.ndarray:
     """Per child: Q − z · std / sqrt(N) from the backed-up values' variance; −2 below 2 visits."""
+    assert node.n is not None  # a searched root: expanded
     lcb = np.full(len(node.n), -2.0)
     for i, child in node.children.items():
         n = node.n[i]
@@ -376,6 +386,7 @@ def lcb_choice(root: Node) -> int | None:
     """The root move with the best lower confidence bound among those with at least 2 visits and a
     tenth of the most visited one's (Leela Zero's LCB pick); None when no move has that many."""
     N = root.N
+    assert N is not None and root.actions is not None  # a searched root: expanded
     eligible = N >= max(2.0, 0.1 * N.max())
     if not eligible.any():
         return None
@@ -386,7 +397,9 @@ def _pv(node: Node | None, limit: int = 30) -> list[int]:
     """The most-visited line below ``node``."""
     line: list[int] = []
     while node is not None and node.expanded and node.total > 0 and len(line) < limit:
-        i = int(node.N.argmax())
+        N = node.N
+        assert N is not None and node.actions is not None  # expanded
+        i = int(N.argmax())
         line.append(int(node.actions[i]))
         node = node.children.get(i)
     return line
@@ -428,6 +441,7 @@ class NetSource:
         """
         if self.net is None:
             return
+        assert self.path is not None  # the net was loaded from it
         made_for = self.meta.get("game") or {}
         name, size = made_for.get("game", made_for.get("name", game.name)), self.net.size
         if name != game.name:

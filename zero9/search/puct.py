@@ -102,6 +102,12 @@ class Node:
 
     __slots__ = ("position", "terminal", "value", "pending", "priors", "actions", "P", "n", "w", "QFU", "q",
                  "U0", "fpu", "children", "total", "tried_prior", "sq_sum", "raw_prior")
+    # the types of the slots that start as None (annotations only: no class attributes beside the slots)
+    priors: np.ndarray | None
+    actions: np.ndarray | None
+    n: array | None
+    w: array | None
+    raw_prior: np.ndarray | None
 
     def __init__(self, position: Position):
         self.position = position
@@ -147,6 +153,7 @@ class Node:
         # A numpy call here costs more than its arithmetic: as few as possible, no temporaries.
         actions = legal_actions(self.position)
         n = len(actions)
+        assert self.priors is not None  # expanded once evaluated (``evaluated``)
         p = self.priors[actions]  # a copy (fancy indexing): safe to scale in place
         s = float(np.add.reduce(p))
         if s > 0:
@@ -162,7 +169,8 @@ class Node:
 
     def q_value(self) -> float:
         """Mean value of the node from its side to move's view (its raw value before any visit)."""
-        return sum(self.w) / self.total if self.expanded and self.total > 0 else self.value
+        # (``w is not None``: expanded)
+        return sum(self.w) / self.total if self.w is not None and self.total > 0 else self.value
 
 
 @functools.cache
@@ -228,6 +236,8 @@ class Tree:
                 if node.priors is None:
                     break  # not evaluated yet (or in flight): the leaf
                 node.expand(self.config.fpu_value)  # the first simulation through it
+            # expanded (now, or by an earlier simulation)
+            assert node.actions is not None and node.n is not None and node.w is not None
             i = select_child(node)
             child = node.children.get(i)
             if child is None:  # first try: only now is the child's position built
@@ -291,6 +301,7 @@ class Tree:
             child.sq_sum += value * value
             node, i = nodes[k], idx[k]
             W = node.w
+            assert W is not None and node.n is not None  # a node above the leaf: expanded (select_leaf)
             W[i] = w = W[i] + value + vl
             if dn:
                 node.n[i] = n = node.n[i] + dn
@@ -312,6 +323,7 @@ class Tree:
         if not vl:
             return  # nothing was added
         for node, i in zip(leaf.nodes, leaf.idx, strict=False):
+            assert node.n is not None and node.w is not None  # a node above the leaf: expanded (select_leaf)
             n = node.n[i] - vl
             w = node.w[i] + vl
             node.n[i], node.w[i] = n, w
@@ -347,7 +359,7 @@ class Tree:
     def add_noise(self) -> None:
         """Mix Dirichlet noise into the root priors: P = (1-ε)·P + ε·Dir(α), α = 0.03·361 / legal moves."""
         root, cfg = self.root, self.config
-        if not root.expanded or len(root.actions) == 0:
+        if root.actions is None or len(root.actions) == 0:  # (not expanded, or no move)
             return
         if root.raw_prior is None:
             root.raw_prior = root.P.copy()
@@ -355,6 +367,7 @@ class Tree:
         eta = self.rng.dirichlet(np.full(len(root.actions), alpha))
         root.P = (1 - cfg.noise_eps) * root.raw_prior + cfg.noise_eps * eta
         N = root.N
+        assert N is not None  # expanded
         root.U0[:] = root.P / (1.0 + N)
         root.tried_prior = float(root.P[N > 0].sum())
         self._refresh_fpu(root)
@@ -370,6 +383,7 @@ class Tree:
         elif root.raw_prior is not None:
             root.P = root.raw_prior
             N = root.N
+            assert N is not None  # expanded
             root.U0[:] = root.P / (1.0 + N)
             root.tried_prior = float(root.P[N > 0].sum())
             self._refresh_fpu(root)
@@ -401,6 +415,7 @@ class Tree:
         root = self.root
         if not root.expanded or root.total or root.children:
             raise ValueError("restrict_root: only a freshly expanded, unvisited root")
+        assert root.actions is not None  # expanded
         mask = np.isin(root.actions, keep)
         if mask.all():
             return
@@ -423,7 +438,9 @@ class Tree:
         pi = np.zeros(num_actions, dtype=np.float32)
         root = self.root
         if root.expanded and root.total > 0:
-            pi[root.actions] = root.N / root.total
+            N = root.N
+            assert N is not None  # expanded
+            pi[root.actions] = N / root.total
         return pi
 
     def choose_action(self, proportional: bool = False) -> int:
@@ -432,10 +449,13 @@ class Tree:
         if not root.expanded or root.total <= 0:
             raise ValueError("choose_action: the root has not been searched")
         N = root.N
+        assert root.actions is not None and N is not None  # expanded
         if proportional:
             return draw_by_visits(root.actions, N, self.rng)
         # Most visits; ties broken by Q then prior (lexsort's last key is the primary one).
-        return int(root.actions[np.lexsort((root.P, root.Q, N))[-1]])
+        Q = root.Q
+        assert Q is not None  # expanded
+        return int(root.actions[np.lexsort((root.P, Q, N))[-1]])
 
 
 def collect_leaves(tree: Tree, k: int) -> list[Leaf]:

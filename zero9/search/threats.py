@@ -43,10 +43,11 @@ Vocabulary (on top of :mod:`zero9.games.gomoku`):
 from __future__ import annotations
 
 import functools
+from typing import Protocol
 
 import numpy as np
 
-from zero9.games import BLACK, EMPTY, WHITE, Position
+from zero9.games import BLACK, EMPTY, WHITE, Game, Position
 from zero9.games.renju import DIRECTIONS
 
 IN_TREE_BUDGET = 200  # positions a leaf's find_vcf may look at: the tree asks hundreds of times a move
@@ -57,6 +58,29 @@ VCT_BUDGET = 300  # attacker and defender nodes one find_vct may expand (about 1
 VCT_VCF_BUDGET = 15  # positions each VCF test inside find_vct may look at (VCT's own fours go deeper)
 REFUTE_TRIES = 10  # candidate moves refute_vct may try, a find_vct or more each
 READINGS = ("vcf", "vct")
+
+
+class GomokuRules(Game, Protocol):
+    """Gomoku's rules as threat search reads them: ``connect`` in a row wins."""
+
+    @property
+    def connect(self) -> int: ...
+
+
+class GomokuStones(Position, Protocol):
+    """A Gomoku position as threat search reads it (:class:`zero9.games.gomoku.GomokuPosition`): its
+    stones one byte a point, its rules' win test, and the same stones with the other side to move."""
+
+    @property
+    def game(self) -> GomokuRules: ...
+    @property
+    def board(self) -> bytes: ...
+
+    def play(self, action: int) -> GomokuStones: ...
+
+    def passed(self) -> GomokuStones: ...
+
+    def wins_at(self, point: int, colour: int) -> bool: ...
 
 
 @functools.cache
@@ -84,7 +108,7 @@ def _unique(points) -> list[int]:
     return list(dict.fromkeys(int(p) for p in points))
 
 
-def _as_mover(position: Position, colour: int) -> Position:
+def _as_mover(position: GomokuStones, colour: int) -> GomokuStones:
     """``position`` with ``colour`` to move (the same stones)."""
     return position if position.to_play == colour else position.passed()
 
@@ -102,7 +126,7 @@ def _stone_counts(board: np.ndarray, rows: np.ndarray, connect: int) -> tuple[np
 class _Lines:
     """One position's windows read once: per window, each colour's stones and the empty points."""
 
-    def __init__(self, position: Position):
+    def __init__(self, position: GomokuStones):
         self.position = position
         self.connect = position.game.connect
         self.board = np.frombuffer(position.board, np.uint8)
@@ -166,17 +190,17 @@ class _Lines:
         return [p for _, p in sorted(scored)]
 
 
-def winning_points(position: Position, colour: int) -> list[int]:
+def winning_points(position: GomokuStones, colour: int) -> list[int]:
     """The points where ``colour`` would win at once (ascending)."""
     return _Lines(position).winning(colour)
 
 
-def four_moves(position: Position, colour: int) -> list[int]:
+def four_moves(position: GomokuStones, colour: int) -> list[int]:
     """Empty points that would give ``colour`` a winning point (a four), most windows first."""
     return _Lines(position).fours(colour)
 
 
-def winning_through(position: Position, point: int, colour: int) -> list[int]:
+def winning_through(position: GomokuStones, point: int, colour: int) -> list[int]:
     """The winning points of ``colour`` in the windows through ``point``: all that a stone just
     played there can have made (ascending)."""
     game = position.game
@@ -188,14 +212,15 @@ def winning_through(position: Position, point: int, colour: int) -> list[int]:
     return [p for p in points if position.wins_at(p, colour)]
 
 
-def find_vcf(position: Position, max_fours: int = MAX_FOURS, budget: int = NODE_BUDGET) -> list[int] | None:
+def find_vcf(position: GomokuStones, max_fours: int = MAX_FOURS, budget: int = NODE_BUDGET
+             ) -> list[int] | None:
     """A VCF for the side to move as the moves of both sides, or None (none, or none found in budget)."""
     if position.is_terminal():
         return None
     nodes = [0]
     failed: set[int] = set()  # hashes of positions already shown to hold no VCF at this depth or more
 
-    def search(pos: Position, fours_left: int) -> list[int] | None:
+    def search(pos: GomokuStones, fours_left: int) -> list[int] | None:
         me, them = pos.to_play, 3 - pos.to_play
         lines = _Lines(pos)
         mine = lines.winning(me)
@@ -230,7 +255,7 @@ def find_vcf(position: Position, max_fours: int = MAX_FOURS, budget: int = NODE_
     return search(position, max_fours)
 
 
-def refute_vcf(position: Position, ranked: list[int], budget: int = NODE_BUDGET) -> int | None:
+def refute_vcf(position: GomokuStones, ranked: list[int], budget: int = NODE_BUDGET) -> int | None:
     """If the opponent would have a VCF here, the first move of ``ranked`` after which they have none.
 
     None when they have no VCF (nothing to refute) or no ranked move refutes it.
@@ -243,7 +268,7 @@ def refute_vcf(position: Position, ranked: list[int], budget: int = NODE_BUDGET)
     return None
 
 
-def find_vct(position: Position, max_threats: int = MAX_THREATS, budget: int = VCT_BUDGET,
+def find_vct(position: GomokuStones, max_threats: int = MAX_THREATS, budget: int = VCT_BUDGET,
              vcf_budget: int = VCT_VCF_BUDGET) -> list[int] | None:
     """A VCT for the side to move as a line of moves of both sides, or None (none found in budget).
 
@@ -283,13 +308,13 @@ class _VCTSearch:
     def spent(self) -> bool:
         return self.expanded >= self.budget
 
-    def vcf(self, pos: Position) -> list[int] | None:
+    def vcf(self, pos: GomokuStones) -> list[int] | None:
         """:func:`find_vcf` for the side to move, each position tested once."""
         if pos.hash not in self.vcf_lines:
             self.vcf_lines[pos.hash] = find_vcf(pos, budget=self.vcf_budget)
         return self.vcf_lines[pos.hash]
 
-    def known(self, pos: Position, threats: int) -> tuple[bool, list[int] | None]:
+    def known(self, pos: GomokuStones, threats: int) -> tuple[bool, list[int] | None]:
         """(settled, line): a transposition's answer, or out of budget (settled, no line).
 
         Not settled: the caller expands ``pos``, and it counts against the budget.
@@ -301,7 +326,7 @@ class _VCTSearch:
         self.expanded += 1
         return False, None
 
-    def settle(self, pos: Position, threats: int, line: list[int] | None) -> list[int] | None:
+    def settle(self, pos: GomokuStones, threats: int, line: list[int] | None) -> list[int] | None:
         """Remember a node's result: its line, or that it failed with ``threats``."""
         if line is not None:
             self.proven[pos.hash] = line
@@ -309,7 +334,7 @@ class _VCTSearch:
             self.failed[pos.hash] = threats
         return line
 
-    def block(self, pos: Position, point: int, then, threats: int,
+    def block(self, pos: GomokuStones, point: int, then, threats: int,
               if_illegal: list[int] | None) -> list[int] | None:
         """The one answer to a four: take ``point``, then ``then`` on the new position.
 
@@ -320,7 +345,7 @@ class _VCTSearch:
         rest = then(pos.play(point), threats)
         return None if rest is None else [point, *rest]
 
-    def attack(self, pos: Position, threats: int) -> list[int] | None:
+    def attack(self, pos: GomokuStones, threats: int) -> list[int] | None:
         """The attacker to move: a five, a forced block, a VCF, or a four or three that wins."""
         lines = _Lines(pos)
         mine = lines.winning(self.attacker)
@@ -345,7 +370,7 @@ class _VCTSearch:
                     return self.settle(pos, threats, [move, *rest])
         return self.settle(pos, threats, None)
 
-    def defend(self, pos: Position, threats: int) -> list[int] | None:
+    def defend(self, pos: GomokuStones, threats: int) -> list[int] | None:
         """The defender to move: the attacker wins only if every answer loses."""
         lines = _Lines(pos)
         if lines.winning(self.defender):
@@ -372,7 +397,7 @@ class _VCTSearch:
         return self.settle(pos, threats, first if first is not None else [])
 
 
-def refute_vct(position: Position, ranked: list[int], budget: int = VCT_BUDGET,
+def refute_vct(position: GomokuStones, ranked: list[int], budget: int = VCT_BUDGET,
                tries: int = REFUTE_TRIES) -> int | None:
     """If the opponent would have a VCT (or VCF) here, the first candidate after which they have neither.
 
@@ -398,7 +423,7 @@ def refute_vct(position: Position, ranked: list[int], budget: int = VCT_BUDGET,
     return None
 
 
-def _answers(position: Position, attacker: int) -> list[int]:
+def _answers(position: GomokuStones, attacker: int) -> list[int]:
     """The defender's answers to the attacker's four (the block) or three (its spoilers), else []."""
     lines = _Lines(position)
     fours = lines.winning(attacker)
@@ -412,7 +437,7 @@ def _spoilers(doubles: dict[int, set[int]]) -> list[int]:
     return _unique(p for q, others in doubles.items() for p in (q, *sorted(others)))
 
 
-def threat_move(position: Position, ranked: list[int], budget: int = NODE_BUDGET,
+def threat_move(position: GomokuStones, ranked: list[int], budget: int = NODE_BUDGET,
                 reading: str = "vct") -> int | None:
     """The move threat search insists on, or None to keep the search's choice.
 
