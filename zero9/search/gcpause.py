@@ -19,6 +19,21 @@ _gc_aged = 0  # objects moved to the oldest generation unscanned since the last 
 _gc_live = 0  # objects the collector tracked after that collection
 
 
+def _tracked_objects() -> int:
+    """How many objects the collector tracks, counted by freezing them for a moment. Not
+    ``len(gc.get_objects())``: that list holds a reference to a tuple another thread may still be
+    building (``tuple(generator)``, whose generator lets other threads run), and the tuple's final
+    resize then fails with SystemError (self-play's record writer thread did, in test_in_flight).
+    When the caller froze objects itself, unfreezing would undo that: the last count stands."""
+    if gc.get_freeze_count():
+        return _gc_live
+    gc.freeze()
+    try:
+        return gc.get_freeze_count()
+    finally:
+        gc.unfreeze()
+
+
 @contextlib.contextmanager
 def gc_paused() -> Iterator[None]:
     """Switch Python's cyclic garbage collector off while searching, and spare it the new tree.
@@ -42,7 +57,7 @@ def gc_paused() -> Iterator[None]:
     was_enabled = gc.isenabled()
     if was_enabled and _gc_aged > max(2 * _gc_live, 100_000):
         gc.collect()  # (before the search rather than after: one tree fewer to scan, often)
-        _gc_aged, _gc_live = 0, len(gc.get_objects())
+        _gc_aged, _gc_live = 0, _tracked_objects()
     gc.disable()
     try:
         yield
