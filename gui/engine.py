@@ -37,6 +37,7 @@ from zero9.games import Game
 from zero9.nn.checkpoint import check_net_file, default_net_path
 from zero9.search.analysis import make_evaluator
 from zero9.search.player import NetSource
+from zero9.settings import PlayConfig
 
 DEFAULT_LEVEL = "beginner"  # a level a beginner can beat (docs/levels.md: 29-1 against random play)
 UNIFORM_NOTICE = "no net: uniform prior"
@@ -68,7 +69,7 @@ def build_engine(game: Game, net: str | None, visits: int) -> Engine:
 
     path = resolve_net_path(game, net)
     if path is None:
-        player = NetSource(None).player(game, visits=visits)
+        player = NetSource(None).player(game, play=PlayConfig(visits=visits))
         return Engine(player, UNIFORM_NOTICE, True, None, player.evaluator)
     try:
         check_net_file(path)  # absent, a folder, a pipe, a device, empty or too large: named at once
@@ -83,7 +84,7 @@ def build_engine(game: Game, net: str | None, visits: int) -> Engine:
     config = getattr(source.net, "config", {})
     shape = f" ({config['blocks']}x{config['filters']})" if "blocks" in config and "filters" in config else ""
     analyser = make_evaluator(source.net) if game.name == "go" else source.evaluator(game)
-    player = source.player(game, visits=visits)
+    player = source.player(game, play=PlayConfig(visits=visits))
     return Engine(player, f"net {path.name}{shape}", False, path, analyser, source.net)
 
 

@@ -563,7 +563,7 @@ class PlayModel:
         """Show a new game (``loaded`` None) or a loaded one (``(game, tree, record)``)."""
         self.settings, self.game = settings, game
         if self.engine is not None and hasattr(self.engine.player, "visits"):
-            self.engine.player.visits = settings.visits
+            self.engine.player.play.visits = settings.visits
         self.ended, self.lost_on_time = None, False
         self.auto = loaded is None
         self.last_reply_s = None

@@ -50,7 +50,7 @@ from zero9.learn.selfplay.lockstep import play_games, warm_up_native
 from zero9.search import puct as search
 from zero9.search.evaluator import NetEvaluator, UniformEvaluator
 from zero9.search.puct import Tree, run_simulations
-from zero9.settings import SearchConfig, SelfPlayConfig
+from zero9.settings import PlayConfig, SearchConfig, SelfPlayConfig
 
 PAUSED = search.gc_paused
 BAR_SIMS = 20_000
@@ -427,12 +427,9 @@ def tune_pair(job) -> str:
         return lambda g: SearchPlayer(
             game,
             HeuristicPrior(game, offset + g),
-            visits=visits,
+            PlayConfig(visits=visits, resign_threshold=None, batch_size=1),
+            SearchConfig(c_puct=cp, fpu_reduction=fpu),
             seed=offset + g,
-            resign_threshold=None,
-            batch_size=1,
-            c_puct=cp,
-            fpu_reduction=fpu,
         )
 
     score, n = match(make(c, f, 0), make(rc, rf, 1000), game, games)

@@ -33,6 +33,7 @@ from zero9.games import BLACK, make_game, play_moves
 from zero9.nn.checkpoint import default_net_path, load_net
 from zero9.search.evaluator import NetEvaluator
 from zero9.search.player import SearchPlayer
+from zero9.settings import PlayConfig
 
 
 def random_candidate(rng: random.Random, size: int, stones: int, radius: int) -> tuple[int, ...]:
@@ -80,7 +81,8 @@ def main(argv: list[str] | None = None) -> int:
     net, meta = load_net(args.net, device="cpu")
     if not net.serves_size(args.size):  # a net with size-independent heads serves 20x20 too
         parser.error(f"{args.net} is a net for {net.sizes_served()}, not {args.size}x{args.size}")
-    player = SearchPlayer(game, NetEvaluator(net), visits=args.visits, seed=0, resign_threshold=None)
+    play = PlayConfig(visits=args.visits, resign_threshold=None)
+    player = SearchPlayer(game, NetEvaluator(net), play, seed=0)
     rng = random.Random(args.seed)
     excluded = {canonical_opening(opening, args.size) for path in args.exclude
                 for opening in read_openings(path, game)}

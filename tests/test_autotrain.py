@@ -358,7 +358,8 @@ def test_the_machines_recipe_fills_what_the_command_leaves_out(tmp_path, monkeyp
     assert chosen["from"]["steps"] == chosen["from"]["gumbel"] == "flag"
     assert chosen["from"]["visits"] == "recipe"
     out = capsys.readouterr().out
-    assert "recipe gpu-go9" in out and "--visits 32" in out and "--steps (flag)" in out
+    assert "recipe gpu-go9" in out and "--visits 32" in out
+    assert "given on the command line: --gumbel, --steps" in out
 
     # Without GNU Go the recipe's anchors fall back to the default ones, and the line says why.
     monkeypatch.setattr(cli, "find_gnugo", lambda: None)

@@ -26,6 +26,7 @@ from zero9.games.sgf import parse_sgf, write_sgf
 from zero9.nn import features
 from zero9.search.evaluator import NetEvaluator
 from zero9.search.player import SearchPlayer
+from zero9.settings import PlayConfig
 
 # (size, move cap, games): 9x9 as played, and small boards with a long cap for many repetitions.
 DIFFERENTIAL_GAMES = [(9, None, 400), (7, 200, 300), (5, 100, 300)]
@@ -181,7 +182,8 @@ def test_same_moves_give_the_same_input_planes_and_search():
     net = tiny_net(fast_game)
     decisions = []
     for game, pos in ((fast_game, fast), (simple_game, simple)):
-        player = SearchPlayer(game, NetEvaluator(net, random_symmetry=False), visits=60, batch_size=4, seed=3)
+        evaluator = NetEvaluator(net, random_symmetry=False)
+        player = SearchPlayer(game, evaluator, PlayConfig(visits=60, batch_size=4), seed=3)
         decision = player.choose(pos)
         decisions.append((decision.action, [(s.action, s.visits) for s in decision.stats]))
     assert decisions[0] == decisions[1]

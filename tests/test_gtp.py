@@ -267,9 +267,9 @@ def test_heatmap_prints_leela_zero_layout_under_symmetries():
 def test_lz_setoption_and_lz_genmove_analyze_transcript():
     e = engine(visits=6)
     ok(e, "lz-setoption name visits value 12")
-    assert e.player.visits == 12
+    assert e.player.play.visits == 12
     ok(e, "lz-setoption name resign percentage value 0")
-    assert e.player.resign_threshold is None
+    assert e.player.play.resign_threshold is None
     reply = e.handle("4 lz-genmove_analyze b 1")
     lines = reply.split("\n")
     assert lines[0] == "=4"

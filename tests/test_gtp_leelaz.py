@@ -159,10 +159,9 @@ def test_logfile_keeps_both_directions(tmp_path):
 
 def settings_state(e: GTPEngine) -> tuple:
     p = e.player
-    return (copy.deepcopy(e.options), copy.deepcopy(p.config), p.visits, p.playouts, p.time_per_move, p.lcb,
-            p.batch_size, p.root_parallel, p.resign_threshold, p.randomcnt, e.clock.kind, e.clock.main,
-            e.clock.byo_time, e.clock.byo_stones, dict(e.clock.left), e.clock.lag, e.game.to_dict(),
-            ok(e, "printsgf"))
+    return (copy.deepcopy(e.options), copy.deepcopy(p.config), copy.deepcopy(p.play), e.clock.kind,
+            e.clock.main, e.clock.byo_time, e.clock.byo_stones, dict(e.clock.left), e.clock.lag,
+            e.game.to_dict(), ok(e, "printsgf"))
 
 
 BATTERY = ["nan", "NaN", "inf", "-inf", "-1", "0", "1e20", "1e308", str(10**30), "abc", "", "3 4"]

@@ -213,7 +213,7 @@ def test_short_game_with_overlays_undo_and_refusals(make_app, go_engine, shots):
     app.screenshot(shots / "play-overlays.png")
 
     # a click while the AI thinks is refused; Stop makes it move now
-    m.engine.player.visits = 10**6
+    m.engine.player.play.visits = 10**6
     third = next(v for v in ("G3", "C7", "G5", "B2") if stone(app, v) == EMPTY)
     click_vertex(app, third)
     pump(app, lambda: m.thinking and m.live_visits > 0, what="the AI to start thinking")
@@ -222,7 +222,7 @@ def test_short_game_with_overlays_undo_and_refusals(make_app, go_engine, shots):
     assert "the AI is thinking" in m.message and stone(app, free) == EMPTY and len(m.history) == 6
     click_widget(app, "stop")
     pump(app, lambda: len(m.history) == 7, timeout=30, what="the AI to move after Stop")
-    m.engine.player.visits = FAST
+    m.engine.player.play.visits = FAST
 
     # undo takes back the AI's reply and your move
     click_widget(app, "undo")

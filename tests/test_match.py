@@ -174,8 +174,8 @@ def test_search_options_reach_the_nets_search_and_bad_ones_are_refused():
                                                                   lcb=True))
     agent.new_game(game)
     player = agent.player
-    assert (player.config.c_puct, player.config.fpu_reduction, player.batch_size, player.lcb) == (1.5, 0.0, 1,
-                                                                                                   True)
+    assert (player.config.c_puct, player.config.fpu_reduction) == (1.5, 0.0)
+    assert (player.play.batch_size, player.play.lcb) == (1, True)
     parser = argparse.ArgumentParser()
     add_arguments(parser)
     args = parser.parse_args([net, "random", "--c-puct", "2", "--batch-size", "1", "--lcb"])

@@ -16,7 +16,7 @@ from zero9.nn.net import ZeroNet
 from zero9.search.evaluator import NetEvaluator, UniformEvaluator, history_key
 from zero9.search.player import Decision, MoveStats, SearchPlayer, lcb_choice
 from zero9.search.puct import Tree, run_simulations
-from zero9.settings import SearchConfig
+from zero9.settings import PlayConfig, SearchConfig
 
 
 @pytest.fixture
@@ -30,7 +30,7 @@ def tiny_net(game):
 
 
 def test_choose_gives_a_decision_with_stats(go9):
-    player = SearchPlayer(go9, UniformEvaluator(go9), visits=120, seed=1)
+    player = SearchPlayer(go9, UniformEvaluator(go9), PlayConfig(visits=120), seed=1)
     pos = go9.play_moves(["E5"])
     d = player.choose(pos)
     assert isinstance(d, Decision) and d.action in pos.legal_moves() and not d.resign
@@ -47,7 +47,7 @@ def test_choose_gives_a_decision_with_stats(go9):
 
 
 def test_tree_reuse_across_moves_and_rebuilt_positions(go9):
-    player = SearchPlayer(go9, UniformEvaluator(go9), visits=200, seed=2)
+    player = SearchPlayer(go9, UniformEvaluator(go9), PlayConfig(visits=200), seed=2)
     pos = go9.new_position()
     d = player.choose(pos)
     reply = next(a for a in pos.play(d.action).legal_moves() if a != d.action)
@@ -63,7 +63,7 @@ def test_tree_reuse_across_moves_and_rebuilt_positions(go9):
 
 
 def test_noise_is_off_unless_asked(go9):
-    player = SearchPlayer(go9, UniformEvaluator(go9), visits=30, seed=3)
+    player = SearchPlayer(go9, UniformEvaluator(go9), PlayConfig(visits=30), seed=3)
     player.choose(go9.new_position())
     assert np.allclose(player.trees[0].root.P, 1 / 82)
     player.set_option("noise", "on")
@@ -80,7 +80,8 @@ def test_resigns_when_lost_and_only_after_enough_moves():
             priors, _ = super().evaluate(positions)
             return priors, np.array([-0.9 if p.to_play == BLACK else 0.9 for p in positions], np.float32)
 
-    player = SearchPlayer(game, BlackLoses(game), visits=60, resign_threshold=0.1, resign_min_visits=10)
+    play = PlayConfig(visits=60, resign_threshold=0.1, resign_min_visits=10)
+    player = SearchPlayer(game, BlackLoses(game), play)
     early = game.new_position()
     assert player.choose(early).resign is False  # before a quarter of the board is played
     late = game.play_moves(["A1", "E5", "B1", "D5", "C1", "C5", "D1", "B5"])
@@ -90,7 +91,7 @@ def test_resigns_when_lost_and_only_after_enough_moves():
 
 
 def test_stop_returns_promptly_with_a_move(go9):
-    player = SearchPlayer(go9, UniformEvaluator(go9), visits=None, time_per_move=60.0, seed=4)
+    player = SearchPlayer(go9, UniformEvaluator(go9), PlayConfig(visits=None, time_per_move=60.0), seed=4)
     threading.Timer(0.3, player.stop).start()
     start = time.monotonic()
     d = player.choose(go9.new_position())
@@ -116,11 +117,11 @@ def test_set_option_and_bad_values(go9):
     player.set_option("visits", 50)
     player.set_option("time", 2.5)
     player.set_option("randomcnt", 3)
-    assert (player.visits, player.time_per_move, player.randomcnt) == (50, 2.5, 3)
+    assert (player.play.visits, player.play.time_per_move, player.play.randomcnt) == (50, 2.5, 3)
     with pytest.raises(ValueError, match="unknown option"):
         player.set_option("bogus", 1)
     with pytest.raises(ValueError, match="visits"):
-        SearchPlayer(go9, UniformEvaluator(go9), visits=0)
+        SearchPlayer(go9, UniformEvaluator(go9), PlayConfig(visits=0))
     with pytest.raises(ValueError, match="game is over"):
         player.choose(go9.play_moves(["pass", "pass"]))
 
@@ -135,7 +136,8 @@ def test_lcb_choice_is_a_well_visited_legal_move(go9):
 
 
 def test_root_parallel_votes_a_legal_move(go9):
-    player = SearchPlayer(go9, UniformEvaluator(go9), visits=60, root_parallel=3, batch_size=2, seed=6)
+    play = PlayConfig(visits=60, root_parallel=3, batch_size=2)
+    player = SearchPlayer(go9, UniformEvaluator(go9), play, seed=6)
     d = player.choose(go9.play_moves(["E5"]))
     assert len(player.trees) == 3 and d.visits == 180
     assert d.action in go9.play_moves(["E5"]).legal_moves()
@@ -163,7 +165,7 @@ def test_net_evaluator_symmetry_cache_and_history_key(go9):
 
 
 def test_net_player_plays_with_batches(go9):
-    player = SearchPlayer(go9, NetEvaluator(tiny_net(go9)), visits=40, batch_size=8, seed=7)
+    player = SearchPlayer(go9, NetEvaluator(tiny_net(go9)), PlayConfig(visits=40, batch_size=8), seed=7)
     assert player.genmove(go9.new_position()) in go9.new_position().legal_moves()
     pol = player.policy(go9.new_position())
     assert pol.shape == (82,) and pol.sum() == pytest.approx(1.0, abs=1e-5)

@@ -28,7 +28,7 @@ from zero9.learn.selfplay.lockstep import play_games
 from zero9.search.evaluator import NetEvaluator
 from zero9.search.player import SearchPlayer
 from zero9.search.puct import Tree, run_simulations
-from zero9.settings import SearchConfig, SelfPlayConfig
+from zero9.settings import PlayConfig, SearchConfig, SelfPlayConfig
 
 
 class ProbeNet:
@@ -109,10 +109,12 @@ def test_gomoku_and_gumbel_selfplay_fingerprint():
 def test_search_player_fingerprint():
     game = make_game("go", 9)
     items = []
-    settings = ((1, {}), (2, {"batch_size": 8, "lcb": True}), (3, {"root_parallel": 2, "noise": True}))
-    for seed, options in settings:
-        player = SearchPlayer(game, probe_evaluator(game, seed), visits=150, seed=seed, resign_threshold=None,
-                              **options)
+    settings = ((1, {}, {}), (2, {"batch_size": 8, "lcb": True}, {}),
+                (3, {"root_parallel": 2}, {"noise": True}))
+    for seed, play, search in settings:
+        player = SearchPlayer(game, probe_evaluator(game, seed),
+                              PlayConfig(visits=150, resign_threshold=None, **play), SearchConfig(**search),
+                              seed=seed)
         position = game.new_position()
         for _ in range(6):
             decision = player.choose(position)

@@ -21,6 +21,7 @@ from zero9.search.threats import (
     windows,
     winning_points,
 )
+from zero9.settings import PlayConfig
 
 GAME = make_game("gomoku", 15)
 SHIPPED_NET = Path(__file__).resolve().parents[1] / "example-data" / "gomoku_15x15_best.pt"
@@ -165,15 +166,17 @@ def test_threat_evaluator_marks_proven_leaves_as_wins():
 def test_player_with_threats_wins_and_defends_where_the_plain_search_may_not():
     source = NetSource(None)  # uniform priors: the search alone cannot see fours 3 moves deep at 16 visits
     attack = GAME.play_moves(DOUBLE_FOUR)
-    player = source.player(GAME, visits=16, seed=1, threats=True)
+    player = source.player(GAME, play=PlayConfig(visits=16, threats=True), seed=1)
     assert vertices([player.choose(attack).action]) == ["H7"]
     defend = GAME.play_moves(DOUBLE_FOUR[:-1])
-    move = source.player(GAME, visits=16, seed=1, threats=True).choose(defend).action
+    move = source.player(GAME, play=PlayConfig(visits=16, threats=True), seed=1).choose(defend).action
     assert find_vcf(defend.play(move)) is None
-    plain = [source.player(GAME, visits=16, seed=s, threats=False).choose(defend).action for s in range(5)]
+    no_threats = PlayConfig(visits=16, threats=False)
+    plain = [source.player(GAME, play=no_threats, seed=s).choose(defend).action for s in range(5)]
     assert any(find_vcf(defend.play(m)) is not None for m in plain)  # without it, the threat is missed
     go = make_game("go", 9)
-    assert source.player(go, visits=8, seed=1, threats=True)._threat_move(go.new_position()) is None
+    go_player = source.player(go, play=PlayConfig(visits=8, threats=True), seed=1)
+    assert go_player._threat_move(go.new_position()) is None
     assert np.isfinite(player.winrate())
 
 
@@ -188,7 +191,7 @@ def test_pbrain_threats_option_reaches_the_player():
     assert parser.parse_args([]).threats is False
     assert parser.parse_args(["--threats"]).threats is True
     engine = PbrainEngine(NetSource(None), visits=8, seed=1, threats=True)
-    assert engine._new_player(GAME).threats is True
+    assert engine._new_player(GAME).play.threats is True
 
 
 def test_threat_reading_reaches_the_player_from_match_and_pbrain():
@@ -208,12 +211,12 @@ def test_threat_reading_reaches_the_player_from_match_and_pbrain():
         parser.parse_args(["a.pt", "b.pt", "--threat-reading", "threes"])
     agent = make_player(f"{SHIPPED_NET}@8", GAME, engines=engines)
     agent.new_game(GAME)
-    assert (agent.player.threats, agent.player.threat_reading) == (True, "vct")
+    assert (agent.player.play.threats, agent.player.play.threat_reading) == (True, "vct")
 
     parser = argparse.ArgumentParser()
     pbrain.add_arguments(parser)
     assert parser.parse_args(["--threats"]).threat_reading == "vcf"
     engine = PbrainEngine(NetSource(None), visits=8, seed=1, threats=True, threat_reading="vct")
-    assert engine._new_player(GAME).threat_reading == "vct"
+    assert engine._new_player(GAME).play.threat_reading == "vct"
     with pytest.raises(ValueError, match="threat reading"):
-        NetSource(None).player(GAME, threat_reading="vcx")
+        NetSource(None).player(GAME, play=PlayConfig(threat_reading="vcx"))

@@ -37,8 +37,14 @@ class SearchConfig:
 class PlayConfig:
     """How the engine plays a person or another program."""
 
-    visits: int = 400  # per move: the one visits default of play (gtp, pbrain, match, window, review)
+    visits: int | None = 400  # per move: the one visits default of play (gtp, pbrain, match, window, review)
+    playouts: int | None = None  # new simulations per move instead (Leela Zero's -p); None: no such limit
+    time_per_move: float | None = None  # seconds per move, at most (None: no clock)
+    randomcnt: int = 0  # the first moves drawn in proportion to visits (Leela Zero's -m)
+    lcb: bool = False  # choose the move by its lower confidence bound (Leela Zero's)
+    root_parallel: int = 1  # independent trees searched at once, their root counts merged
     resign_threshold: float | None = 0.1  # resign below this winrate (None: never)
+    resign_min_moves: int | None = None  # no resignation before this move (None: a quarter of the points)
     resign_min_visits: int = 50  # a resignation needs at least this many visits behind it
     batch_size: int = 8  # leaves per net call
     quick_visits: int = 16  # ``zero9 demo``: a whole console game in about a minute on a laptop

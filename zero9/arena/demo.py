@@ -66,8 +66,8 @@ def net_move_chooser(game, net_path: str | None, visits: int, seed: int):
     if path is None:
         return None, "no shipped net for this game and size"
     source = NetSource(path, device="cpu")
-    player = source.player(game, rng=np.random.default_rng(seed), visits=visits, resign_threshold=None,
-                           seed=seed)
+    player = source.player(game, rng=np.random.default_rng(seed),
+                           play=PlayConfig(visits=visits, resign_threshold=None), seed=seed)
     meta = source.meta
 
     def choose(position: Position) -> tuple[int, float]:

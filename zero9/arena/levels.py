@@ -106,8 +106,9 @@ class LevelPlayer:
     def __init__(self, game: Game, evaluator, level: Level, seed: int | None = None):
         self.level = level
         # weakened levels keep the search's own tactics: threat search only where the level plays its best
-        self.search = SearchPlayer(game, evaluator, visits=level.visits, seed=seed, resign_threshold=None,
-                                   threats=PlayConfig.threats and level.top_k == 1)
+        play = PlayConfig(visits=level.visits, resign_threshold=None,
+                          threats=PlayConfig.threats and level.top_k == 1)
+        self.search = SearchPlayer(game, evaluator, play, seed=seed)
         self.rng = np.random.default_rng(seed)
 
     def genmove(self, position: Position) -> int:

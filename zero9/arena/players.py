@@ -441,7 +441,7 @@ def make_player(spec: str | dict, game: Game, visits: int = PlayConfig.visits, s
         v = _count(arg, spec)
 
         def make_uniform(g: Game):
-            return NetSource(None).player(g, visits=v, seed=seed, resign_threshold=None)
+            return NetSource(None).player(g, play=PlayConfig(visits=v, resign_threshold=None), seed=seed)
 
         return SearchAgent(name, make_uniform)
     if kind == "mcts":
@@ -530,10 +530,10 @@ def _argv(text: str, spec: str) -> list[str]:
 def _net_agent(name: str, path: str, visits: int, seed: int | None, device: str,
                engines: EngineOptions) -> SearchAgent:
     source = NetSource(path, device=device)
-    return SearchAgent(name, lambda g: source.player(
-        g, visits=visits, seed=seed, threats=engines.threats, threat_reading=engines.threat_reading,
-        c_puct=engines.c_puct, fpu_reduction=engines.fpu_reduction, batch_size=engines.batch_size,
-        lcb=engines.lcb))
+    play = PlayConfig(visits=visits, threats=engines.threats, threat_reading=engines.threat_reading,
+                      batch_size=engines.batch_size, lcb=engines.lcb)
+    search = SearchConfig(c_puct=engines.c_puct, fpu_reduction=engines.fpu_reduction)
+    return SearchAgent(name, lambda g: source.player(g, play=play, search=search, seed=seed))
 
 
 def _level_agent(name: str, level, game: Game, seed: int | None, device: str) -> SearchAgent:

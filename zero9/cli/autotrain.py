@@ -146,9 +146,13 @@ def fill_defaults(args: argparse.Namespace, cores: int | None = None) -> dict[st
     shown = " ".join(_flag(option, value) for option, value in options.items() if value is not None)
     print(f"autotrain on {device} with {cores} cores: recipe {name} (each option given on the command "
           f"line wins; docs/cli-autotrain.md)\n  {shown}")
-    flags = [option for option, where in source.items() if where != "recipe"]
-    if flags:
-        print("  not from the recipe: " + ", ".join(f"--{o.replace('_', '-')} ({source[o]})" for o in flags))
+    for label, kind in (("given on the command line", "flag"), ("the run's own", "run")):
+        named = [f"--{o.replace('_', '-')}" for o, where in source.items() if where == kind]
+        if named:
+            print(f"  {label}: {', '.join(named)}")
+    for option, where in source.items():
+        if where.startswith("default ("):  # the recipe's choice could not be kept: say why
+            print(f"  --{option.replace('_', '-')}: {where}")
     return {"recipe": name, "device": device, "cores": cores, "options": options, "from": source}
 
 

@@ -122,8 +122,9 @@ class PbrainEngine:
         return game
 
     def _new_player(self, game: Game) -> SearchPlayer:
-        return self.source.player(game, visits=self.visits, seed=self.seed, resign_threshold=None,
-                                  threats=self.threats, threat_reading=self.threat_reading)
+        play = PlayConfig(visits=self.visits, resign_threshold=None, threats=self.threats,
+                          threat_reading=self.threat_reading)
+        return self.source.player(game, play=play, seed=self.seed)
 
     def _start(self, size: int) -> None:
         game = self._new_game(size, self.variant)

@@ -29,6 +29,7 @@ import numpy as np
 
 from zero9.games import BLACK, Game, Position
 from zero9.search.player import SearchPlayer
+from zero9.settings import PlayConfig, SearchConfig
 
 PURE_C_PUCT = 5.0  # AlphaZero_Gomoku's pure-MCTS constant
 LADDER = (1000, 2000, 3000, 4000, 5000)
@@ -86,15 +87,12 @@ class RolloutEvaluator:
         return np.tile(self._row, (len(positions), 1)), values
 
 
-def rollout_player(game: Game, playouts: int = 1000, seed: int | None = None, **options):
-    """A :class:`~zero9.search.player.SearchPlayer` searching ``playouts`` rollouts per move (the ladder)."""
-
-    options.setdefault("c_puct", PURE_C_PUCT)
-    options.setdefault("fpu_value", 1.0)
-    options.setdefault("batch_size", 1)  # rollouts gain nothing from batching; keep the search exact
-    options.setdefault("resign_threshold", None)
-    fpu_value = options.pop("fpu_value")
-    player = SearchPlayer(game, RolloutEvaluator(game, seed=seed), visits=None, playouts=playouts, seed=seed,
-                          **options)
-    player.config.fpu_value = fpu_value
-    return player
+def rollout_player(game: Game, playouts: int = 1000, seed: int | None = None,
+                   time_per_move: float | None = None, batch_size: int = 1, root_parallel: int = 1):
+    """A :class:`~zero9.search.player.SearchPlayer` searching ``playouts`` rollouts per move (the ladder),
+    never resigning; ``batch_size`` 1 by default: rollouts gain nothing from batching, the search stays
+    exact."""
+    play = PlayConfig(visits=None, playouts=playouts, time_per_move=time_per_move, batch_size=batch_size,
+                      root_parallel=root_parallel, resign_threshold=None)
+    search = SearchConfig(c_puct=PURE_C_PUCT, fpu_value=1.0)
+    return SearchPlayer(game, RolloutEvaluator(game, seed=seed), play, search, seed)

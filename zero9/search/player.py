@@ -32,6 +32,7 @@ Vocabulary:
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import os
 import threading
@@ -94,30 +95,20 @@ class SearchPlayer:
     OPTIONS = ("visits", "playouts", "time", "randomcnt", "resign", "lcb", "c_puct", "fpu_reduction",
                "batch_size", "root_parallel", "noise", "threats")
 
-    def __init__(self, game: Game, evaluator, visits: int | None = PlayConfig.visits,
-                 playouts: int | None = None,
-                 time_per_move: float | None = None, c_puct: float = SearchConfig.c_puct,
-                 fpu_reduction: float = SearchConfig.fpu_reduction, noise: bool = False, randomcnt: int = 0,
-                 resign_threshold: float | None = PlayConfig.resign_threshold, lcb: bool = False,
-                 batch_size: int = PlayConfig.batch_size,
-                 root_parallel: int = 1, seed: int | None = None, resign_min_moves: int | None = None,
-                 resign_min_visits: int = PlayConfig.resign_min_visits, threats: bool = PlayConfig.threats,
-                 threat_reading: str = PlayConfig.threat_reading):
+    def __init__(self, game: Game, evaluator, play: PlayConfig | None = None,
+                 search: SearchConfig | None = None, seed: int | None = None):
+        """A player of ``game`` on ``evaluator``: ``play`` says how it plays (visits, time, resignation,
+        threats ...), ``search`` how it searches (c_puct, first-play urgency, noise); each is copied, so
+        :meth:`set_option` changes this player's only."""
         self.game = game
         self.evaluator = evaluator
-        self.visits, self.playouts, self.time_per_move = visits, playouts, time_per_move
-        self.config = SearchConfig(c_puct=c_puct, fpu_reduction=fpu_reduction, noise=noise)
-        self.randomcnt = randomcnt
-        self.resign_threshold = resign_threshold
-        self.resign_min_moves = game.size * game.size // 4 if resign_min_moves is None else resign_min_moves
-        self.resign_min_visits = resign_min_visits
-        self.lcb = lcb
-        self.threats = threats
-        if threat_reading not in READINGS:
-            raise ValueError(f"bad threat reading {threat_reading!r}: expected one of {', '.join(READINGS)}")
-        self.threat_reading = threat_reading
-        self.batch_size = batch_size
-        self.root_parallel = root_parallel
+        self.play = dataclasses.replace(play or PlayConfig())
+        self.config = dataclasses.replace(search or SearchConfig())
+        min_moves = self.play.resign_min_moves
+        self.resign_min_moves = game.size * game.size // 4 if min_moves is None else min_moves
+        if self.play.threat_reading not in READINGS:
+            raise ValueError(f"bad threat reading {self.play.threat_reading!r}: expected one of "
+                             f"{', '.join(READINGS)}")
         self._check_limits()
         self.rng = np.random.default_rng(seed)
         self.trees: list[Tree] = []
@@ -128,12 +119,12 @@ class SearchPlayer:
 
     def _check_limits(self) -> None:
         for name in ("visits", "playouts"):
-            v = getattr(self, name)
+            v = getattr(self.play, name)
             if v is not None and v < 1:
                 raise ValueError(f"{name} must be >= 1 or None, got {v}")
-        if self.time_per_move is not None and self.time_per_move <= 0:
-            raise ValueError(f"time per move must be > 0 seconds or None, got {self.time_per_move}")
-        if self.batch_size < 1 or self.root_parallel < 1:
+        if self.play.time_per_move is not None and self.play.time_per_move <= 0:
+            raise ValueError(f"time per move must be > 0 seconds or None, got {self.play.time_per_move}")
+        if self.play.batch_size < 1 or self.play.root_parallel < 1:
             raise ValueError("batch_size and root_parallel must be >= 1")
 
     def set_option(self, name: str, value) -> None:
@@ -144,15 +135,15 @@ class SearchPlayer:
         if key in ("visits", "playouts", "time"):
             number = None if value is None or float(value) <= 0 else float(value)
             value = number if key == "time" or number is None else int(number)
-            setattr(self, "time_per_move" if key == "time" else key, value)
+            setattr(self.play, "time_per_move" if key == "time" else key, value)
         elif key in ("randomcnt", "batch_size", "root_parallel"):
-            setattr(self, key, int(value))
+            setattr(self.play, key, int(value))
             if key == "root_parallel":
                 self.trees = []
         elif key == "resign":
-            self.resign_threshold = None if value is None else float(value)
+            self.play.resign_threshold = None if value is None else float(value)
         elif key in ("lcb", "threats"):
-            setattr(self, key, _as_bool(value))
+            setattr(self.play, key, _as_bool(value))
         elif key == "noise":
             self.config.noise = _as_bool(value)
         else:
@@ -170,7 +161,7 @@ class SearchPlayer:
         if position.game.num_actions != self.game.num_actions:
             raise ValueError("position is from a different game than this player's")
         with self._lock:
-            while len(self.trees) < self.root_parallel:
+            while len(self.trees) < self.play.root_parallel:
                 rng = np.random.default_rng(self.rng.integers(2**63))
                 self.trees.append(Tree(position, self.config, rng))
             for j, tree in enumerate(self.trees):
@@ -196,7 +187,7 @@ class SearchPlayer:
         for tree in self.trees:
             tree.begin_search(visits, playouts)
         evaluator = ThreatEvaluator(self.evaluator) if self._threats_apply(position) else self.evaluator
-        search_trees(self.trees, evaluator, self.batch_size, deadline, stop, on_step)
+        search_trees(self.trees, evaluator, self.play.batch_size, deadline, stop, on_step)
 
     def choose(self, position: Position, time_s: float | None = None,
                on_stats: Callable[[list[MoveStats]], None] | None = None,
@@ -209,7 +200,7 @@ class SearchPlayer:
         if position.is_terminal():
             raise ValueError("choose: the game is over")
         self._stop.clear()
-        seconds = time_s if time_s is not None else self.time_per_move
+        seconds = time_s if time_s is not None else self.play.time_per_move
         on_step = None
         if on_stats is not None:
             last = time.monotonic()
@@ -220,16 +211,16 @@ class SearchPlayer:
                     last = time.monotonic()
                     on_stats(self.root_stats())
 
-        self._search(position, self.visits, self.playouts, seconds, self._stop, on_step)
+        self._search(position, self.play.visits, self.play.playouts, seconds, self._stop, on_step)
         stats = self.root_stats()
         visits = sum(s.visits for s in stats)
         winrate = self.winrate()
         action = self._pick(position)
         forced = self._threat_move(position)
         action = action if forced is None else forced
-        threshold = self.resign_threshold
+        threshold = self.play.resign_threshold
         resign = (threshold is not None and threshold >= 0 and winrate < threshold
-                  and position.move_number >= self.resign_min_moves and visits >= self.resign_min_visits)
+                  and position.move_number >= self.resign_min_moves and visits >= self.play.resign_min_visits)
         return Decision(action, resign, winrate, visits, stats)
 
     def genmove(self, position: Position, time_limit: float | None = None,
@@ -250,25 +241,25 @@ class SearchPlayer:
             if root.actions is None:  # not expanded
                 return position.legal_moves()[0]
             return int(root.actions[root.P.argmax()])
-        if position.move_number < self.randomcnt:
+        if position.move_number < self.play.randomcnt:
             return draw_by_visits(actions, n, self.rng)
-        if self.root_parallel == 1:
+        if self.play.root_parallel == 1:
             tree = self.trees[0]
-            best = lcb_choice(tree.root) if self.lcb else None
+            best = lcb_choice(tree.root) if self.play.lcb else None
             return tree.choose_action() if best is None else best
         return int(actions[n.argmax()])
 
     def _threats_apply(self, position: Position) -> bool:
-        return self.threats and position.game.name == "gomoku"
+        return self.play.threats and position.game.name == "gomoku"
 
     def _threat_move(self, position: Position) -> int | None:
         """Gomoku: the move threat search insists on (our forced win, or spoiling theirs), else None."""
-        if not self._threats_apply(position) or position.move_number < self.randomcnt:
+        if not self._threats_apply(position) or position.move_number < self.play.randomcnt:
             return None
         actions, n, _, p = self._merged()
         order = np.lexsort((p, n))[::-1][:PlayConfig.threat_candidates]
         stones = cast(GomokuStones, position)  # a Gomoku game's position (_threats_apply)
-        return threat_move(stones, [int(a) for a in actions[order]], reading=self.threat_reading)
+        return threat_move(stones, [int(a) for a in actions[order]], reading=self.play.threat_reading)
 
     def analyze(self, position: Position, on_stats: Callable[[list[MoveStats]], None], interval_s: float,
                 stop_event: threading.Event, max_visits: int | None = None) -> None:
@@ -471,6 +462,7 @@ class NetSource:
         policy = features.transform_policy(probs[0], features.inverse_symmetry(sym), game.size)
         return policy, (float(value[0]) + 1.0) / 2.0
 
-    def player(self, game: Game, rng: np.random.Generator | None = None, **options) -> SearchPlayer:
-        """A :class:`SearchPlayer` for ``game`` on this source's evaluator (options: SearchPlayer's)."""
-        return SearchPlayer(game, self.evaluator(game, rng), **options)
+    def player(self, game: Game, rng: np.random.Generator | None = None, play: PlayConfig | None = None,
+               search: SearchConfig | None = None, seed: int | None = None) -> SearchPlayer:
+        """A :class:`SearchPlayer` for ``game`` on this source's evaluator."""
+        return SearchPlayer(game, self.evaluator(game, rng), play, search, seed)

@@ -37,7 +37,7 @@ from zero9.protocols.gtp.clock import Clock
 from zero9.protocols.gtp.options import GTPFailure
 from zero9.search.evaluator import NetEvaluator, UniformEvaluator
 from zero9.search.player import NetSource, SearchPlayer
-from zero9.settings import PlayConfig
+from zero9.settings import PlayConfig, SearchConfig
 
 Evaluator = NetEvaluator | UniformEvaluator  # what NetSource.evaluator gives
 
@@ -134,8 +134,9 @@ class EngineState:
         # Leela Zero: -v and -p both off means its default; ours is PlayConfig's visits.
         visits = o.visits if o.visits or o.playouts else PlayConfig.visits
         # randomcnt is the engine's (see gtp.moves): Leela Zero's temperature and minimum visits.
-        return SearchPlayer(game, evaluator, visits=visits or None, playouts=o.playouts or None,
-                            noise=o.noise, randomcnt=0, resign_threshold=o.resign_threshold, seed=o.seed)
+        play = PlayConfig(visits=visits or None, playouts=o.playouts or None, randomcnt=0,
+                          resign_threshold=o.resign_threshold)
+        return SearchPlayer(game, evaluator, play, SearchConfig(noise=o.noise), seed=o.seed)
 
     def reset(self, setup: list[tuple[int, int]]) -> None:
         """An empty board with ``setup`` stones, no history, no training record."""

@@ -127,7 +127,7 @@ class AnalysisStreams:
         game = st.game
         st.resumed()
         position = st.prepare_genmove(tags.colour)
-        visits = st.player.visits or st.player.playouts or 1
+        visits = st.player.play.visits or st.player.play.playouts or 1
         start = time.monotonic()
         analysis = self.analyse(position, visits, self.evaluator(), tags)
         st.clock.spend(tags.colour, time.monotonic() - start)
