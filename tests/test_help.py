@@ -103,7 +103,8 @@ RESOLVED = {
 }
 # None defaults whose printed on/off is decided inside a run, not by a value this test can read
 DECIDED_BY_THE_RUN = {("autotrain", "--no-ownership"),  # on for Go, off for Gomoku: autotrain.py
-                      ("autotrain", "--no-concurrent")}  # on with 2+ GPUs: concurrent_by_default
+                      ("autotrain", "--no-concurrent"),  # on with 2+ GPUs: concurrent_by_default
+                      ("autotrain", "--no-compile"), ("train", "--no-compile")}  # on CUDA: train.compiles
 
 
 def mismatch(command: str, parser: argparse.ArgumentParser, name: str, action: argparse.Action,
@@ -118,6 +119,9 @@ def mismatch(command: str, parser: argparse.ArgumentParser, name: str, action: a
             return None  # None: the option is off unless given
         if (command, name) in DECIDED_BY_THE_RUN:
             return None
+        base = parser.get_default("recipe_base") or {}  # autotrain: a None the machine's recipe fills
+        if action.dest in base and name not in RESOLVED:
+            return _equal(base[action.dest])(parser, plain, rest)  # the docs and help give the CPU's
         if name not in RESOLVED:
             return f"prints default {plain}, but the parser's default is None and nothing resolves it here"
         return RESOLVED[name](parser, plain, rest)
