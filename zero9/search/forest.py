@@ -69,8 +69,7 @@ class Nodes(NamedTuple):
     parent: np.ndarray
     pedge: np.ndarray
     first: np.ndarray
-    # (ignore: the field hides tuple's count() method, as a namedtuple lets it; mypy holds it to that type)
-    count: np.ndarray  # type: ignore[assignment]
+    count: np.ndarray  # type: ignore[assignment]  # hides tuple.count(), as a namedtuple may
     flags: np.ndarray
     value: np.ndarray
     total: np.ndarray

@@ -34,6 +34,7 @@ import numpy as np
 
 from zero9.games import Game, Position
 from zero9.games.go_native import go_tables
+from zero9.games.gomoku import Gomoku
 from zero9.games.gomoku_native import gomoku_tables
 from zero9.nn.features import num_planes, point_maps
 from zero9.search import forest as forest_steps
@@ -59,15 +60,6 @@ class GoRules(Game, Protocol):
     def move_cap(self) -> int: ...  # (an int once the game is made: None is resolved then)
 
 
-class GomokuRules(Game, Protocol):
-    """Gomoku's rules as the forest reads them (``Gomoku``)."""
-
-    @property
-    def connect(self) -> int: ...
-    @property
-    def variant(self) -> str: ...
-
-
 @functools.cache
 def rules_for(game: Game) -> forest_steps.Rules:
     """The forest's view of ``game`` (Go, or Gomoku freestyle/standard)."""
@@ -83,7 +75,7 @@ def rules_for(game: Game) -> forest_steps.Rules:
         return F.Rules(F.GO, n, nn, game.num_actions, num_planes(game), np.array(t.nbrs), np.array(t.zobrist),
                        np.uint64(t.white_to_move), float(go.komi), int(go.move_cap), 0, False)
     if game.name == "gomoku":
-        gomoku = cast(GomokuRules, game)  # a game named gomoku has Gomoku's rules
+        gomoku = cast(Gomoku, game)  # a game named gomoku is Gomoku
         if gomoku.variant in ("freestyle", "standard"):
             tables = gomoku_tables(n)
             return F.Rules(F.GOMOKU, n, nn, game.num_actions, num_planes(game), np.zeros((nn, 4), np.int32),

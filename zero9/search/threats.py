@@ -47,7 +47,8 @@ from typing import Protocol
 
 import numpy as np
 
-from zero9.games import BLACK, EMPTY, WHITE, Game, Position
+from zero9.games import BLACK, EMPTY, WHITE, Position
+from zero9.games.gomoku import Gomoku
 from zero9.games.renju import DIRECTIONS
 
 IN_TREE_BUDGET = 200  # positions a leaf's find_vcf may look at: the tree asks hundreds of times a move
@@ -60,19 +61,12 @@ REFUTE_TRIES = 10  # candidate moves refute_vct may try, a find_vct or more each
 READINGS = ("vcf", "vct")
 
 
-class GomokuRules(Game, Protocol):
-    """Gomoku's rules as threat search reads them: ``connect`` in a row wins."""
-
-    @property
-    def connect(self) -> int: ...
-
-
 class GomokuStones(Position, Protocol):
     """A Gomoku position as threat search reads it (:class:`zero9.games.gomoku.GomokuPosition`): its
     stones one byte a point, its rules' win test, and the same stones with the other side to move."""
 
     @property
-    def game(self) -> GomokuRules: ...
+    def game(self) -> Gomoku: ...
     @property
     def board(self) -> bytes: ...
 

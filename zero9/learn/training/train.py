@@ -23,6 +23,7 @@ The window a round learns from (samples, test split, down-sampling, bad chunks) 
 
 from __future__ import annotations
 
+import functools
 import math
 import os
 import time
@@ -95,18 +96,14 @@ def compiles(opts: TrainOptions, device: torch.device) -> bool:
     return device.type == "cuda" if opts.compile is None else opts.compile
 
 
-_COMPILED: list = []  # the process's one compiled batch_losses: every round's net reuses its graphs
-
-
+@functools.cache  # the process's one compiled batch_losses: every round's net reuses its graphs
 def compiled_losses():
     """:func:`batch_losses` through torch.compile (the forward and backward of the losses; BN, ReLU and
     the residual adds fused). A 10x64 net's eager step on a GPU is launch-bound: it trained 400 steps a
     round in 8-15 s on an H200, 56% of a 20-minute run (docs/runs/go9-zero20). The net is an argument,
     not a closure, so a round's fresh net of the same shape reuses the compiled graphs (Dynamo guards on
     its structure, not its identity): the compile is paid once per process, not once per round."""
-    if not _COMPILED:
-        _COMPILED.append(torch.compile(batch_losses, dynamic=False))
-    return _COMPILED[0]
+    return torch.compile(batch_losses, dynamic=False)
 
 
 @dataclass
