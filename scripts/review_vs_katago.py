@@ -90,12 +90,29 @@ def run_katago(katago: str, model: str, queries: str) -> str:
     return done.stdout
 
 
-def pick_games(count: int) -> list:
-    """Finished 9x9 games between real players (nets, GNU Go, Pachi: not the weak levels)."""
+LEVEL_GAMES = "docs/runs/levels/level_*-vs-gnugo_*"  # zero9's playing levels against GNU Go 1 and 10
+
+
+def pick_games(count: int, games_from: str = "runs") -> list:
+    """``runs``: finished 9x9 games between real players (nets, GNU Go, Pachi: not the weak levels);
+    ``levels``: the playing levels' games against GNU Go (a student's kind of game, resignations
+    included), taken from each folder in turn."""
     from score_calibration import finished_games
 
-    games = finished_games([ROOT / "docs" / "runs"], 10_000)
-    return [g for g in games if "/levels/" not in str(g[0])][:count]
+    if games_from == "runs":
+        games = finished_games([ROOT / "docs" / "runs"], 10_000)
+        return [g for g in games if "/levels/" not in str(g[0])][:count]
+    from zero9.games.sgf import read_sgf
+
+    folders = [sorted(folder.glob("*.sgf")) for folder in sorted(ROOT.glob(LEVEL_GAMES))]
+    picked = []
+    for row in range(max(map(len, folders), default=0)):
+        for files in folders:
+            if row < len(files) and len(picked) < count:
+                record = read_sgf(files[row])
+                if record.game.size == 9 and record.game.komi == 7.5 and len(record.moves) >= 20:
+                    picked.append((files[row], record))
+    return picked
 
 
 def _review_one(job: tuple[int, str, int, str]) -> list[dict]:
@@ -159,6 +176,9 @@ def main() -> int:
     parser.add_argument("--katago", help="the katago binary (step katago)")
     parser.add_argument("--model", help="KataGo's model (step katago)")
     parser.add_argument("--games", type=int, default=20)
+    parser.add_argument("--games-from", choices=("runs", "levels"), default="runs",
+                        help="runs: finished games between nets, GNU Go and Pachi in docs/runs; levels: "
+                             "the playing levels' games against GNU Go (docs/runs/levels)")
     parser.add_argument("--katago-visits", type=int, default=400)
     parser.add_argument("--katago-threshold", type=float, default=3.0)
     parser.add_argument("--visits", type=int, default=200)
@@ -170,7 +190,7 @@ def main() -> int:
     parser.add_argument("--replies", default="katago-replies.jsonl", help="KataGo's analysis output")
     parser.add_argument("--out", default=None, help="compare: every move's numbers here")
     args = parser.parse_args()
-    games = pick_games(args.games)
+    games = pick_games(args.games, args.games_from)
     if args.step == "zero9":
         losses = zero9_losses(games, args.visits, args.device, args.jobs)
         Path(args.zero9_json).write_text(json.dumps(losses) + "\n")

@@ -67,6 +67,8 @@ def add_training_arguments(group: Parser, steps: int, steps_help: str) -> None:
                        help="torch.compile the losses' forward and backward (default: on CUDA only; on an "
                             "H200 a 10x64 Go net trained 63.9 steps/s instead of 50.9, after a compile "
                             "paid once per process)")
+    group.add_argument("--score-weight", type=float, default=d.score_weight, metavar="W",
+                       help="the score head's loss weight, when the net has one (default %(default)s)")
     group.add_argument("--max-bad-share", type=float, default=d.max_bad_share, metavar="SHARE",
                        help="skip unreadable chunk files, naming each, but stop when more than this share "
                             "of the window's files are (default %(default)s)")
@@ -78,4 +80,5 @@ def train_options(args: argparse.Namespace, device: str) -> TrainOptions:
     return TrainOptions(steps=args.steps, batch_size=args.batch_size, lr=lr, optimizer=args.optimizer,
                         window=args.window, window_min=args.window_min, window_max=args.window_max,
                         downsample=args.downsample, warmup=args.warmup, seed=args.seed, device=device,
-                        max_bad_share=args.max_bad_share, compile=args.compile)
+                        max_bad_share=args.max_bad_share, compile=args.compile,
+                        score_weight=args.score_weight)
