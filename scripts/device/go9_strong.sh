@@ -2,7 +2,7 @@
 # Issue 44: the shipped 9x9 Go net continued with a trained score head, KataGo's analysis of the
 # review's games, and the declared matches (docs/runs/go9-strong/declaration.md). On one GPU machine:
 #   setsid bash scripts/device/go9_strong.sh train &   # the training leg, in the background
-#   bash scripts/device/go9_strong.sh katago-part N    # N = 1, 2, 3: KataGo and its net in three calls
+#   bash scripts/device/go9_strong.sh katago-part N    # N = 1 to 5: KataGo and its net in five calls
 #                                                      # (carry .kgcarry/pN: a call carries 64 MiB)
 #   setsid bash scripts/device/go9_strong.sh analyse & # KataGo's analysis of the 64 review games
 #   bash scripts/device/go9_strong.sh stop|graft|match|pack
@@ -30,8 +30,8 @@ case "${1:-}" in
     pkill -INT -f "zero9 autotrain --dir $run"; sleep 20; tail -3 /tmp/runs/strong.log ;;
   katago-part)
     cp ".kgcarry/p$2/"* $kg/ && ls -la $kg
-    if [ -f $kg/part00 ] && [ -f $kg/part01 ] && [ -f $kg/part02 ]; then
-      cat $kg/part00 $kg/part01 $kg/part02 | tar xf - -C $kg && tar xJf $kg/katago-bin.tar.xz -C $kg
+    if [ "$(ls $kg/part0? 2>/dev/null | wc -l)" = 5 ]; then
+      cat $kg/part0? | tar xf - -C $kg && tar xJf $kg/katago-bin.tar.xz -C $kg
       rm -f $kg/part0? && katago_env && $kg/katago version
     fi ;;
   analyse)
