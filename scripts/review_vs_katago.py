@@ -34,6 +34,7 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
+SHIPPED_NET = str(ROOT / "example-data" / "go_9x9_best.pt")
 sys.path.insert(0, str(ROOT / "scripts"))
 
 KATAGO_CONFIG = """
@@ -115,19 +116,20 @@ def pick_games(count: int, games_from: str = "runs") -> list:
     return picked
 
 
-def _review_one(job: tuple[int, str, int, str]) -> list[dict]:
-    g, sgf, visits, device = job
+def _review_one(job: tuple[int, str, int, str, str]) -> list[dict]:
+    g, sgf, visits, device, net_path = job
     from zero9.arena.review import review_game
     from zero9.games.sgf import read_sgf
     from zero9.nn.checkpoint import load_net
 
-    net, _ = load_net(ROOT / "example-data" / "go_9x9_best.pt", device=device)
+    net, _ = load_net(net_path, device=device)
     moves = review_game(read_sgf(sgf), net, visits, seed=g).moves
     print(f"zero9: game {g} reviewed", file=sys.stderr)
     return moves
 
 
-def zero9_losses(games: list, visits: int, device: str, jobs: int = 1) -> list[list[dict]]:
+def zero9_losses(games: list, visits: int, device: str, jobs: int = 1,
+                 net: str = SHIPPED_NET) -> list[list[dict]]:
     """zero9's review of each game (seed = the game's index); ``jobs`` processes, GPUs taken in turn."""
     import multiprocessing
 
@@ -136,7 +138,8 @@ def zero9_losses(games: list, visits: int, device: str, jobs: int = 1) -> list[l
         import torch
 
         gpus = torch.cuda.device_count()
-    work = [(g, str(sgf), visits, f"cuda:{g % gpus}" if gpus else device) for g, (sgf, _) in enumerate(games)]
+    work = [(g, str(sgf), visits, f"cuda:{g % gpus}" if gpus else device, net)
+            for g, (sgf, _) in enumerate(games)]
     if jobs <= 1:
         return [_review_one(job) for job in work]
     with multiprocessing.get_context("spawn").Pool(jobs) as pool:
@@ -182,6 +185,8 @@ def main() -> int:
     parser.add_argument("--katago-visits", type=int, default=400)
     parser.add_argument("--katago-threshold", type=float, default=3.0)
     parser.add_argument("--visits", type=int, default=200)
+    parser.add_argument("--net", default=SHIPPED_NET,
+                        help="zero9: the net that reviews (default the shipped one)")
     parser.add_argument("--flagged", default="inaccuracy", help="the mildest class that counts as flagged")
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--jobs", type=int, default=1, help="zero9: games reviewed at once (processes)")
@@ -192,7 +197,7 @@ def main() -> int:
     args = parser.parse_args()
     games = pick_games(args.games, args.games_from)
     if args.step == "zero9":
-        losses = zero9_losses(games, args.visits, args.device, args.jobs)
+        losses = zero9_losses(games, args.visits, args.device, args.jobs, args.net)
         Path(args.zero9_json).write_text(json.dumps(losses) + "\n")
         return 0
     if args.step == "queries":

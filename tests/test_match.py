@@ -103,6 +103,22 @@ def test_crashing_timing_out_and_illegal_opponents_lose_and_the_match_goes_on(tm
     assert any("illegal A1" in g.events[0] for g in result.games)
 
 
+def test_an_engine_that_cannot_start_stops_the_match_before_any_game(tmp_path):
+    """Not a sweep of forfeits: a mistyped engine path (or a config it refuses) is the user's error."""
+    missing = tmp_path / "no-such-engine"
+    with pytest.raises(ValueError, match="could not start a game, so no game was played") as caught:
+        play_match("random", f"gtp:{missing} gtp", make_game("go", 5), 4, sgf_dir=tmp_path / "sgf")
+    assert str(missing) in str(caught.value)
+    assert not list((tmp_path / "sgf").glob("*.sgf"))
+    refuses = tmp_path / "refuses.py"  # starts, then dies on its first command (a bad config)
+    refuses.write_text("import sys\nsys.exit('bad config')\n")
+    with pytest.raises(ValueError, match="could not start a game"):
+        play_match("random", f"gtp:{sys.executable} {refuses}", make_game("go", 5), 4)
+    out = subprocess.run([sys.executable, "-m", "zero9", "match", "random", f"gtp:{missing}", "--game", "go",
+                          "--size", "5", "--games", "2"], capture_output=True, text=True, timeout=120)
+    assert out.returncode != 0 and "could not start a game" in out.stderr and "wins" not in out.stdout
+
+
 def test_sprt_stops_a_one_sided_match_early(tmp_path):
     spec = _broken_engine(tmp_path, "nonsense")
     result = play_match("random", spec, make_game("go", 5), 40, sprt=(0, 200), seed=2)

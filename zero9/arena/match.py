@@ -11,7 +11,8 @@ Vocabulary:
   are kept in sync by replaying the moves they have not seen.
 - **fault**: an agent that crashes, times out, answers nonsense or plays an illegal
   move loses that game (SGF result ``B+F`` / ``W+F``, ``+T`` for time); the event is
-  logged and the agent is restarted for the next game.
+  logged and the agent is restarted for the next game. One that cannot start at all stops
+  the match before its first game.
 - **adjudication**: Go ends after two passes (or at the move cap) and is scored by
   Tromp-Taylor; Gomoku ends at five in a row or a full board (a draw).
 - **time controls**: ``--move-timeout`` (a move slower than this forfeits), ``--turn-time``
@@ -267,12 +268,19 @@ def play_match(player_a: str | dict, player_b: str | dict, game: Game, n_games: 
     if sgf_dir is not None:
         Path(sgf_dir).mkdir(parents=True, exist_ok=True)
     engines = engines or EngineOptions()
-    # Build once here so a bad spec fails before any game (and names come out right).
+    # Build and start each player once here, so a bad spec, or an engine that cannot start (a
+    # wrong path, a bad config), stops the match before any game: a never-started engine would
+    # otherwise forfeit every game and the match would read as a clean sweep.
     names = []
     for spec in (player_a, player_b):
         agent = make_player(spec, game, visits, seed, device, move_timeout, engines)
         names.append(agent.name)
-        agent.close()
+        try:
+            agent.new_game(game)
+        except AgentFault as e:
+            raise ValueError(f"{agent.name} could not start a game, so no game was played: {e}") from None
+        finally:
+            agent.close()
     job = _Job(player_a, player_b, game.to_dict(), visits, seed, device, move_timeout, max_moves,
                None if sgf_dir is None else str(sgf_dir), engines, openings)
     result = MatchResult(*names)
