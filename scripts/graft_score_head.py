@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 
 import numpy as np
 import torch
@@ -85,11 +84,13 @@ def fit(hidden: np.ndarray, target: np.ndarray, ridge: float) -> tuple[np.ndarra
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("net", help="a Go net with an ownership head and no score head (.pt)")
     parser.add_argument("chunks", nargs="+", help="chunk files or folders (Go self-play played to the end)")
     parser.add_argument("--out", required=True, help="where the grafted net goes (.pt)")
-    parser.add_argument("--holdout", type=float, default=0.1, help="newest share of files kept out of the fit")
+    parser.add_argument("--holdout", type=float, default=0.1,
+                        help="the newest share of files, kept out of the fit")
     parser.add_argument("--max-files", type=int, default=20_000, help="the newest this many files at most")
     parser.add_argument("--ridge", type=float, default=1e-4)
     parser.add_argument("--device", default="auto")
@@ -117,8 +118,9 @@ def main() -> int:
     for name, (h, own_sum, t, komi) in parts.items():
         head = (h @ weights + bias) * size_points
         truth = t * size_points
+        own_error = np.abs(own_sum + komi - truth).mean()
         print(f"{name}: mean absolute error of the final score lead, points: score head "
-              f"{np.abs(head - truth).mean():.2f}, ownership sum + komi {np.abs(own_sum + komi - truth).mean():.2f}")
+              f"{np.abs(head - truth).mean():.2f}, ownership sum + komi {own_error:.2f}")
     # the grafted net plays as the source: its other outputs are the source's, bit for bit
     source = load_checkpoint(args.net, "cpu").net.to(device).eval()
     probe = torch.from_numpy(load_chunks(files[-1:], game).planes[:64].astype(np.float32)).to(device)
@@ -126,9 +128,10 @@ def main() -> int:
         a, b = source(probe), net(probe)
     if not all(torch.equal(x, y) for x, y in zip(a, b[:len(a)], strict=True)):
         raise SystemExit("graft: the grafted net's policy, value or ownership differ from the source's")
-    extra = {k: v for k, v in meta.items() if k not in ("hash", "created", "game")}
-    extra["grafted_from"] = meta.get("hash")
-    written = save_checkpoint(args.out, net.cpu(), {"game": game.to_dict(), **extra})
+    # not the source's training record (its steps and losses are another net's): where it came from
+    fitted = {"games": len(files) - held, "ridge": args.ridge}
+    written = save_checkpoint(args.out, net.cpu(), {"game": game.to_dict(), "grafted_from": meta.get("hash"),
+                                                    "score_fit": fitted})
     print(f"wrote {args.out}: net {written['hash']}, {meta.get('hash')} with a fitted score head")
     return 0
 

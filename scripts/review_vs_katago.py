@@ -164,10 +164,17 @@ def compare(games: list, zero9: list[list[dict]], kata: list[list[float]], katag
     z = np.array([r["zero9"] for r in rows])
     k = np.array([r["katago"] for r in rows])
     rank = float(np.corrcoef(np.argsort(np.argsort(z)), np.argsort(np.argsort(k)))[0, 1])
-    return {"moves": len(rows), "games": len(games), "katago_losing": int(losing.sum()),
+    fine = int((flagged & (k < 0.5)).sum())
+    return {"moves": len(rows), "games": len(games), "katago_losing": int(losing.sum()), "fine_flagged": fine,
             "zero9_flagged": int(flagged.sum()), "both": tp,
             "precision": tp / max(int(flagged.sum()), 1), "recall": tp / max(int(losing.sum()), 1),
             "rank_correlation": rank, "rows": rows}
+
+
+def _text(path: str) -> str:
+    """A file's text, gzipped or not."""
+    raw = Path(path).read_bytes()
+    return (gzip.decompress(raw) if raw[:2] == b"\x1f\x8b" else raw).decode()
 
 
 def main() -> int:
@@ -194,6 +201,9 @@ def main() -> int:
     parser.add_argument("--queries", default="katago-queries.jsonl")
     parser.add_argument("--replies", default="katago-replies.jsonl", help="KataGo's analysis output")
     parser.add_argument("--out", default=None, help="compare: every move's numbers here")
+    parser.add_argument("--half", choices=("all", "even", "odd"), default="all",
+                        help="compare: the games of even or odd index only (tune on one half, report "
+                             "the other)")
     args = parser.parse_args()
     games = pick_games(args.games, args.games_from)
     if args.step == "zero9":
@@ -207,14 +217,16 @@ def main() -> int:
         queries = katago_queries(games, args.katago_visits)
         Path(args.replies).write_text(run_katago(args.katago, args.model, queries))
         return 0
-    raw = Path(args.replies).read_bytes()
-    kata = katago_losses(games, (gzip.decompress(raw) if raw[:2] == b"\x1f\x8b" else raw).decode())
-    result = compare(games, json.loads(Path(args.zero9_json).read_text()), kata, args.katago_threshold,
-                     args.flagged)
+    kata = katago_losses(games, _text(args.replies))
+    zero9 = json.loads(_text(args.zero9_json))
+    keep = [g for g in range(len(games)) if args.half == "all" or g % 2 == (args.half == "odd")]
+    result = compare([games[g] for g in keep], [zero9[g] for g in keep], [kata[g] for g in keep],
+                     args.katago_threshold, args.flagged)
     print(f"{result['moves']} moves of {result['games']} games; KataGo ({args.katago_visits} visits) says "
           f"{result['katago_losing']} lose >= {args.katago_threshold:g} points; zero9 ({args.visits} visits) "
           f"flags {result['zero9_flagged']} ({args.flagged} or worse), {result['both']} of them among "
-          f"KataGo's: precision {result['precision']:.2f}, recall {result['recall']:.2f}; rank "
+          f"KataGo's: precision {result['precision']:.2f}, recall {result['recall']:.2f}, "
+          f"{result['fine_flagged']} of the flags on moves it says lose under 0.5 points; rank "
           f"correlation of the two losses {result['rank_correlation']:.2f}")
     if args.out:
         Path(args.out).write_text(json.dumps(result) + "\n")

@@ -107,7 +107,13 @@ def main() -> int:
     parser.add_argument("--json", default=None, help="write every position's numbers here")
     parser.add_argument("--markdown", default=None, help="write the table (with the command) here")
     parser.add_argument("--from-json", default=None, help="tabulate a --json file again (no search)")
+    parser.add_argument("--nets", nargs="+", default=None,
+                        help="compare these nets' own score leads (score head, else ownership sum) on the "
+                             "--from-json positions: error, sign against the win rate, the empty board")
     args = parser.parse_args()
+    if args.nets:
+        print(compare_nets(json.loads(Path(args.from_json or SAVED).read_text()), args.nets))
+        return 0
     if args.from_json:
         rows = json.loads(Path(args.from_json).read_text())
         games = sorted({r["game"] for r in rows})
@@ -154,6 +160,44 @@ def main() -> int:
         command = "nice python scripts/score_calibration.py " + " ".join(sys.argv[1:])
         Path(args.markdown).write_text(markdown(table, len(games), len(rows), command))
     return 0
+
+
+def compare_nets(rows: list[dict], nets: list[str]) -> str:
+    """Each net's raw lead (one net call: the score head where it has one, else the ownership sum)
+    against the saved true counts; how often its sign contradicts its win rate where the win rate
+    is outside 40-60%; and its lead on the empty board (komi 7.5, Black's view)."""
+    from zero9.games import make_game
+
+    lines: dict[str, list] = {}
+    for r in rows:
+        if r["sgf"] not in lines:
+            record = read_sgf(ROOT / r["sgf"])
+            line = [record.game.new_position()]
+            for _, action in record.moves:
+                line.append(line[-1].play(action))
+            lines[r["sgf"]] = line
+    positions = [lines[r["sgf"]][r["move"]] for r in rows]
+    truth, move = np.array([r["truth"] for r in rows]), np.array([r["move"] for r in rows])
+    out = ["| net | group | " + " | ".join(name for _, _, name in PHASES) + " | all | sign against win rate |"
+           " empty board |", "|" + "---|" * (len(PHASES) + 5)]
+    for path in nets:
+        net, meta = load_net(path, device="cpu")
+        empty_board = make_game("go", 9, komi=7.5).new_position()
+        found = analyse_many(positions + [empty_board], make_evaluator(net, 0), 0)
+        lead = np.array([black_view(a.raw_score_lead, a.to_move) for a in found])
+        black_wins = np.array([a.raw_winrate if a.to_move == BLACK else 1 - a.raw_winrate for a in found])
+        empty, lead, black_wins = lead[-1], lead[:-1], black_wins[:-1]
+        decided = (black_wins < 0.4) | (black_wins > 0.6)
+        against = decided & (np.sign(lead) != np.sign(black_wins - 0.5))
+        kind = "score head" if net.config.get("score") else "ownership sum"
+        for title, keep in GROUPS[1:]:
+            sel = np.array([keep(r["sgf"]) for r in rows])
+            error = np.abs(lead - truth)
+            cells = [f"{error[sel & (move >= lo) & (move < hi)].mean():.1f}" for lo, hi, _ in PHASES]
+            out.append(f"| {meta['hash']} ({kind}) | {title.split(' (')[0]} | " + " | ".join(cells)
+                       + f" | {error[sel].mean():.1f} | {int(against[sel].sum())} of "
+                       f"{int(decided[sel].sum())} | {empty:+.1f} |")
+    return "\n".join(out)
 
 
 SAVED = "docs/runs/score-calibration/positions.json"

@@ -42,6 +42,9 @@ rules = chinese
 maxVisits = 1
 numSearchThreads = 1
 allowResignation = false
+# KataGo 1.18.1's GTP mode refuses a config without these, resignation off or not
+resignThreshold = -0.90
+resignConsecTurns = 3
 EOF
     python3 -m zero9 match "$kg/final.pt@400" \
       "gtp:$kg/katago gtp -model $kg/b10c384h6nbttflrs.bin.gz -config $kg/gtp.cfg" --game go --size 9 \

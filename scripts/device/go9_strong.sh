@@ -56,6 +56,9 @@ rules = chinese
 maxVisits = 1
 numSearchThreads = 1
 allowResignation = false
+# KataGo 1.18.1's GTP mode refuses a config without these, resignation off or not
+resignThreshold = -0.90
+resignConsecTurns = 3
 EOF
     python3 -m zero9 match "$net@100" example-data/go_9x9_best.pt@100 --game go --size 9 --komi 7.5 \
       --games 40 --parallel 15 --openings example-data/openings_go_9x9.txt --device cuda --seed 441 \
