@@ -170,3 +170,33 @@ def test_a_score_head_gives_the_score_where_the_net_has_one(go9):
     assert result.raw_score_lead != pytest.approx(float(own[0].sum()) + 7.5, abs=1e-3)
     searched = analyse(position, NetEvaluator(net, random_symmetry=False, with_ownership=True), 20)
     assert all(m.score_lead is not None for m in searched.moves) and searched.score_lead is not None
+
+
+def test_a_score_head_answers_at_its_own_komi_and_the_lead_moves_to_the_positions(go9, tmp_path):
+    """The planes carry no komi: a head trained at 7.5 read at komi 6.5 gives Black one point more."""
+    import torch
+
+    from zero9.games import make_game
+    from zero9.nn.checkpoint import load_checkpoint, save_checkpoint
+    from zero9.nn.heads import make_net
+
+    torch.manual_seed(0)
+    net = make_net(go9, blocks=1, filters=8, ownership=True, score=True).eval()
+    assert net.config["score_komi"] == 7.5
+    leads = {}
+    for komi in (7.5, 6.5):
+        game = make_game("go", 9, komi=komi)
+        for moves in (["E5", "C4"], ["E5", "C4", "G4"]):  # Black, then White to move
+            position = game.play_moves(moves)
+            evaluator = NetEvaluator(net, random_symmetry=False, with_ownership=True)
+            leads[komi, len(moves)] = analyse(position, evaluator, 0).raw_score_lead
+    assert leads[6.5, 2] == pytest.approx(leads[7.5, 2] + 1, abs=1e-4)  # Black to move gives less
+    assert leads[6.5, 3] == pytest.approx(leads[7.5, 3] - 1, abs=1e-4)  # White to move gets less
+    save_checkpoint(tmp_path / "six.pt", make_net(make_game("go", 9, komi=6), 1, 8, True, score=True),
+                    {"game": make_game("go", 9, komi=6).to_dict()})
+    assert load_checkpoint(tmp_path / "six.pt").net.score_komi == 6.0
+    bad = torch.load(tmp_path / "six.pt", weights_only=False)
+    bad["config"]["score_komi"] = "lots"
+    torch.save(bad, tmp_path / "bad.pt")
+    with pytest.raises(ValueError, match="score_komi is 'lots', not a komi"):
+        load_checkpoint(tmp_path / "bad.pt")

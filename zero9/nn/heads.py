@@ -9,6 +9,10 @@ Vocabulary:
 - **score head** (with ownership, ``score=True``): FC from the value head's hidden layer to the
   final **score lead** (area, komi counted, side to move's view) over the board's ``N*N`` points;
   its target is the ownership target's sum and komi (:func:`zero9.learn.training.losses.score_target`).
+  The input planes do not carry komi, so the head answers for the komi its games were played at:
+  ``score_komi`` in the config (absent: Go's default komi, the only one nets were trained at before
+  the key existed); :meth:`zero9.search.evaluator.NetEvaluator.ownership_and_scores` moves the
+  answer to each position's own komi.
 - **size-independent heads** (``heads="pooled"``; the fixed heads of :mod:`zero9.nn.net` are the
   default). The tower is convolutions only, so it runs on any board; the fixed heads' fully
   connected layers are what tie a net to one size. With pooled heads nothing is sized by the
@@ -42,6 +46,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from zero9.games.go import Go
 from zero9.nn import net as zero
 from zero9.nn.net import VALUE_HIDDEN, ConvBlock, ZeroNet
 
@@ -90,7 +95,8 @@ class ExtendedNet(ZeroNet):
 
     def __init__(self, in_planes: int, size: int, num_actions: int, blocks: int = zero.DEFAULT_BLOCKS,
                  filters: int = zero.DEFAULT_FILTERS, ownership: bool = False, score: bool = False,
-                 heads: str = FIXED_HEADS, head_channels: int = POOLED_HEAD_CHANNELS):
+                 heads: str = FIXED_HEADS, head_channels: int = POOLED_HEAD_CHANNELS,
+                 score_komi: float | None = None):
         if score and not ownership:
             raise ValueError("a score head needs the ownership head (its target is the ownership sum)")
         if heads not in HEAD_KINDS:
@@ -103,6 +109,10 @@ class ExtendedNet(ZeroNet):
         self.score_fc = nn.Linear(VALUE_HIDDEN, 1) if score else None
         if score:  # only when on: older checkpoints' configs (and hashes) stay as they were
             self.config["score"] = True
+        # the komi the score head's games were played at (module docstring); only when given, likewise
+        self.score_komi = float(Go.komi if score_komi is None else score_komi)
+        if score and score_komi is not None:
+            self.config["score_komi"] = self.score_komi
         if self.pooled_channels is not None:  # likewise: fixed-head configs carry neither key
             self.config["heads"] = POOLED_HEADS
             self.config["head_channels"] = self.pooled_channels
@@ -157,7 +167,9 @@ def make_net(game: Any, blocks: int = zero.DEFAULT_BLOCKS, filters: int = zero.D
         in_planes = zero.num_planes(game)
     if ownership and game.name != "go":
         raise ValueError(f"an ownership head is for Go only, not {game.name}")
-    return ExtendedNet(in_planes, game.size, game.num_actions, blocks, filters, ownership, score, heads)
+    komi = getattr(game, "komi", None) if score else None
+    return ExtendedNet(in_planes, game.size, game.num_actions, blocks, filters, ownership, score, heads,
+                       score_komi=komi)
 
 
 def net_from_config(config: dict[str, Any]) -> ZeroNet:
@@ -172,7 +184,8 @@ def net_from_config(config: dict[str, Any]) -> ZeroNet:
     if not score and heads == FIXED_HEADS:
         return ZeroNet(in_planes, size, num_actions, blocks, filters, ownership=ownership)
     return ExtendedNet(in_planes, size, num_actions, blocks, filters, ownership=ownership, score=score,
-                       heads=heads, head_channels=config.get("head_channels", POOLED_HEAD_CHANNELS))
+                       heads=heads, head_channels=config.get("head_channels", POOLED_HEAD_CHANNELS),
+                       score_komi=config.get("score_komi"))
 
 
 def flops_per_position(config: dict[str, Any], size: int | None = None) -> int:

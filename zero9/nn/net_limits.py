@@ -56,6 +56,10 @@ def shape_problem(config: Any) -> str | None:
         value = config.get("head_channels")
         if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_FILTERS:
             return f"its config's head_channels is {value!r}, not a whole number from 1 to {MAX_FILTERS}"
+    if "score_komi" in config:
+        value = config["score_komi"]
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not abs(value) <= 1000:
+            return f"its config's score_komi is {value!r}, not a komi (a number from -1000 to 1000)"
     bounds = {"in_planes": (1, MAX_IN_PLANES), "size": (MIN_SIZE, MAX_SIZE), "blocks": (0, MAX_BLOCKS),
               "filters": (1, MAX_FILTERS)}
     for key, (low, high) in bounds.items():

@@ -49,7 +49,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from zero9.games import Game, Position
+from zero9.games import BLACK, Game, Position
 from zero9.nn import features, planes_fast
 
 if TYPE_CHECKING:  # (for its type only: importing it loads numba, which only the fast path's batches need)
@@ -337,7 +337,16 @@ class NetEvaluator:
                 batch, row, lead = self._owned[key]
                 out[j] = batch[row]
                 scores[j] = np.nan if lead is None else lead[row]
-        return out, (None if np.isnan(scores).any() else scores)
+        if np.isnan(scores).any():
+            return out, None
+        # The planes carry no komi, so the head answers at the komi its games had (zero9.nn.heads):
+        # each position's own komi moves its lead by the difference (Black gives komi, White gets it).
+        trained = getattr(self.net, "score_komi", None)
+        if trained is not None:
+            for j, position in enumerate(positions):
+                shift = trained - float(getattr(position.game, "komi", trained))
+                scores[j] += shift if position.to_play == BLACK else -shift
+        return out, scores
 
     def clear_cache(self) -> None:
         with self._lock:
