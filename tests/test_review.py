@@ -258,3 +258,23 @@ def test_review_command_names_bad_input(tmp_path):
     assert no_net.returncode == 2 and "no shipped net for gomoku 11x11" in no_net.stderr
     bad = zero9("review", str(PLANTED), "--thresholds", "5", "10", "20")
     assert bad.returncode == 2 and "must fall" in bad.stderr
+
+
+def test_a_move_in_a_game_that_stays_decided_is_not_flagged(go_net):
+    """The club level against GNU Go 1: once the judge calls the game decided before and after a
+    move, its point losses are shown but not flagged (the net's scores there were mostly noise by
+    KataGo's count, docs/runs/go9-strong); with the rule off some of those moves are flagged."""
+    import dataclasses
+
+    from zero9.settings import ReviewConfig
+
+    record = read_sgf(ROOT / "docs/runs/levels/level_club-vs-gnugo_1/game-0005.sgf")
+    on = review_game(record, go_net, visits=16, seed=1).moves
+    off = review_game(record, go_net, visits=16, seed=1,
+                      config=dataclasses.replace(ReviewConfig(), decided=1.5)).moves
+    decided = [i for i, m in enumerate(on) if m["class"] != "forced"
+               and (min(m["winrate_before"], m["winrate_after"]) >= ReviewConfig.decided
+                    or max(m["winrate_before"], m["winrate_after"]) <= 1 - ReviewConfig.decided)]
+    assert decided and all(on[i]["class"] == "good" for i in decided)
+    assert any(off[i]["class"] not in ("good", "forced") for i in decided)
+    assert [m["points_lost"] for m in on] == [m["points_lost"] for m in off]

@@ -20,6 +20,11 @@ Vocabulary:
 - **noise**: a loss below the measured search noise (``noise_points`` / ``noise_winrate``
   of :class:`zero9.settings.ReviewConfig`: two reviews of the same games with different
   seeds, ``scripts/bench_review.py --noise``) is never flagged (class ``good``).
+- **decided** (Go): a move after which the game stays decided for the judge (the mover's
+  winrate at least ``decided`` of :class:`zero9.settings.ReviewConfig`, or at most one minus
+  it, before and after the move) is not flagged (class ``good``; its numbers stay): there the
+  net's score is least reliable, and most of its point losses were noise by KataGo's count
+  (docs/runs/go9-strong).
 - **class**: Go by points lost with KaTrain's default thresholds (12, 6, 3, 1.5, 0.5):
   ``blunder``, ``mistake``, ``inaccuracy``, ``slight``, ``tiny``, else ``good``; Gomoku by
   winrate lost (20 %, 10 %, 5 %): ``blunder``, ``mistake``, ``inaccuracy``, else ``good``.
@@ -156,7 +161,8 @@ def review_game(source: SgfRecord | Sequence[Position], net, visits: int = Revie
                                          leaves_per_tree=config.leaves_per_tree), strict=True))
     noise = _noise(game.name, visits, config)
     count = _Counter(getattr(evaluator, "net", None))
-    moves = [_judge_move(line, i, before.get(i), after.get(i), thresholds, noise, count)
+    decided = config.decided if thresholds.unit == "points" else None
+    moves = [_judge_move(line, i, before.get(i), after.get(i), thresholds, noise, count, decided)
              for i in range(len(line) - 1)]
     record = source if isinstance(source, SgfRecord) else None
     final = count(line[-1]) if _ended_by_passes(line[-1]) else None
@@ -235,7 +241,7 @@ def _noise(game_name: str, visits: int, config: ReviewConfig) -> float:
 
 def _judge_move(line: list[Position], i: int, before: PositionAnalysis | None,
                 after: PositionAnalysis | None, thresholds: Thresholds, noise: float,
-                count: Callable[[Position], Count]) -> dict[str, Any]:
+                count: Callable[[Position], Count], decided: float | None = None) -> dict[str, Any]:
     """One move's entry (see the module docstring)."""
     position, made = line[i], line[i + 1]
     game = position.game
@@ -277,8 +283,16 @@ def _judge_move(line: list[Position], i: int, before: PositionAnalysis | None,
         winrate_after=round(wr_after, 4), winrate_loss=round(wr_loss, 4),
         pv=[game.action_to_vertex(a) for a in best.pv],
         played_visits=0 if info is None else info.visits, searched_again=after is not None,
-        **{"class": "good" if loss < noise else thresholds.classify(loss)})
+        **{"class": "good" if loss < noise or _stays_decided(wr_before, wr_after, decided)
+           else thresholds.classify(loss)})
     return entry
+
+
+def _stays_decided(before: float, after: float, decided: float | None) -> bool:
+    """Whether the judge calls the game won (or lost) for the mover both before and after the move."""
+    if decided is None:
+        return False
+    return min(before, after) >= decided or max(before, after) <= 1.0 - decided
 
 
 def _mover_view(black_score: float, mover: int) -> tuple[float, float]:
