@@ -86,7 +86,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                    help="open connections per server process")
     g.add_argument("--max-half-open", type=int, default=edge.max_half_open,
                    help="connections per server process waiting for a request's headers without a "
-                        "credential shown; more close the oldest of them")
+                        "credential shown; more close the oldest of the address holding the most")
     g.add_argument("--connections-per-address", type=int, default=edge.connections_per_address,
                    help="open connections from one address (0: no limit)")
     g.add_argument("--forwarded-allow-ips", default=edge.forwarded_allow_ips, metavar="IPS",

@@ -56,8 +56,9 @@ class Edge:
 
     header_seconds: float = 10.0  # a request's headers must arrive within this
     body_seconds: float = 60.0  # and its body within this
-    max_connections: int = 2000  # open connections at once; more close the oldest half-open one
-    max_half_open: int = 256  # waiting for headers, no credential shown yet; more close the oldest
+    max_connections: int = 2000  # open connections at once; more close a half-open one (as below)
+    max_half_open: int = 256  # waiting for headers, no credential shown yet; more close the oldest of
+    # the address holding the most (edge.HalfOpen)
     connections_per_address: int = 64  # from one address; 0: no limit per address
     forwarded_allow_ips: str | None = None  # proxies whose X-Forwarded-For is believed; None: none
 

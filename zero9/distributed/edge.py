@@ -9,15 +9,19 @@ the server's file descriptors and keep every real client out. This module closes
   (The body's deadline is the app's: :func:`zero9.distributed.web.read_form`.)
 - **half-open connection**: one that is waiting for a request's headers (just opened, or idle
   between requests) and has not yet sent a request with a valid roster credential. At most
-  ``max_half_open`` per server process: one more closes the oldest of them, so connections
-  opened and left waiting (from 20 to 40 addresses of a LAN, each under its own cap) cannot
-  hold every seat, while a client that sends its request at once is never the oldest.
+  ``max_half_open`` per server process: one more closes one of them (:class:`HalfOpen`), so
+  connections opened and left waiting (from 20 to 40 addresses of a LAN, each under its own cap)
+  cannot hold every seat. The one closed is the oldest of the address holding the most, among
+  addresses whose oldest has waited :data:`GRACE_SECONDS` (among all, when none has): a flood's
+  reconnects do not close a client's fresh connection while its headers are on their way (the
+  oldest overall was such a connection, under load, about 1 in 60 times), unless the flood
+  comes from more addresses than the cap and renews every connection within the grace period.
 - **credentialed connection**: one that has sent a request the app admitted with a valid
   credential (the app marks it, :data:`CREDENTIALED`); it is never closed to make room.
 - **connection caps**: at most ``max_connections`` open connections per server process, and at
   most ``connections_per_address`` from one address; a connection over the address cap is closed
-  at once, one over the process cap closes the oldest half-open connection instead (room kept
-  for credentialed clients), or itself when no connection is half-open.
+  at once, one over the process cap closes a half-open connection instead (as above; room kept
+  for credentialed clients), or itself when no other connection is half-open.
 - **proxy headers**: ``X-Forwarded-For`` is believed only from the addresses named in
   ``forwarded_allow_ips`` (none by default): otherwise any client could pick the address the
   rate limit counts.
@@ -51,6 +55,9 @@ log = logging.getLogger("zero9.server")
 EDGE_ENV = "ZERO9_SERVER_EDGE"
 CREDENTIALED = "zero9.credentialed"  # the app sets this in a request's scope when its credential is valid
 QUIET_SECONDS = 10.0
+# A half-open connection this new is closed to make room only when every other one is as new: an
+# honest client's headers follow its connection within milliseconds, a second or so on a loaded server.
+GRACE_SECONDS = 2.0
 
 
 class QuietLog:
@@ -90,11 +97,58 @@ def edge_settings() -> Edge:
     return _edge
 
 
+class HalfOpen:
+    """The half-open connections of one process, by address, each with the time it began to wait, and
+    which one to close to make room (:meth:`victim`). Memory: one entry per half-open connection
+    (capped by the caller); time: ``victim`` looks at each address's oldest once, ``add`` and
+    ``discard`` are O(1)."""
+
+    def __init__(self, grace: float = GRACE_SECONDS, clock=time.monotonic):
+        self.by_address: dict[str, OrderedDict[object, float]] = {}  # each address's oldest first
+        self.count = 0
+        self.grace, self.clock = grace, clock
+
+    def __len__(self) -> int:
+        return self.count
+
+    def add(self, connection, address: str) -> None:
+        """Count ``connection`` half-open from now (from now again, if it was)."""
+        self.discard(connection, address)
+        self.by_address.setdefault(address, OrderedDict())[connection] = self.clock()
+        self.count += 1
+
+    def discard(self, connection, address: str) -> None:
+        """``connection`` is no longer half-open (or never was)."""
+        waiting = self.by_address.get(address)
+        if waiting is not None and waiting.pop(connection, None) is not None:
+            self.count -= 1
+            if not waiting:
+                del self.by_address[address]
+
+    def victim(self, keep=None):
+        """``(connection, address, its address's half-open count)`` to close to make room, never ``keep``:
+        the oldest connection of the address holding the most half-open connections, among addresses
+        whose oldest has waited ``grace`` seconds (among all, when none has); ties to the oldest. None
+        when no connection but ``keep`` is half-open."""
+        now, best, best_key = self.clock(), None, None
+        for address, waiting in self.by_address.items():
+            oldest_first = iter(waiting.items())
+            connection, since = next(oldest_first)
+            if connection is keep:
+                if len(waiting) == 1:
+                    continue
+                connection, since = next(oldest_first)
+            key = (now - since >= self.grace, len(waiting), now - since)
+            if best_key is None or key > best_key:
+                best, best_key = (connection, address, len(waiting)), key
+        return best
+
+
 class GuardedConnection:
     """The header deadline and the connection caps, over either of uvicorn's HTTP protocols."""
 
     per_address: Counter[str] = Counter()  # open connections by address, in this process
-    half_open: OrderedDict[GuardedConnection, None] = OrderedDict()  # the oldest first, in this process
+    half_open = HalfOpen()  # in this process
 
     def connection_made(self, transport) -> None:
         super().connection_made(transport)
@@ -107,7 +161,7 @@ class GuardedConnection:
                           "connections open, the cap per address")
             transport.close()
             return
-        if len(self.connections) > edge.max_connections and not self._close_oldest_half_open(
+        if len(self.connections) > edge.max_connections and not self._close_a_half_open(
                 f"{len(self.connections) - 1} connections are open, the cap is {edge.max_connections}"):
             NOTICES.event("connection refused", f"{len(self.connections) - 1} connections are open, the cap "
                           f"is {edge.max_connections}, none half-open (from {self._address})")
@@ -123,7 +177,7 @@ class GuardedConnection:
         if self._header_timer is not None and self.cycle is not self._timed_cycle:
             self._header_timer.cancel()  # its headers are complete
             self._header_timer = None
-            self.half_open.pop(self, None)
+            self.half_open.discard(self, self._address)
 
     def on_response_complete(self) -> None:
         super().on_response_complete()
@@ -135,33 +189,31 @@ class GuardedConnection:
         if self._header_timer is not None:
             self._header_timer.cancel()
             self._header_timer = None
-        self.half_open.pop(self, None)
+        self.half_open.discard(self, self._address)
         self.per_address[self._address] -= 1
         if self.per_address[self._address] <= 0:
             del self.per_address[self._address]
         super().connection_lost(exc)
 
     def _wait_for_headers(self) -> None:
-        """Count this connection half-open (unless it showed a credential); over the cap, close the oldest."""
+        """Count this connection half-open (unless it showed a credential); over the cap, close one."""
         if self._credentialed:
             return
-        self.half_open[self] = None
-        self.half_open.move_to_end(self)
+        self.half_open.add(self, self._address)
         cap = edge_settings().max_half_open
         if len(self.half_open) > cap:
-            self._close_oldest_half_open(f"{len(self.half_open) - 1} connections are half-open, the cap is "
-                                         f"{cap}")
+            self._close_a_half_open(f"{len(self.half_open) - 1} connections are half-open, the cap is {cap}")
 
-    def _close_oldest_half_open(self, why: str) -> bool:
-        """Close the half-open connection that has waited longest (not this one); whether there was one."""
-        for oldest in self.half_open:
-            if oldest is not self:
-                break
-        else:
+    def _close_a_half_open(self, why: str) -> bool:
+        """Close :meth:`HalfOpen.victim` (never this connection); whether there was one."""
+        victim = self.half_open.victim(keep=self)
+        if victim is None:
             return False
-        self.half_open.pop(oldest)
-        NOTICES.event("connection closed", f"{why}: the oldest, from {oldest._address}, closed to make room")
-        oldest.transport.close()
+        connection, address, count = victim
+        self.half_open.discard(connection, address)
+        NOTICES.event("connection closed", f"{why}: the oldest of the {count} from {address} closed to make "
+                      "room")
+        connection.transport.close()
         return True
 
     def _start_header_timer(self) -> None:
