@@ -28,7 +28,7 @@ done
 python3 -m zero9 autotrain --dir /tmp/ab/go-gumbel32 "${go[@]}" > /tmp/ab/go-gumbel32.log 2>&1 &
 python3 -m zero9 autotrain --dir /tmp/ab/go-ownership "${go[@]}" --ownership > /tmp/ab/go-ownership.log 2>&1 &
 wait
-best() { echo "/tmp/ab/$1/nets/$(python3 -c "import json; print(json.load(open('/tmp/ab/$1/status.json'))['best'])").pt"; }
+best() { best_net /tmp/ab/$1; }
 m=(python3 -m zero9 match)
 # OMP_NUM_THREADS=1: a dozen matches share 16 cores; nets on the GPU (on the CPU with
 # torch's default threads they crawled: 1-2 games in 8 minutes)

@@ -30,7 +30,7 @@ arm 2 go-ownership "${go[@]}" --ownership &
 arm 3 go-plain "${go[@]}" &
 wait
 touch /tmp/x4/trained
-best() { echo "/tmp/x4/$1/nets/$(python3 -c "import json; print(json.load(open('/tmp/x4/$1/status.json'))['best'])").pt"; }
+best() { best_net /tmp/x4/$1; }
 # Matches: nets on the GPUs, one torch thread per game (many games share the cores).
 export OMP_NUM_THREADS=1
 m=(timeout 420 python3 -m zero9 match --device cuda --move-timeout 60)

@@ -13,8 +13,7 @@ python3 -m zero9 autotrain --dir /tmp/runs/gm15 --game gomoku --size 15 --connec
   --steps 120 --batch-size 512 --window-min 30000 --eval-games 4 --anchors random,gomokubench:easy \
   --hours "${HOURS:-0.135}" --device cuda --seed 13 > /tmp/runs/gm15.log 2>&1
 touch /tmp/runs/gm15.trained
-best=$(python3 -c "import json; print(json.load(open('/tmp/runs/gm15/status.json'))['best'])")
-OMP_NUM_THREADS=1 python3 -m zero9 match "/tmp/runs/gm15/nets/$best.pt@400" gomokubench:hard --game gomoku \
+OMP_NUM_THREADS=1 python3 -m zero9 match "$(best_net /tmp/runs/gm15)@400" gomokubench:hard --game gomoku \
   --size 15 --games 100 --parallel 15 --device cuda --move-timeout 60 --seed 22 --sgf-dir /tmp/runs/gm15_eval \
   > /tmp/runs/gm15_eval.log 2>&1
 touch /tmp/runs/gm15.done

@@ -3,9 +3,9 @@ for i in $(seq 1 54); do
   sleep 10
   if [ ! -f /tmp/runs/gm_eval_started ] && ! pgrep -f "runs/gomoku9 " >/dev/null; then
     touch /tmp/runs/gm_eval_started
-    best=$(python3 -c "import json; print(json.load(open('/tmp/runs/gomoku9/status.json'))['best'])")
+    best=$(best_net /tmp/runs/gomoku9)
     echo "gomoku9 done, best $best"; cat /tmp/runs/gomoku9/status.json
-    setsid nohup python3 -m zero9 match /tmp/runs/gomoku9/nets/$best.pt@400 mcts:5000 --game gomoku --size 9 --games 100 --parallel 7 --move-timeout 120 --seed 5 --sgf-dir /tmp/runs/gm_eval > /tmp/runs/gm_eval.log 2>&1 &
+    setsid nohup python3 -m zero9 match $best@400 mcts:5000 --game gomoku --size 9 --games 100 --parallel 7 --move-timeout 120 --seed 5 --sgf-dir /tmp/runs/gm_eval > /tmp/runs/gm_eval.log 2>&1 &
   fi
   [ $((i % 9)) = 0 ] && { date; tail -c 300 /tmp/runs/go9.log | tr '\r' '\n' | tail -1; tail -n 2 /tmp/runs/gm_eval.log 2>/dev/null; }
 done

@@ -22,7 +22,6 @@ export SEED=4 WINDOW_MIN=150000
 ROUND_SECONDS=90  # one round's length: autotrain checks --hours only between rounds
 mkdir -p /tmp/runs
 wall() { python3 -c "import json; print(json.load(open('$run/status.json'))['wall_seconds'])"; }
-best() { python3 -c "import json; print(json.load(open('$run/status.json'))['best'])"; }
 case "${1:-}" in
   train)
     HOURS="${HOURS:-0.37}" bash scripts/device/train_go9.sh
@@ -33,8 +32,8 @@ case "${1:-}" in
     [ -d $run ] || { mkdir -p $run && tar xzf .gocarry/go9.tgz -C $run; }
     left=$(python3 -c "print(max(0.0, 1800 - $ROUND_SECONDS - $(wall)) / 3600)")
     HOURS="$left" bash scripts/device/train_go9.sh
-    cp "$run/nets/$(best).pt" /tmp/runs/net30.pt
-    echo "{\"net\": \"$(best)\", \"wall_seconds\": $(wall)}" > /tmp/runs/net30.json
+    cp "$(best_net $run)" /tmp/runs/net30.pt
+    echo "{\"net\": \"$(basename "$(best_net $run)" .pt)\", \"wall_seconds\": $(wall)}" > /tmp/runs/net30.json
     HOURS="${HOURS:-0.3}" bash scripts/device/train_go9.sh
     touch /tmp/runs/go9.trained ;;
   extend)  # leg 3: on from the run as committed (its chunks never came back) until TARGET_S seconds
@@ -52,7 +51,7 @@ case "${1:-}" in
     touch /tmp/runs/go9.trained ;;
   nets)  # the kept nets and the run's logs and ratings, for the matches and the docs
     cp /tmp/runs/net30.pt /tmp/runs/net30.json "$OUT/" 2>/dev/null
-    cp "$run/nets/$(best).pt" "$OUT/final.pt"
+    cp "$(best_net $run)" "$OUT/final.pt"
     tar czf "$OUT/go9-logs.tgz" -C $run status.json config.json ratings logs
     cp /tmp/runs/go9.log "$OUT/" ; ls -la "$OUT" ;;
   match)  # NET at 400 visits against GNU Go level 10, 15 games at a time on this machine

@@ -18,7 +18,6 @@ source scripts/device/setup.sh
 run=/tmp/runs/go9p
 export ZERO9_PACHI=/tmp/z9/.devtmp/pachi SEED="${SEED:-25}" WINDOW_MIN=150000
 mkdir -p /tmp/runs
-best() { python3 -c "import json; print(json.load(open('$run/status.json'))['best'])"; }
 train() {  # train_go9.sh's recipe in $run, Pachi among the anchors
   python3 -m zero9 autotrain --dir $run --game go --size 9 --komi 7.5 --blocks 10 --filters 64 \
     --init-from example-data/go_9x9_best.pt \
@@ -49,7 +48,7 @@ case "${1:-}" in
     touch /tmp/runs/go9p.trained ;;
   pack)  # the newest chunks that fit in PACK_BYTES, with everything else but the SGFs and old nets
     bash scripts/device/pack_run.sh $run go9p "${PACK_BYTES:-40000000}"
-    cp /tmp/runs/go9p.log "$OUT/"; cp "$run/nets/$(best).pt" "$OUT/" ;;
+    cp /tmp/runs/go9p.log "$OUT/"; cp "$(best_net $run)" "$OUT/" ;;
   match)  # NET at 400 visits against Pachi at PLAYOUTS, GAMES games, colours alternating
     OMP_NUM_THREADS=1 python3 -m zero9 match "$2@400" "pachi:$3" --game go --size 9 --komi 7.5 \
       --games "$4" --parallel 15 --device cuda --seed 25 --sgf-dir "/tmp/runs/pachi$3_sgf" \

@@ -11,13 +11,12 @@ set -u
 source scripts/device/setup.sh
 run=/tmp/runs/zero20
 mkdir -p /tmp/runs
-best() { python3 -c "import json; print(json.load(open('$run/status.json'))['best'])"; }
 case "${1:-}" in
   train)
     python3 -m zero9 autotrain --dir $run --hours "${HOURS:-0.3333}" > /tmp/runs/zero20.log 2>&1
     touch /tmp/runs/zero20.trained ;;
   match)
-    net=$run/nets/$(best).pt
+    net=$(best_net $run)
     OMP_NUM_THREADS=1 python3 -m zero9 match "$net@400" gnugo:10 --game go --size 9 --komi 7.5 --games 100 \
       --parallel 15 --openings example-data/openings_go_9x9.txt --device cuda --seed 45 \
       --sgf-dir /tmp/runs/gnugo10_sgf > /tmp/runs/gnugo10.log 2>&1
@@ -27,7 +26,7 @@ case "${1:-}" in
     touch /tmp/runs/zero20.matched ;;
   pack)
     cd $run || exit 1
-    mkdir -p /tmp/pack && cp "nets/$(best).pt" /tmp/pack/final.pt
+    mkdir -p /tmp/pack && cp "$(best_net $run)" /tmp/pack/final.pt
     tar czf "$OUT/zero20.tgz" status.json config.json ratings logs plots -C /tmp/runs zero20.log \
       $(cd /tmp/runs && ls -d gnugo10.log gnugo10_sgf shipped.log shipped_sgf 2>/dev/null)
     cp /tmp/pack/final.pt "$OUT/" ; ls -la "$OUT" ;;

@@ -26,3 +26,5 @@ fi
 export PYTHONPATH=/tmp/site:$PWD
 [ -x /tmp/gg/usr/games/gnugo ] || { mkdir -p /tmp/gg && dpkg -x .devcarry/gnugo_*_amd64.deb /tmp/gg; }
 export PATH=/tmp/gg/usr/games:$PATH
+# The path of an autotrain run's best net: best_net RUN_DIR -> RUN_DIR/nets/<hash>.pt
+best_net() { echo "$1/nets/$(python3 -c "import json, sys; print(json.load(open(sys.argv[1]))['best'])" "$1/status.json").pt"; }
