@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import io
 import sys
+from typing import cast
 
 from zero9.nn.checkpoint import check_net_file, default_net_path, load_net
 from zero9.protocols.analysis_engine import DEFAULT_BATCH, AnalysisEngine, NetFinder
@@ -101,7 +102,7 @@ def run(args: argparse.Namespace) -> int:
     perspective = settings.get("reportAnalysisWinratesAs", "BLACK").upper()
     if perspective not in PERSPECTIVES:
         raise ValueError(f"reportAnalysisWinratesAs must be one of {', '.join(PERSPECTIVES)}")
-    visits = _positive(settings, "maxVisits", PlayConfig.visits)
+    visits = _positive(settings, "maxVisits", cast(int, PlayConfig.visits))  # the class default is a number
     batch = args.analysis_threads or _positive(settings, "numAnalysisThreads", DEFAULT_BATCH)
     choose_torch_threads(batch * PlayConfig.batch_size, args.threads)  # each position's leaves, together
     nets = net_finder(args.model, args.device)

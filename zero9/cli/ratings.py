@@ -33,7 +33,12 @@ def run(args: argparse.Namespace) -> int:
              "the alphabetically first player of each group is the anchor)"))
     print(format_table(ratings, games))
     if (args.chart or "").lower() != "none":
-        finite = {k: tuple(v if math.isfinite(v) else 0.0 for v in r) for k, r in ratings.items()}
+        finite = {k: (_finite(r[0]), _finite(r[1]), _finite(r[2])) for k, r in ratings.items()}
         chart = plot_ratings(finite, args.chart or Path(args.dir) / "ratings.png")
         print(f"chart: {chart}")
     return 0
+
+
+def _finite(x: float) -> float:
+    """An unbounded interval end (a player who won or lost every game) drawn at 0."""
+    return x if math.isfinite(x) else 0.0

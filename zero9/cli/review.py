@@ -62,9 +62,11 @@ def load_judge(game, net: str | None, device: str = "cpu"):
         raise ValueError(f"no shipped net for {game.name} {game.size}x{game.size}: give --net FILE")
     source = NetSource(path, device=device)
     source.check(game)
-    if game.name == "go" and not source.net.config.get("ownership"):
+    judge = source.net
+    assert judge is not None  # a NetSource with a path holds its net
+    if game.name == "go" and not judge.config.get("ownership"):
         raise ValueError(f"the net {Path(path).name} has no ownership head, which a Go review counts with")
-    return source.net
+    return judge
 
 
 def run(args: argparse.Namespace) -> int:

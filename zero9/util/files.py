@@ -36,11 +36,11 @@ import os
 import stat
 import time
 import zlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, cast
 
 TMP_PREFIX = ".tmp-"
 FILE_MODE = 0o666  # what open() asks for; the kernel takes the umask off
@@ -59,7 +59,7 @@ class DiskFullError(OSError):
         self.path = Path(path)
 
     def __str__(self) -> str:
-        return self.strerror
+        return str(self.strerror)
 
 
 class NotRegularFileError(OSError):
@@ -71,7 +71,7 @@ class NotRegularFileError(OSError):
         self.path = path
 
     def __str__(self) -> str:
-        return self.strerror
+        return str(self.strerror)
 
 
 def check_replaceable(path: str | os.PathLike) -> None:
@@ -176,8 +176,8 @@ def atomic_write_many(files: dict[str, bytes]) -> None:
     finally:
         for tmp, _ in written:  # after an error: the files not renamed
             unlink_quietly(tmp)
-    folders = [(fd, folder) for folder in {os.path.dirname(path) for path in files}
-               if (fd := _open_folder(folder)) is not None]
+    folders = [(opened, folder) for folder in {os.path.dirname(path) for path in files}
+               if (opened := _open_folder(folder)) is not None]
     try:
         fsync_together(folders, folders=True)
     finally:
@@ -189,7 +189,7 @@ _sync_pool: ThreadPoolExecutor | None = None
 SYNC_THREADS = 16
 
 
-def fsync_together(items: list[tuple[int, str | os.PathLike]], folders: bool = False) -> None:
+def fsync_together(items: Sequence[tuple[int, str | os.PathLike]], folders: bool = False) -> None:
     """fsync the open descriptors of ``(descriptor, path)`` at once, from a pool of threads: the file
     system puts fsyncs that wait together into one journal commit (ext4's jbd2 does), where one by
     one each pays a commit. ``path`` names the file in a :class:`DiskFullError`; with ``folders``
@@ -445,7 +445,7 @@ def _opened_text(path: Path, max_file_bytes: int, what: str) -> Iterator[BinaryI
             yield handle
             return
         with gzip.GzipFile(fileobj=handle, mode="rb") as stream:
-            yield stream
+            yield cast(BinaryIO, stream)  # a binary stream like any other to the readers
 
 
 @contextmanager

@@ -94,6 +94,7 @@ class RunLock:
         os.close(fd)  # closing drops the flock; the file stays for the next holder to rewrite
 
     def _write_holder(self) -> None:
+        assert self._fd is not None, "the holder is written only while the lock is held"
         line = json.dumps({"pid": os.getpid(), "host": socket.gethostname(), "command": self.command,
                            "since": time.time()}, sort_keys=True) + "\n"
         try:
@@ -135,7 +136,7 @@ class LockFileError(OSError):
         self.path = path
 
     def __str__(self) -> str:
-        return self.strerror
+        return str(self.strerror)
 
 
 def _open_lock_file(path: Path, flags: int) -> int:
