@@ -97,4 +97,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
+    from zero9.util.logs import configure_logging
+
+    configure_logging()  # the library logs its progress lines (no CLI here to set that up)
     sys.exit(main())

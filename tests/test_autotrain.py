@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import os
 import signal
 import subprocess
@@ -188,7 +189,7 @@ def test_ownership_head_is_on_by_default_for_new_go_runs_only(tmp_path):
         loop("--ownership")
 
 
-def test_init_from_copies_the_whole_net_on_the_same_board_and_the_tower_on_another(tmp_path, capsys):
+def test_init_from_copies_the_whole_net_on_the_same_board_and_the_tower_on_another(tmp_path, caplog):
     import torch
 
     from zero9.games import make_game
@@ -203,15 +204,16 @@ def test_init_from_copies_the_whole_net_on_the_same_board_and_the_tower_on_anoth
     save_checkpoint(path, source, {"game": game.to_dict()})
 
     same = make_net(make_game("gomoku", 9), blocks=1, filters=8)
+    caplog.set_level(logging.INFO, logger="zero9")
     transplant_tower(same, str(path))
-    assert "the whole net" in capsys.readouterr().out
+    assert "the whole net" in caplog.messages[-1]
     for key, value in source.state_dict().items():
         assert torch.equal(same.state_dict()[key], value), key
 
     other = make_net(make_game("gomoku", 7), blocks=1, filters=8)
     fresh = {k: v.clone() for k, v in other.state_dict().items()}
     transplant_tower(other, str(path))
-    assert "heads start fresh" in capsys.readouterr().out
+    assert "heads start fresh" in caplog.messages[-1]
     for key, value in other.state_dict().items():
         tower = key.startswith(("input_block.", "tower."))
         assert torch.equal(value, source.state_dict()[key] if tower else fresh[key]), key
@@ -277,7 +279,7 @@ def test_the_command_line_fills_the_loops_settings_with_their_own_defaults(tmp_p
     assert settings["command"]["anchors"] == "random, mcts:50,"  # recorded as given (config.json)
 
 
-def test_the_rating_line_says_saturated_or_gives_the_interval(tmp_path, capsys):
+def test_the_rating_line_says_saturated_or_gives_the_interval(tmp_path, caplog):
     """Issue 42: a net that won every game against the strongest anchor printed "280 Elo" round
     after round; the line must say it is a lower bound (and name the anchor), and otherwise
     give the 95% interval."""
@@ -294,8 +296,9 @@ def test_the_rating_line_says_saturated_or_gives_the_interval(tmp_path, capsys):
     for a, b, score in rows:
         with rd.rating_games.open("a") as f:
             f.write(json.dumps({"a": a, "b": b, "score": score}) + "\n")
+    caplog.set_level(logging.INFO, logger="zero9")
     fit_ratings(rd, 10.0)
-    line = capsys.readouterr().out.strip()
+    line = caplog.messages[-1]
     newest = read_json(rd.ratings_path)["generations"][-1]
     assert newest["name"] == "gen0003-cccc"
     assert line.startswith(f"rating: gen0003-cccc ≥ {newest['lo']:.0f} Elo: won all 4 games against the "
@@ -306,7 +309,7 @@ def test_the_rating_line_says_saturated_or_gives_the_interval(tmp_path, capsys):
         for score in (1.0, 0.0, 1.0, 0.5):
             f.write(json.dumps({"a": "gen0004-dddd", "b": "mcts:200", "score": score}) + "\n")
     fit_ratings(rd, 20.0)
-    line = capsys.readouterr().out.strip()
+    line = caplog.messages[-1]
     newest = read_json(rd.ratings_path)["generations"][-1]
     assert line.startswith(f"rating: gen0004-dddd {newest['elo']:.0f} Elo [{newest['lo']:.0f}, "
                            f"{newest['hi']:.0f}]"), line

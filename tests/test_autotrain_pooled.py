@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import argparse
+import logging
 import queue
 import threading
 
@@ -52,7 +53,7 @@ def test_a_pooled_run_trains_pooled_nets_and_keeps_its_heads(tmp_path):
             make_loop(run_dir, *extra, "--generations", "3")
 
 
-def test_a_fixed_run_keeps_its_config_and_init_from_a_fixed_net_copies_the_tower_only(tmp_path, capsys):
+def test_a_fixed_run_keeps_its_config_and_init_from_a_fixed_net_copies_the_tower_only(tmp_path, caplog):
     import torch
 
     from zero9.learn.loop.nets import check_config
@@ -68,8 +69,9 @@ def test_a_fixed_run_keeps_its_config_and_init_from_a_fixed_net_copies_the_tower
         check_config({"net": {"blocks": 1}}, {"net": {"blocks": 2}}, tmp_path)
 
     pooled = make_loop(tmp_path / "pooled", "--heads", "pooled", "--init-from", str(source))
+    caplog.set_level(logging.INFO, logger="zero9")
     pooled.prepare()
-    assert "heads start fresh" in capsys.readouterr().out
+    assert "heads start fresh" in caplog.text
     made = RunDir(tmp_path / "pooled")
     net, _ = load_net(made.net_path(made.status()["best"]), "cpu")
     src, _ = load_net(source, "cpu")
@@ -130,7 +132,7 @@ def test_a_pooled_net_made_for_6x6_plays_a_selfplay_job_on_7x7(tmp_path):
     assert error[0] == "error" and "asks for go" in error[2], error
 
 
-def test_init_from_a_pooled_net_into_a_pooled_net_of_another_board_copies_the_whole_net(tmp_path, capsys):
+def test_init_from_a_pooled_net_into_a_pooled_net_of_another_board_copies_the_whole_net(tmp_path, caplog):
     import torch
 
     from zero9.games import make_game
@@ -144,8 +146,9 @@ def test_init_from_a_pooled_net_into_a_pooled_net_of_another_board_copies_the_wh
     path = tmp_path / "pooled6.pt"
     save_checkpoint(path, source, {"game": six.to_dict()})
     seven = make_net(make_game("gomoku", 7, connect=4), 1, 8, heads="pooled")
+    caplog.set_level(logging.INFO, logger="zero9")
     transplant_tower(seven, str(path))
-    assert "the whole net" in capsys.readouterr().out
+    assert "the whole net" in caplog.messages[-1]
     assert seven.state_dict().keys() == source.state_dict().keys()
     for key, value in source.state_dict().items():
         assert torch.equal(seven.state_dict()[key], value), key

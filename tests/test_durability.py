@@ -171,7 +171,7 @@ def test_sigint_and_sigterm_in_training_save_the_step_and_resume_exactly(tmp_pat
 
     result = subprocess.run(cmd, capture_output=True, text=True, env=ENV, timeout=300)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
-    assert f"resuming training of generation 0 at step {resumed_at[-1]}" in result.stdout
+    assert f"resuming training of generation 0 at step {resumed_at[-1]}" in result.stderr  # the log
     status = rd.status()
     assert status["global_step"] == steps and status["generation"] == 1
     assert not rd.train_state_path.exists()
@@ -248,7 +248,7 @@ def test_truncated_chunk_is_skipped_by_name_and_too_many_stop_training(tmp_path)
     result = subprocess.run(cmd, capture_output=True, text=True, env=ENV, timeout=120)
     assert result.returncode == 0, result.stdout + result.stderr
     assert f"skipping bad training data file {bad}" in result.stderr
-    assert "19 chunks" in result.stdout and "skipped 1 unreadable chunk file(s)" in result.stdout
+    assert "19 chunks" in result.stderr and "skipped 1 unreadable chunk file(s)" in result.stderr
     assert len(list(rd.nets_dir.glob("*.pt"))) == 1
 
     for f in files[6:8]:
@@ -258,7 +258,7 @@ def test_truncated_chunk_is_skipped_by_name_and_too_many_stop_training(tmp_path)
     assert "Traceback" not in result.stderr
     result = subprocess.run(cmd + ["--max-bad-share", "0.2"], capture_output=True, text=True, env=ENV,
                             timeout=120)
-    assert result.returncode == 0 and "skipped 3 unreadable" in result.stdout, result.stderr
+    assert result.returncode == 0 and "skipped 3 unreadable" in result.stderr, result.stderr
 
 
 def test_unreadable_sgf_files_are_listed_and_fail_unless_skip_bad(tmp_path):
@@ -562,7 +562,8 @@ def test_a_lost_status_json_is_refused_by_name_and_rebuilt_from_disk(tmp_path):
     # the rebuilt run goes on from where it was: gate the candidate, no second "created"
     result = resume(rd)
     assert result.returncode == 0, result.stdout + result.stderr
-    assert "created" not in result.stdout and "generation 1 has 4 games" not in result.stdout
+    said = result.stdout + result.stderr  # progress lines are logged (stderr)
+    assert "created" not in said and "generation 1 has 4 games" not in said
     assert rd.status()["generation"] == 2 and rd.status()["trainer"] == candidate["hash"]
     assert [e["event"] for e in read_jsonl(rd.events_log)].count("created") == 1
     assert [rd.count_games(g) for g in (0, 1)] == [4, 4]
@@ -603,6 +604,8 @@ def test_a_truncated_best_net_stops_autotrain_with_one_line(tmp_path):
     best.write_bytes(best.read_bytes()[: best.stat().st_size // 2])
     result = resume(rd)
     assert result.returncode == 2, result.stdout + result.stderr
-    said = [line for line in result.stderr.strip().splitlines() if "%|" not in line]  # not the progress bars
+    # the run's progress lines (logged) and bars share stderr: the error is its one line of its own
+    said = [line for line in result.stderr.strip().splitlines() if line.startswith("zero9 ")]
     assert "Traceback" not in result.stderr and len(said) == 1, result.stderr
+    assert result.stderr.strip().splitlines()[-1] == said[0], result.stderr
     assert said[0].startswith("zero9 autotrain: error: ") and f"{best} is not a zero9 checkpoint" in said[0]

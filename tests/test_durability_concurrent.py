@@ -64,7 +64,7 @@ def test_two_owners_and_sigint_while_training_resume_exactly(tmp_path):
 
     result = subprocess.run(cmd, capture_output=True, text=True, env=ENV, timeout=300)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
-    assert f"resuming training of generation 0 at step {step}" in result.stdout, result.stdout[-3000:]
+    assert f"resuming training of generation 0 at step {step}" in result.stderr, result.stderr[-3000:]
     assert kept <= records(run_dir), "finished games were lost"
     assert_exact_counts(rd, games, rounds)
     status = rd.status()

@@ -206,7 +206,7 @@ def test_autotrain_killed_between_rounds_loses_only_games_in_flight(tmp_path):
     # The rerun's second round (generation 2) holds games begun in its first, with both nets named.
     rows = read_jsonl(rd.selfplay_log)
     assert [r["straddle"] for r in rows] == [True, True, True]
-    assert rows[-1]["carried"] > 0 and "begun in an earlier round" in result.stdout
+    assert rows[-1]["carried"] > 0 and "begun in an earlier round" in result.stderr
     best = {e["generation"]: e["net"] for e in read_jsonl(rd.events_log) if e["event"] == "promoted"}
     straddled = [m["nets"] for m in shard_metas(rd.gen_chunks_dir(2)) if "nets" in m]
     assert straddled and all(nets == [best[1], best[2]] for nets in straddled)

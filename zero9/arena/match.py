@@ -31,9 +31,9 @@ The command line (``zero9 match``) is :mod:`zero9.cli.match`.
 from __future__ import annotations
 
 import concurrent.futures as cf
+import logging
 import multiprocessing as mp
 import os
-import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -57,6 +57,9 @@ from zero9.games import (
 )
 from zero9.games.sgf import moves_from_position, save_sgf, write_sgf
 from zero9.settings import PlayConfig
+from zero9.util.logs import configure_logging
+
+logger = logging.getLogger(__name__)  # "log" is play_match's stream of game lines
 
 # ----------------------------------------------------------------------------- one game
 
@@ -219,6 +222,11 @@ def _init_worker(job: _Job, threads: int) -> None:
     )
 
 
+def _init_spawned_worker(job: _Job, threads: int) -> None:
+    configure_logging()  # spawned without the parent's handler: info lines would be dropped
+    _init_worker(job, threads)
+
+
 def _close_worker() -> None:
     for agent in _WORKER.get("agents", ()):
         agent.close()
@@ -297,7 +305,7 @@ def play_match(player_a: str | dict, player_b: str | dict, game: Game, n_games: 
                   f" [{result.wins}-{result.losses}-{result.draws}]", file=log, flush=True)
         for event in r.events:
             line = f"game {r.index}: {event}"
-            print(f"zero9 match: {line}", file=sys.stderr, flush=True)
+            logger.warning("zero9 match: %s", line)
             if events_log is not None:
                 with open(events_log, "a") as f:
                     f.write(line + "\n")
@@ -321,7 +329,7 @@ def play_match(player_a: str | dict, player_b: str | dict, game: Game, n_games: 
         workers = min(parallel, n_games)
         threads = max(1, (os.cpu_count() or 1) // workers)
         ctx = mp.get_context("spawn")
-        with cf.ProcessPoolExecutor(workers, mp_context=ctx, initializer=_init_worker,
+        with cf.ProcessPoolExecutor(workers, mp_context=ctx, initializer=_init_spawned_worker,
                                     initargs=(job, threads)) as pool:
             futures = [pool.submit(_play_one, i) for i in indices]
             try:

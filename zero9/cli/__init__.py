@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 from zero9 import __version__
+from zero9.util.logs import configure_logging
 from zero9.util.runlock import RunDirBusy, lock_holder
 
 # name -> (module, one-line help). Order is the order shown by --help.
@@ -85,6 +86,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"zero9 {name}: error: {busy}", file=sys.stderr)
         return 2
     module_name, text = COMMANDS[name]
+    configure_logging()  # the library's progress and warnings, on stderr, for every subcommand
     try:
         module = importlib.import_module(module_name)  # seconds for torch: Ctrl-C may come here too
         parser = argparse.ArgumentParser(prog=f"zero9 {name}", description=text)

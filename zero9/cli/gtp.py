@@ -91,7 +91,7 @@ def make_engine(args: argparse.Namespace, log: TextIO | None = sys.stderr) -> GT
     path = None if uniform else args.weights or default_net_path(game.name, game.size)
     threads = choose_torch_threads(args.batchsize or PlayConfig.batch_size, args.threads)
     device = "cpu" if args.cpu_only else args.device
-    source = NetSource(path, device=device, warn=None if args.quiet or uniform else log)
+    source = NetSource(path, device=device, warn=not (args.quiet or uniform or log is None))
     if source.net is not None and source.net.size != game.size and args.size is None:
         # A net file decides the size when none was asked for.
         game = game_from_args(args, size=source.net.size)

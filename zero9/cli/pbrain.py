@@ -42,7 +42,7 @@ def run(args: argparse.Namespace) -> int:
     uniform = (args.weights or "").lower() == "uniform"
     path = None if uniform else args.weights or default_net_path("gomoku", args.size)
     try:
-        source = NetSource(path, device=args.device, warn=None if uniform else sys.stderr)
+        source = NetSource(path, device=args.device, warn=not uniform)
     except (FileNotFoundError, ValueError) as e:
         print(f"zero9 pbrain: {e}", file=sys.stderr)
         return 2

@@ -24,6 +24,7 @@ from zero9.distributed.config import (
     missing_server_packages,
     option_problems,
 )
+from zero9.util.logs import configure_logging
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -160,7 +161,7 @@ def run(args: argparse.Namespace) -> int:
     from zero9.distributed.web import LOG_FORMAT, serve
 
     settings = server_settings(args)
-    logging.basicConfig(level=logging.INFO, format=LOG_FORMAT)
+    configure_logging(LOG_FORMAT, root_level=logging.INFO)  # timestamps and the web stack's lines
     if args.roster:
         return manage_roster(Server.from_settings(settings, sweep=False), args.roster)
     server = Server.from_settings(settings, sweep=True)

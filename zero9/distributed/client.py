@@ -43,9 +43,9 @@ import functools
 import gzip
 import hashlib
 import json
+import logging
 import re
 import socket
-import sys
 import threading
 import time
 import urllib.error
@@ -78,6 +78,8 @@ from zero9.util.files import (
     read_regular_file,
     unlink_quietly,
 )
+
+log = logging.getLogger(__name__)
 
 CLIENT_VERSION = 18  # the autogtp protocol version this client speaks
 HTTP_TIMEOUT = 60.0  # seconds for a whole request and its answer
@@ -587,8 +589,8 @@ class Client:
                     raise GaveUp(f"uploading failed {self.outbox.failures} times in a row")
         except GaveUp as e:
             bar.close()
-            print(f"zero9 client: giving up: {e}. {self.outbox.count()} finished games wait in "
-                  f"{self.outbox.pending} and are sent next time", file=sys.stderr)
+            log.error("zero9 client: giving up: %s. %s finished games wait in %s and are sent next time", e,
+                      self.outbox.count(), self.outbox.pending)
             return 1
         except KeyboardInterrupt:
             tqdm.write(f"interrupted: {self.outbox.count()} finished games wait in {self.outbox.pending} "

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import gzip
 import hashlib
+import logging
 import os
 import time
 from pathlib import Path
@@ -35,6 +36,8 @@ from zero9.nn.checkpoint import load_checkpoint, load_net, save_checkpoint
 from zero9.nn.weights import lz_text
 from zero9.settings import TrainOptions
 from zero9.util.files import atomic_write_bytes
+
+log = logging.getLogger(__name__)
 
 POLL_SECONDS = 5.0
 
@@ -124,9 +127,9 @@ class Trainer:
                     net_hash = self.submit()
                     break
                 except ServerError as e:
-                    print(f"submit failed ({e}); retrying in {POLL_SECONDS:.0f}s", flush=True)
+                    log.warning("submit failed (%s); retrying in %.0fs", e, POLL_SECONDS)
                     time.sleep(POLL_SECONDS)
             self.state.write_status(games_seen=games)
             seen, done = games, done + 1
-            print(f"round {generation + 1}: trained on {games} games, submitted {net_hash[:8]}", flush=True)
+            log.info("round %s: trained on %s games, submitted %s", generation + 1, games, net_hash[:8])
         return 0

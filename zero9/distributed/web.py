@@ -39,6 +39,7 @@ from zero9.distributed.pages import status_page
 from zero9.distributed.roster import CREDENTIAL_PATTERN
 from zero9.distributed.server import Caller, Server, out_of_space, refused_insert
 from zero9.distributed.validation import Rejected
+from zero9.util.logs import configure_logging
 
 log = logging.getLogger("zero9.server")
 
@@ -311,7 +312,7 @@ def add_download_routes(app: FastAPI, server: Server) -> None:
 
 def app_from_environment():
     """uvicorn's app factory in each worker process (``--workers N``): settings from the environment."""
-    logging.basicConfig(level=logging.INFO, format=LOG_FORMAT)
+    configure_logging(LOG_FORMAT, root_level=logging.INFO)
     return create_app(Server.from_settings(json.loads(os.environ[SETTINGS_ENV]), sweep=False))
 
 

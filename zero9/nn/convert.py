@@ -10,10 +10,13 @@ The command line (``zero9 convert``) is :mod:`zero9.cli.convert`.
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 
 from zero9.nn.checkpoint import load_net, save_checkpoint
 from zero9.nn.weights import save_lz_weights
+
+log = logging.getLogger(__name__)
 
 LZ_SUFFIXES = (".txt", ".txt.gz", ".gz")
 
@@ -45,7 +48,8 @@ def convert(src: str, dst: str, size: int | None = None, komi: float | None = No
             raise ValueError(f"{src} has an ownership head, which Leela Zero weights cannot hold; "
                              "pass --drop-ownership to write the rest")
         if meta["game"].get("game") != "go":
-            print(f"note: {dst} holds a {meta['game'].get('game')} net; Leela Zero itself cannot use it")
+            log.warning("note: %s holds a %s net; Leela Zero itself cannot use it", dst,
+                        meta["game"].get("game"))
         save_lz_weights(net, dst, drop_ownership=drop_ownership)
         return meta
     meta.pop("created", None)

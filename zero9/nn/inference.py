@@ -47,6 +47,7 @@ The compiled forward itself, and the benchmark's ceiling beside it, are :mod:`ze
 
 from __future__ import annotations
 
+import logging
 import multiprocessing as mp
 import os
 import queue
@@ -64,6 +65,9 @@ import torch
 from zero9.nn.checkpoint import load_net
 from zero9.nn.graphed import BUCKETS, GraphedForward, compiled_forward
 from zero9.nn.net import resolve_device
+from zero9.util.logs import configure_logging
+
+log = logging.getLogger(__name__)
 
 REQUEST = struct.Struct("<BI")  # a request: slot number, positions in it
 IN_FLIGHT = 2  # slots per worker: batches one worker may have in flight at once
@@ -357,6 +361,7 @@ def _shape_of(net_path: str) -> tuple[tuple[int, int, int], int]:
 def _serve(specs: list[tuple[SlotSpec, ...]], requests, replies, control, control_reply,
            device_name: str, listen: str | None = None) -> None:
     """The server's loop (a process of its own; see the module docstring)."""
+    configure_logging()  # a spawned process: without a handler its "net ready" line would be lost
     # (client number, its pipes (requests, replies), or the one socket of a client that connected)
     joined: list[tuple[int, Client]] = list(enumerate(zip(requests, replies, strict=True)))
     lock = threading.Lock()
@@ -425,8 +430,8 @@ def _load(path: str, net, forward, device: torch.device, stats: dict) -> tuple:
         began = time.perf_counter()
         forward = compiled_forward(new, device)
         stats["compile_s"] = time.perf_counter() - began
-        print(f"inference server: net ready on {device} in {stats['compile_s']:.1f} s "
-              f"(batch buckets {', '.join(map(str, BUCKETS))})", file=sys.stderr, flush=True)
+        log.info("inference server: net ready on %s in %.1f s (batch buckets %s)", device, stats["compile_s"],
+                 ", ".join(map(str, BUCKETS)))
         return new, forward
     with torch.no_grad():  # same shape: copy the weights into the compiled net (its CUDA graphs stay valid)
         for mine, theirs in zip(net.state_dict().values(), new.state_dict().values(), strict=True):

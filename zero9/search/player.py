@@ -33,6 +33,7 @@ Vocabulary:
 from __future__ import annotations
 
 import dataclasses
+import logging
 import math
 import os
 import threading
@@ -40,7 +41,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TextIO, cast
+from typing import Any, cast
 
 import numpy as np
 
@@ -52,6 +53,8 @@ from zero9.search.evaluator import NetEvaluator, UniformEvaluator, history_key
 from zero9.search.puct import Node, Tree, draw_by_visits
 from zero9.search.threats import READINGS, GomokuStones, ThreatEvaluator, threat_move
 from zero9.settings import PlayConfig, SearchConfig
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -415,14 +418,14 @@ class NetSource:
     the uniform evaluator (any game and size). The one way gtp, pbrain, match, demo and the
     window load a net and build a :class:`SearchPlayer` on it (:meth:`player`)."""
 
-    def __init__(self, path: str | os.PathLike | None, device: str = "auto", warn: TextIO | None = None):
+    def __init__(self, path: str | os.PathLike | None, device: str = "auto", warn: bool = False):
         self.net = None
         self.meta: dict[str, Any] = {}
         self.path = None if path is None else Path(path)
         if self.path is not None:
             self.net, self.meta = load_net(self.path, device=device)
-        elif warn is not None:
-            print("zero9: no net file found; playing with uniform priors (weak). Use -w FILE.", file=warn)
+        elif warn:
+            log.warning("zero9: no net file found; playing with uniform priors (weak). Use -w FILE.")
 
     def check(self, game: Game) -> None:
         """Raise :class:`NetMismatch`, naming the file, unless the net was made for ``game``'s name and

@@ -37,6 +37,7 @@ Ray is imported only when a :class:`RayPool` is made, so ``zero9`` works without
 from __future__ import annotations
 
 import dataclasses
+import logging
 import math
 import os
 import time
@@ -59,6 +60,8 @@ from zero9.learn.selfplay.pool import SelfPlayStats, add_game, config_summary, p
 from zero9.learn.selfplay.records import new_stem
 from zero9.util.files import atomic_write_bytes
 from zero9.util.interrupts import check_stop
+
+logger = logging.getLogger(__name__)  # "log" is RayPool's callback (a test collects the lines)
 
 RAY_MISSING = "--ray needs Ray on this machine and every worker: pip install 'zero9[ray]' (ray>=2.9)"
 AHEAD = 2  # next_game calls queued per actor
@@ -87,7 +90,7 @@ def connect(address: str) -> bool:
         try:
             ray.init(address="auto", log_to_driver=False)
         except ConnectionError:
-            print("no running Ray cluster found: starting one on this machine only")
+            logger.info("no running Ray cluster found: starting one on this machine only")
             ray.init(log_to_driver=False, include_dashboard=False)
     else:
         ray.init(address=address, log_to_driver=False)
@@ -194,7 +197,7 @@ class RayPool:
 
     threads = 1
 
-    def __init__(self, address: str = "auto", workers: int = 0, log=print, server: str = "auto"):
+    def __init__(self, address: str = "auto", workers: int = 0, log=logger.info, server: str = "auto"):
         self.sharing = check_sharing(server)  # before Ray starts: a typo costs nothing
         self.ray = import_ray()
         self.owns_ray = connect(address)

@@ -57,6 +57,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import logging
 import math
 import os
 import time
@@ -85,6 +86,8 @@ from zero9.settings import AutotrainConfig, SelfPlayConfig, TrainOptions
 from zero9.util.files import append_jsonl, atomic_write_json
 from zero9.util.interrupts import StopRequested, check_stop, stop_requested, stop_signals
 from zero9.util.runlock import RunLock
+
+log = logging.getLogger(__name__)
 
 CONFIG_VERSION = 1
 PLOT_EVERY_S = 60.0  # redraw the plots at most this often (and when the loop stops)
@@ -138,10 +141,11 @@ class AutoTrain:
         rd.root.mkdir(parents=True, exist_ok=True)
         swept = rd.sweep_temp_files()
         if swept:
-            print(f"removed {swept} half-written temporary file(s) left by an interrupted run")
+            log.info("removed %s half-written temporary file(s) left by an interrupted run", swept)
         uncommitted = rd.sweep_uncommitted_records(int(rd.status().get("generation", 0)))
         if uncommitted:
-            print(f"removed {uncommitted} SGF/LZ file(s) of games killed before their record was complete")
+            log.info("removed %s SGF/LZ file(s) of games killed before their record was complete",
+                     uncommitted)
         self.check_nets(rd.status())
         config = dict(self.config)
         config["last_command"] = {k: v for k, v in self.command.items() if _jsonable(v) and k != "recipe"}
@@ -175,7 +179,7 @@ class AutoTrain:
     def run(self, pool=None) -> int:
         """Run the loop; ``pool`` (one already started, e.g. by the host bench) instead of a new one."""
         self.prepare()
-        print(fastpath.describe(self.game, self.selfplay))  # which search self-play runs, and why
+        log.info("%s", fastpath.describe(self.game, self.selfplay))  # which search self-play runs, and why
         with pool or self.make_pool() as self.pool:
             self.matches = RunMatches(self.run_dir, self.game, self.pool, self.device,
                                       self.settings.eval_visits or self.selfplay.visits, self.settings.seed)
@@ -229,14 +233,14 @@ class AutoTrain:
             status = rd.status()
             g = int(status["generation"])
             if self.settings.generations is not None and g >= self.settings.generations:
-                print(f"done: {g} rounds in {rd.root}")
+                log.info("done: %s rounds in %s", g, rd.root)
                 break
             if self.out_of_time(self.expected_round(g)):
-                print(f"--hours {self.settings.hours}: stopped after round {g - 1}, before a round that "
-                      f"would end past them")
+                log.info("--hours %s: stopped after round %s, before a round that would end past them",
+                         self.settings.hours, g - 1)
                 break
             check_stop()
-            print(f"=== round {g}{self.run_progress(g, first)} ===")
+            log.info("=== round %s%s ===", g, self.run_progress(g, first))
             began = time.monotonic()
             self.round(g)
             self.round_seconds[self.rates(g)] = time.monotonic() - began
@@ -293,7 +297,8 @@ class AutoTrain:
     def round(self, g: int) -> None:
         rd = self.run_dir
         status = rd.status()
-        print(f"net generation {g} ({status['best']}) plays; {self.game_counts()['games']} games so far")
+        log.info("net generation %s (%s) plays; %s games so far", g, status["best"],
+                 self.game_counts()["games"])
         seconds = {}  # where the round's wall time went, for events.jsonl
         clock = time.monotonic()
 
@@ -338,7 +343,7 @@ class AutoTrain:
         if need <= 0:
             return
         if have:
-            print(f"round {g} has {have} games on disk; playing the remaining {need}")
+            log.info("round %s has %s games on disk; playing the remaining %s", g, have, need)
         cfg = self.selfplay
         # With straddling only the seed of this invocation's first round is used: it starts the sessions.
         seed = None if self.settings.seed is None else self.settings.seed * 100_003 + g * 1009 + have
@@ -363,9 +368,9 @@ class AutoTrain:
         append_jsonl(rd.selfplay_log, row)
         rd.write_status(wall_seconds=self.wall_seconds(), **counts)
         carried = f" ({stats.carried} begun in an earlier round)" if stats.carried else ""
-        print(f"self-play round {g}: {stats.games} games{carried} in {stats.seconds:.0f}s, "
-              f"{row['moves_per_s']:.1f} moves/s, "
-              f"{row['evals_per_s']:.0f} evals/s, mean length {row['mean_length']:.1f}, results {stats.wins}")
+        log.info("self-play round %s: %s games%s in %.0fs, %.1f moves/s, %.0f evals/s, mean length %.1f, "
+                 "results %s", g, stats.games, carried, stats.seconds, row["moves_per_s"], row["evals_per_s"],
+                 row["mean_length"], stats.wins)
 
     def per_worker_cap(self) -> bool:
         """Straddling rounds start no more games than a round asks for (the concurrent loop: no cap)."""
@@ -432,6 +437,6 @@ def run_loop(loop: AutoTrain) -> int:
             if hasattr(loop, "wall_base"):
                 loop.save_wall()
             how = f"{stop}: stopped" if isinstance(stop, StopRequested) else "interrupted"
-            print(f"\n{how}; every finished game and training step is saved: rerun the same command to "
-                  f"continue {loop.run_dir.root}")
+            log.warning("\n%s; every finished game and training step is saved: rerun the same command to "
+                        "continue %s", how, loop.run_dir.root)
             return 0 if isinstance(stop, StopRequested) else 130

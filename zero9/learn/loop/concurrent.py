@@ -32,6 +32,7 @@ command with docs/durability.md's one line and exit 2. ``--generations N`` ends 
 from __future__ import annotations
 
 import dataclasses
+import logging
 import multiprocessing as mp
 import os
 import queue
@@ -64,6 +65,9 @@ from zero9.util.interrupts import (
     stop_requested,
     stop_signals,
 )
+from zero9.util.logs import configure_logging
+
+log = logging.getLogger(__name__)
 
 STOP_WAIT_S = 30.0  # how long a stop waits for the trainer to save its step
 
@@ -125,6 +129,7 @@ class Background:
 
 def _background_main(target, setup: dict, jobs, answers, parent: int) -> None:
     die_with_parent(parent)
+    configure_logging()  # spawned: the trainer's and the rater's info lines need a handler here
     with stop_signals():
         # Ctrl-C reaches the whole process group: the parent decides when this stops (SIGTERM, close()),
         # and says so itself
@@ -241,9 +246,9 @@ class ConcurrentAutoTrain(AutoTrain):
         self.publish(self.trainer.poll())
         self.start_training()
         status = rd.status()
-        print(f"net generation {status.get('nets_trained', 0)} ({status['best']}) plays; "
-              f"{self.game_counts()['games']} games so far; the trainer is "
-              f"{'training' if self.trainer.busy else 'waiting for games'}")
+        log.info("net generation %s (%s) plays; %s games so far; the trainer is %s",
+                 status.get("nets_trained", 0), status["best"], self.game_counts()["games"],
+                 "training" if self.trainer.busy else "waiting for games")
         began = time.monotonic()
         self.play_round(g, status["best"])
         selfplay_s = time.monotonic() - began
@@ -304,8 +309,8 @@ class ConcurrentAutoTrain(AutoTrain):
                                      "net": done["net"], "round": int(status["generation"]),
                                      "time": time.time(), "games": status.get("games", 0),
                                      "seconds": {"train": round(time.time() - done["started"], 2)}})
-        print(f"published net generation {done['generation']} {done['net']}: round {status['generation']} "
-              f"plays with it")
+        log.info("published net generation %s %s: round %s plays with it", done["generation"], done["net"],
+                 status["generation"])
         if self.settings.eval_games > 0 and done["generation"] % self.settings.rate_every == 0:
             self.start_rating(done["generation"], done["net"])
 
@@ -317,7 +322,7 @@ class ConcurrentAutoTrain(AutoTrain):
                 "games": self.settings.eval_games, "anchors": self.anchors(),
                 "threads": self.torch_threads() or 1})
         if self.rater.busy and self.rater.poll() is None:
-            print(f"rating: the rater is still busy; net generation {generation} is not rated")
+            log.warning("rating: the rater is still busy; net generation %s is not rated", generation)
             return
         self.rater.submit({"generation": generation, "net": net, "wall_seconds": self.wall_seconds()})
 
@@ -345,5 +350,5 @@ class ConcurrentAutoTrain(AutoTrain):
             append_jsonl(self.run_dir.events_log, shares)
         except OSError:
             pass  # a full disk is being reported already
-        print(f"self-play ran {100 * shares['selfplay_share']:.1f}% of {wall:.0f}s, the trainer "
-              f"{100 * shares['train_share']:.1f}%")
+        log.info("self-play ran %.1f%% of %.0fs, the trainer %.1f%%", 100 * shares["selfplay_share"], wall,
+                 100 * shares["train_share"])

@@ -40,6 +40,7 @@ Entry point: ``scripts/train_multisize.py``.
 from __future__ import annotations
 
 import dataclasses
+import logging
 import multiprocessing as mp
 import os
 import shutil
@@ -66,6 +67,9 @@ from zero9.nn.net import ZeroNet, resolve_device
 from zero9.search.evaluator import NetEvaluator
 from zero9.settings import SelfPlayConfig, TrainOptions
 from zero9.util.files import append_jsonl
+from zero9.util.logs import configure_logging
+
+log = logging.getLogger(__name__)
 
 NET_FILE = "net.pt"
 LOG_FILE = "logs/multisize.jsonl"
@@ -224,7 +228,8 @@ def start_or_resume(root: Path, game: Game, blocks: int, filters: int, opts: Mul
         if ckpt.optimizer_state is not None and extra.get("optimizer") == opts.train.optimizer:
             optimizer.load_state_dict(ckpt.optimizer_state)
         elif ckpt.optimizer_state is not None and opts.progress:
-            print(f"optimizer changed from {extra.get('optimizer')} to {opts.train.optimizer}: fresh state")
+            log.info("optimizer changed from %s to %s: fresh state", extra.get("optimizer"),
+                     opts.train.optimizer)
         check_sizes(net, opts.sizes)
         return net, optimizer, int(extra.get("round", 0)), int(extra.get("global_step", 0)), ckpt.meta["game"]
     if init is not None:
@@ -234,7 +239,7 @@ def start_or_resume(root: Path, game: Game, blocks: int, filters: int, opts: Mul
         if not net.size_independent:
             teacher, net = net.to(device), pooled_from(net).to(device)
             if opts.progress:
-                print(f"--init {init}: its input block and tower, with new pooled heads")
+                log.info("--init %s: its input block and tower, with new pooled heads", init)
             if opts.distill_games > 0 and opts.distill_steps > 0:
                 distill_from(root, net, teacher, init, make_game(**game_dict), opts, pool)
     else:
@@ -334,9 +339,10 @@ def distill_from(root: Path, net: ZeroNet, teacher: ZeroNet, teacher_path: str, 
            **distill_heads(net, teacher, positions, opts.train, opts.distill_steps, rng), "time": time.time()}
     append_jsonl(root / LOG_FILE, row)
     if opts.progress:
-        print(f"distilled the heads on {row['positions']} positions of {opts.distill_games} games: top-1 "
-              f"agreement with the old net {row['agreement_before']:.1%} -> {row['agreement_after']:.1%}, "
-              f"policy KL {row['kl_before']:.3f} -> {row['kl_after']:.3f}")
+        log.info("distilled the heads on %s positions of %s games: top-1 agreement with the old net "
+                 "%.1f%% -> %.1f%%, policy KL %.3f -> %.3f", row["positions"], opts.distill_games,
+                 100 * row["agreement_before"], 100 * row["agreement_after"], row["kl_before"],
+                 row["kl_after"])
     return row
 
 
@@ -362,7 +368,8 @@ def run_multisize(root: str | os.PathLike, game: Game, opts: MultiSizeOptions, b
     root = Path(root)
     root.mkdir(parents=True, exist_ok=True)
     dev = resolve_device(device)
-    pool = mp.get_context("spawn").Pool(opts.workers) if opts.workers > 0 else None
+    # spawned workers start with no log handler: configure_logging gives them the command line's
+    pool = mp.get_context("spawn").Pool(opts.workers, configure_logging) if opts.workers > 0 else None
     try:
         net, optimizer, first, global_step, game_dict = start_or_resume(
             root, game, blocks, filters, opts, dev, init, pool)
@@ -393,9 +400,10 @@ def _rounds(root: Path, net: ZeroNet, optimizer, first: int, global_step: int, g
             played[size]["window"] = info
             if opts.progress:
                 p = played[size]
-                print(f"round {rnd} size {size}: played {p['games']} games ({p['positions']} positions) in "
-                      f"{p['seconds']:.1f} s ({p['evals'] / max(p['seconds'], 1e-9):.0f} net evaluations/s); "
-                      f"window {len(train)} train / {len(test) if test else 0} test")
+                log.info("round %s size %s: played %s games (%s positions) in %.1f s "
+                         "(%.0f net evaluations/s); window %s train / %s test", rnd, size, p["games"],
+                         p["positions"], p["seconds"], p["evals"] / max(p["seconds"], 1e-9), len(train),
+                         len(test) if test else 0)
         before = size_losses(net, windows, opts.train)
         rng = np.random.default_rng(None if opts.train.seed is None else opts.train.seed * 31 + rnd)
         start = time.monotonic()
@@ -414,6 +422,6 @@ def _rounds(root: Path, net: ZeroNet, optimizer, first: int, global_step: int, g
             if opts.progress:
                 b, a = before[size], after[size]
                 test = (f", test {b['test']['total']:.3f} -> {a['test']['total']:.3f}" if "test" in b else "")
-                print(f"round {rnd} size {size}: fit loss {b['fit']['total']:.3f} -> {a['fit']['total']:.3f}"
-                      f"{test} (net {name})")
+                log.info("round %s size %s: fit loss %.3f -> %.3f%s (net %s)", rnd, size, b["fit"]["total"],
+                         a["fit"]["total"], test, name)
     return rows

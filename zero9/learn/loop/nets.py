@@ -20,6 +20,7 @@ after saving: a crash never leaves a half-written net under a real name.
 from __future__ import annotations
 
 import json
+import logging
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,6 +36,8 @@ from zero9.nn.checkpoint import load_checkpoint, load_net, save_checkpoint
 from zero9.nn.heads import FIXED_HEADS, POOLED_HEADS, make_net
 from zero9.nn.weights import save_lz_weights
 from zero9.settings import NetConfig, TrainOptions
+
+log = logging.getLogger(__name__)
 
 IDENTITY_KEYS = ("game", "net")  # fixed at creation; a rerun that disagrees is an error
 # The net shape's keys as ``zero9 autotrain`` spells them, and their values when a config lacks them
@@ -107,8 +110,8 @@ def initial_net(run_dir: RunDir, game: Game, shape: dict[str, Any], *, seed: int
     os.replace(run_dir.nets_dir / ".initial.pt", run_dir.net_path(meta["hash"]))
     write_lz_weights(run_dir, game, net, meta["hash"])
     heads = " (pooled heads)" if net.size_independent else ""
-    print(f"created {run_dir.root}: {game.to_dict()}, net {shape['blocks']}x{shape['filters']}{heads} "
-          f"{meta['hash']}")
+    log.info("created %s: %s, net %sx%s%s %s", run_dir.root, game.to_dict(), shape["blocks"],
+             shape["filters"], heads, meta["hash"])
     return meta["hash"]
 
 
@@ -130,8 +133,8 @@ def train_candidate(run_dir: RunDir, game: Game, device: str, opts: TrainOptions
     """
     ckpt = load_checkpoint(run_dir.net_path(trainer), device)
     if ckpt.optimizer_state is not None and ckpt.meta.get("optimizer") not in (None, opts.optimizer):
-        print(f"optimizer changed from {ckpt.meta.get('optimizer')} to {opts.optimizer}: "
-              "fresh optimizer state")
+        log.info("optimizer changed from %s to %s: fresh optimizer state", ckpt.meta.get("optimizer"),
+                 opts.optimizer)
         ckpt.optimizer_state = None
     result = train_generation(run_dir, ckpt.net, ckpt.meta, opts, generation=generation,
                               optimizer_state=ckpt.optimizer_state, global_step=global_step, cache=cache,
@@ -148,9 +151,9 @@ def train_candidate(run_dir: RunDir, game: Game, device: str, opts: TrainOptions
     nan = float("nan")
     score = (f", score error {test['score_error']:.2f} points "
              f"(ownership sum {test['ownership_sum_error']:.2f})" if "score_error" in test else "")
-    print(f"round {generation} trained net generation {generation + 1}: {meta['hash']}, "
-          f"test loss {test.get('total', nan):.4f} "
-          f"(policy {test.get('policy_loss', nan):.4f}, value {test.get('value_loss', nan):.4f}){score}")
+    log.info("round %s trained net generation %s: %s, test loss %.4f (policy %.4f, value %.4f)%s", generation,
+             generation + 1, meta["hash"], test.get("total", nan), test.get("policy_loss", nan),
+             test.get("value_loss", nan), score)
     return meta["hash"], result
 
 
@@ -183,6 +186,6 @@ def transplant_tower(net, path: str) -> None:
             copied += 1
     net.load_state_dict(own)
     fresh = sorted({k.split(".")[0] for k in own if k not in theirs})
-    print(f"--init-from {path}: copied {copied} tensors; "
-          + ("the whole net (same board, or pooled heads)" if same_board else "the tower; heads start fresh")
-          + (f"; new: {', '.join(fresh)}" if fresh else ""))
+    log.info("--init-from %s: copied %s tensors; %s%s", path, copied,
+             "the whole net (same board, or pooled heads)" if same_board else "the tower; heads start fresh",
+             f"; new: {', '.join(fresh)}" if fresh else "")

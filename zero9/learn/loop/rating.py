@@ -24,6 +24,7 @@ A rated net is named ``gen{generation:04d}-{hash}``.
 
 from __future__ import annotations
 
+import logging
 import math
 import time
 from collections.abc import Callable
@@ -37,6 +38,8 @@ from zero9.games import Game
 from zero9.learn.rundir import RunDir
 from zero9.learn.selfplay.pool import Pool
 from zero9.util.files import append_jsonl, atomic_write_json, read_json, read_jsonl
+
+log = logging.getLogger(__name__)
 
 GATE_ELO0, GATE_ELO1, GATE_ALPHA, GATE_BETA = 0.0, 35.0, 0.05, 0.05
 GATE_FALLBACK_SCORE = 0.55
@@ -100,9 +103,9 @@ class RunMatches:
 
 def gate(matches: RunMatches, generation: int, candidate: str, best: str, max_games: int) -> bool:
     """Whether round ``generation``'s candidate is promoted over ``best`` (module docstring)."""
-    log = matches.run_dir.logs_dir / "gate.jsonl"
+    gate_log = matches.run_dir.logs_dir / "gate.jsonl"
     key = f"gate-{generation + 1}"
-    games = [r for r in read_jsonl(log) if r.get("key") == key]
+    games = [r for r in read_jsonl(gate_log) if r.get("key") == key]
     while True:
         w = sum(r["score"] == 1 for r in games)
         losses = sum(r["score"] == 0 for r in games)
@@ -113,12 +116,12 @@ def gate(matches: RunMatches, generation: int, candidate: str, best: str, max_ga
         batch = min(2, max_games - len(games))
         for score in matches.play(f"net:{candidate}", f"net:{best}", batch, first_index=len(games)):
             row = {"key": key, "score": score, "time": time.time()}
-            append_jsonl(log, row)
+            append_jsonl(gate_log, row)
             games.append(row)
     score = (w + 0.5 * d) / max(1, len(games))
     promoted = decision == "H1" or (decision is None and score >= GATE_FALLBACK_SCORE)
-    print(f"gate: candidate {candidate} vs best {best}: +{w} -{losses} ={d}, llr {llr:.2f} "
-          f"[{lower:.2f}, {upper:.2f}] -> {'promoted' if promoted else 'rejected'}")
+    log.info("gate: candidate %s vs best %s: +%s -%s =%s, llr %.2f [%.2f, %.2f] -> %s", candidate, best, w,
+             losses, d, llr, lower, upper, "promoted" if promoted else "rejected")
     return promoted
 
 
@@ -199,7 +202,7 @@ def fit_ratings(rd: RunDir, wall_seconds: float) -> None:
         "games": len(games), "updated": time.time()})
     last = gens[-1] if gens else None
     if last:
-        print(rating_line(last, anchors, games))
+        log.info("%s", rating_line(last, anchors, games))
 
 
 def rating_line(net: dict[str, Any], anchors: dict[str, float], games: list[tuple[str, str, float]]) -> str:

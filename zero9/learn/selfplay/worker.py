@@ -40,6 +40,7 @@ from zero9.search.evaluator import NetEvaluator
 from zero9.settings import SelfPlayConfig
 from zero9.util.files import DiskFullError
 from zero9.util.interrupts import ignore_ctrl_c
+from zero9.util.logs import configure_logging
 
 TICK_SECONDS = 1.0  # how often workers report their counters
 PR_SET_PDEATHSIG = 1  # prctl option: the signal a process gets when its parent dies (Linux)
@@ -460,6 +461,7 @@ def pool_main(worker: int, jobs, out_queue, stop, threads: int, parent: int, rem
     only when given (its GPU's share of the host's cores, :func:`zero9.learn.selfplay.pool.core_blocks`)."""
 
     die_with_parent(parent)
+    configure_logging()  # spawned without the parent's handler: info lines would be dropped
     if cpus:
         os.sched_setaffinity(0, cpus)
     # Ctrl-C reaches the whole process group; the parent decides when its workers stop (via ``stop``).

@@ -24,6 +24,7 @@ The window a round learns from (samples, test split, down-sampling, bad chunks) 
 from __future__ import annotations
 
 import functools
+import logging
 import math
 import os
 import time
@@ -51,6 +52,8 @@ from zero9.nn.chunks import ChunkData
 from zero9.settings import TrainOptions
 from zero9.util.files import append_jsonl, read_jsonl, rewrite_jsonl
 from zero9.util.interrupts import check_stop, stop_requested
+
+log = logging.getLogger(__name__)
 
 # --------------------------------------------------------------------------------------
 # the optimisation
@@ -139,8 +142,8 @@ def train_round(net, train: ChunkData, test: ChunkData | None, opts: TrainOption
     test_every = opts.test_every or max(1, opts.steps // 10)
     batch_size = effective_batch(opts, len(train))
     if batch_size < opts.batch_size and progress:
-        print(f"small window: batch {batch_size} instead of {opts.batch_size} so each position is drawn "
-              f"at most {opts.max_reuse:g} times this round")
+        log.info("small window: batch %s instead of %s so each position is drawn at most %g times this round",
+                 batch_size, opts.batch_size, opts.max_reuse)
     if start_step == 0 and test is not None and len(test):
         _log(log_path, "test", generation, 0, global_step, 0.0, evaluate(net, test, opts, device), info)
     net.train()
@@ -228,7 +231,7 @@ def train_generation(run_dir: RunDir, net, meta: dict, opts: TrainOptions, *, ge
     if state is not None:
         net.load_state_dict(state.net.state_dict())
         optimizer_state, start_step = state.optimizer_state, state.extra["round_step"]
-        print(f"resuming training of generation {generation} at step {start_step}")
+        log.info("resuming training of generation %s at step %s", generation, start_step)
     # Steps after the saved state (all of them when a crash came before the first save) were
     # lost; drop their log rows so that none counts twice.
     rows = read_jsonl(run_dir.train_log)
@@ -243,10 +246,9 @@ def train_generation(run_dir: RunDir, net, meta: dict, opts: TrainOptions, *, ge
 
     bad = len(info["skipped"])
     skipped = f"; skipped {bad} unreadable chunk file(s), named above" if bad else ""
-    print(f"training window: {info['chunks']} chunks, "
-          f"{info['window_positions']} of {info['total_positions']} "
-          f"positions, keep 1 in {info['downsample']}: {len(train)} train / {len(test) if test else 0} test"
-          f"{skipped}")
+    log.info("training window: %s chunks, %s of %s positions, keep 1 in %s: %s train / %s test%s",
+             info["chunks"], info["window_positions"], info["total_positions"], info["downsample"],
+             len(train), len(test) if test else 0, skipped)
     return train_round(net, train, test, opts, generation=generation, global_step=global_step,
                        optimizer_state=optimizer_state, start_step=start_step, log_path=run_dir.train_log,
                        state_saver=saver, progress=progress, info=info)

@@ -21,11 +21,13 @@ Vocabulary:
 
 from __future__ import annotations
 
-import sys
+import logging
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TextIO
+
+log = logging.getLogger(__name__)
 
 MAX_LINE_CHARS = 1 << 20  # 1 MiB: a GTP command is a few words; setup lists stay far below this
 
@@ -162,5 +164,5 @@ def _run_stream(stream: Stream, write: Callable[[str], None], stop: threading.Ev
     try:
         stream(write, stop)
     except Exception as e:
-        print(f"zero9: analysis failed: {type(e).__name__}: {e}", file=sys.stderr)
+        log.error("zero9: analysis failed: %s: %s", type(e).__name__, e)
     write("\n")
