@@ -57,15 +57,16 @@ def test_a_score_head_learns_beside_ownership_and_logs_both_estimates():
         make_net(game, blocks=1, filters=8, score=True)
 
 
-def test_init_from_a_net_without_a_score_head_copies_everything_else(tmp_path, capsys):
+def test_init_from_a_net_without_a_score_head_copies_everything_else(tmp_path, caplog):
     game = make_game("go", 7)
     torch.manual_seed(0)
     source = make_net(game, blocks=1, filters=8, ownership=True)
     randomise_bn(source)
     save_checkpoint(tmp_path / "src.pt", source, {"game": game.to_dict()})
     net = make_net(game, blocks=1, filters=8, ownership=True, score=True)
-    transplant_tower(net, str(tmp_path / "src.pt"))
-    assert "new: score_fc" in capsys.readouterr().out
+    with caplog.at_level("INFO", logger="zero9"):
+        transplant_tower(net, str(tmp_path / "src.pt"))
+    assert "new: score_fc" in caplog.text
     for key, value in source.state_dict().items():
         assert torch.equal(net.state_dict()[key], value), key
     save_checkpoint(tmp_path / "scored.pt", net, {"game": game.to_dict()})

@@ -41,7 +41,6 @@ import itertools
 import json
 import logging
 import os
-import warnings
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -180,10 +179,9 @@ BAD_CHUNK_ERRORS = (ValueError, OSError, EOFError)  # what reading a damaged or 
 
 
 def warn_bad_chunk(path: str | os.PathLike, error: BaseException) -> None:
-    """Report a chunk that is being skipped, by name and reason (a warning and a log line)."""
-    message = f"skipping bad training data file {path}: {error}"
-    log.warning(message)
-    warnings.warn(message, stacklevel=3)
+    """Report a chunk that is being skipped, by name and reason (one log line: a Python warning beside
+    it printed the same line twice)."""
+    log.warning("skipping bad training data file %s: %s", path, error)
 
 
 def load_chunks(paths: PathArg, game: Any = None) -> ChunkData:
