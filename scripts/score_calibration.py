@@ -270,6 +270,14 @@ different: weak players (random, beginner) lose whole groups late, and nothing p
 50 moves ahead. The next Go net
 should carry a score head trained on final counts; this table is the bar it has to beat.
 
+**Score heads measured against it** (one net call each on the same positions:
+`python scripts/score_calibration.py --nets NET...`; docs/runs/go9-strong/README.md): two heads
+trained on self-play played to the end agree with their own win rates far more often than the
+ownership sum does (10 and 35 positions against 102 of 639 where the win rate is outside 40-60%),
+and are better in the opening and on the levels' games, but worse from move 40 on (4.7-5.2
+points at move 60+ against 2.8): that self-play's margins are wide once a game is decided. So
+the ownership sum stays what analysis reports for the shipped net.
+
 Reproduce (the searches and GNU Go's counts: about 5 CPU minutes; the tables again from the
 saved numbers: a second):
 
