@@ -17,12 +17,13 @@ from __future__ import annotations
 
 import random
 import sys
-from typing import TextIO
+from typing import TextIO, cast
 
 import numpy as np
 
 from zero9.games import Game, Position
 from zero9.games.display import board_to_text
+from zero9.games.go import Go, GoPosition
 from zero9.nn.checkpoint import default_net_path
 from zero9.search.player import NetSource
 from zero9.settings import PlayConfig
@@ -39,10 +40,12 @@ def random_move(position: Position, rng: random.Random) -> int:
     while moves:
         i = rng.randrange(len(moves))
         m = moves[i]
-        if pass_action is None or not position.is_eye(m, position.to_play):
+        if pass_action is None or not cast(GoPosition, position).is_eye(m, position.to_play):
             return m
         moves[i] = moves[-1]
         moves.pop()
+    if pass_action is None:
+        raise ValueError("no legal move: the game is over")
     return pass_action
 
 
@@ -105,7 +108,7 @@ def play_demo(game: Game, seed: int, use_net: bool = True, net_path: str | None 
         colour = "B" if pos.to_play == 2 else "W"
         winrate = winrates.get(pos.move_number)
         shown = f" {100 * winrate:.0f}%" if winrate is not None else ""
-        line.append(f"{pos.move_number}.{colour} {game.action_to_vertex(pos.last_move)}{shown}")
+        line.append(f"{pos.move_number}.{colour} {game.action_to_vertex(cast(int, pos.last_move))}{shown}")
         if len(line) == 8:
             print("  ".join(line), file=out)
             line.clear()
@@ -130,6 +133,6 @@ def play_demo(game: Game, seed: int, use_net: bool = True, net_path: str | None 
         print(board_to_text(final), file=out)
     text = f"result {final.result_string()} after {final.move_number} moves"
     if game.name == "go":
-        text += f" (Tromp-Taylor score {final.score():+g}, komi {game.komi:g})"
+        text += f" (Tromp-Taylor score {cast(GoPosition, final).score():+g}, komi {cast(Go, game).komi:g})"
     print(text, file=out)
     return final

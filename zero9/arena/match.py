@@ -37,7 +37,7 @@ import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import torch
 
@@ -55,6 +55,7 @@ from zero9.games import (
     make_game,
     play_moves,
 )
+from zero9.games.go import GoPosition
 from zero9.games.sgf import moves_from_position, save_sgf, write_sgf
 from zero9.settings import PlayConfig
 from zero9.util.logs import configure_logging
@@ -131,7 +132,7 @@ def play_game(game: Game, black, white, max_moves: int | None = None, opening: t
         events.append(f"stopped at the match's cap of {limit} moves")
         if game.name != "go":
             return position, "0", events
-        score = position.score()
+        score = cast(GoPosition, position).score()
         return position, "0" if score == 0 else f"{'B' if score > 0 else 'W'}+{abs(score):g}", events
     return position, position.result_string(), events
 
@@ -181,7 +182,7 @@ class MatchResult:
         if elo0 is not None and elo1 is not None:
             llr, lower, upper, decision = sprt(w, losses, d, elo0, elo1)
             verdict = {"H1": f"H1 accepted: A is stronger (>= {elo1:g} Elo)",
-                       "H0": f"H0 accepted: A is not {elo1:g} Elo stronger"}.get(decision, "undecided")
+                       "H0": f"H0 accepted: A is not {elo1:g} Elo stronger"}.get(decision or "", "undecided")
             lines.append(f"SPRT elo0={elo0:g} elo1={elo1:g}: LLR {llr:.2f} "
                          f"[{lower:.2f}, {upper:.2f}]: {verdict}")
         return "\n".join(lines)
@@ -257,7 +258,7 @@ def _play_one(index: int) -> GameResult:
 
 
 def play_match(player_a: str | dict, player_b: str | dict, game: Game, n_games: int, *, parallel: int = 1,
-               visits: int = PlayConfig.visits, seed: int | None = None, device: str = "cpu",
+               visits: int = cast(int, PlayConfig.visits), seed: int | None = None, device: str = "cpu",
                sgf_dir: str | os.PathLike | None = None, sprt: tuple[float, float] | None = None,
                move_timeout: float = DEFAULT_MOVE_TIMEOUT, max_moves: int | None = None, first_index: int = 0,
                log=None, engines: EngineOptions | None = None,

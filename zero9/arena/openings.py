@@ -44,7 +44,7 @@ def canonical_opening(actions: tuple[int, ...], size: int) -> tuple[int, ...]:
 
 def parse_openings(text: str, game: Game, where: str = "openings") -> list[tuple[int, ...]]:
     """The openings in ``text`` (an opening file's contents); ValueError naming ``where`` and the line."""
-    openings = []
+    openings: list[tuple[int, ...]] = []
     for number, line in enumerate(text.splitlines(), 1):
         words = line.split("#", 1)[0].split()
         if not words:

@@ -43,9 +43,10 @@ import shlex
 import subprocess
 import threading
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -60,6 +61,7 @@ from zero9.arena.gtpclient import (
 )
 from zero9.arena.levels import LevelPlayer, find_level
 from zero9.games import BLACK, WHITE, Game, Position, actions_played
+from zero9.games.go import Go
 from zero9.games.gomoku import point_from_xy, xy_from_point
 from zero9.nn.checkpoint import default_net_path
 from zero9.search.mcts_pure import _random_move, rollout_player
@@ -128,7 +130,7 @@ class SearchAgent:
     def __init__(self, name: str, make):
         self.name = name
         self._make = make  # game -> SearchPlayer: built per game so a board-size change is fine
-        self.player = None
+        self.player: Any = None  # a SearchPlayer or a LevelPlayer: anything with genmove(position)
         self._game: Game | None = None
 
     def new_game(self, game: Game) -> None:
@@ -137,6 +139,8 @@ class SearchAgent:
             self._game = game
 
     def genmove(self, position: Position) -> int | None:
+        if self.player is None:
+            raise AgentFault(f"{self.name} was asked to move before a game started")
         return self.player.genmove(position)
 
     def close(self) -> None:
@@ -167,7 +171,7 @@ class GTPAgent:
         self.name = name
         self.argv = argv
         self.timeout = timeout
-        self.client = None
+        self.client: GTPClient | None = None
         self.sent: list[int] = []  # actions the engine has seen, in order
 
     def _start(self) -> None:
@@ -175,6 +179,8 @@ class GTPAgent:
         self.client = GTPClient(self.argv, timeout=self.timeout, name=self.name)
 
     def _send(self, command: str) -> str:
+        if self.client is None:  # it died on an earlier command of this game
+            raise AgentFault(f"engine {self.name} is not running")
         try:
             return self.client.send(command)
         except GTPError as e:
@@ -193,7 +199,7 @@ class GTPAgent:
         self._send(f"boardsize {game.size}")
         self._send("clear_board")
         if game.name == "go":
-            self._send(f"komi {game.komi:g}")
+            self._send(f"komi {cast(Go, game).komi:g}")
         self.sent = []
 
     def genmove(self, position: Position) -> int | None:
@@ -229,7 +235,7 @@ class PbrainAgent:
     """
 
     def __init__(self, name: str, argv: list[str], timeout: float = DEFAULT_MOVE_TIMEOUT,
-                 info: list[tuple[str, str]] = ()):
+                 info: Sequence[tuple[str, str]] = ()):
         self.name = name
         self.argv = argv
         self.timeout = timeout
@@ -265,6 +271,8 @@ class PbrainAgent:
         return lines
 
     def _write(self, text: str) -> None:
+        if self.proc is None or self.proc.stdin is None:
+            raise AgentFault(f"brain {self.name} is not running")
         try:
             self.proc.stdin.write(text + "\n")
             self.proc.stdin.flush()
@@ -296,7 +304,7 @@ class PbrainAgent:
                 continue
             if word in ("ERROR", "UNKNOWN"):
                 arguments = resend.split(" ", 1)[-1] if resend else None
-                if arguments and line.rstrip().endswith(f"Unknown command: {arguments}"):
+                if resend and arguments and line.rstrip().endswith(f"Unknown command: {arguments}"):
                     self._log.append(f"zero9: the brain dropped {resend!r} ({line!r}); sent again")
                     self._write(resend)
                     resend = None
@@ -346,7 +354,7 @@ class PbrainAgent:
         return action
 
     def close(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
+        if self.proc is not None and self.proc.stdin is not None and self.proc.poll() is None:
             try:
                 self.proc.stdin.write("END\n")
                 self.proc.stdin.flush()
@@ -423,8 +431,8 @@ def spec_name(spec: str | dict) -> str:
     return f"{name}@{visits}" if visits else name
 
 
-def make_player(spec: str | dict, game: Game, visits: int = PlayConfig.visits, seed: int | None = None,
-                device: str = "cpu", move_timeout: float = DEFAULT_MOVE_TIMEOUT,
+def make_player(spec: str | dict, game: Game, visits: int = cast(int, PlayConfig.visits),
+                seed: int | None = None, device: str = "cpu", move_timeout: float = DEFAULT_MOVE_TIMEOUT,
                 engines: EngineOptions | None = None):
     """Build an agent from a player spec (see the module docstring). ValueError for a bad spec."""
     engines = engines or EngineOptions()
@@ -433,7 +441,13 @@ def make_player(spec: str | dict, game: Game, visits: int = PlayConfig.visits, s
         if spec.get("kind") == "net":
             return _net_agent(name, spec["path"], int(spec.get("visits") or visits), seed,
                               spec.get("device", device), engines)
-        spec = spec["kind"]
+    return _from_text(spec if isinstance(spec, str) else spec["kind"], name, game, visits, seed, device,
+                      move_timeout, engines)
+
+
+def _from_text(spec: str, name: str, game: Game, visits: int, seed: int | None, device: str,
+               move_timeout: float, engines: EngineOptions):
+    """:func:`make_player` for a spec written as text."""
     kind, _, arg = spec.partition(":")
     if spec == "random":
         return RandomAgent(seed)
@@ -485,11 +499,11 @@ def make_player(spec: str | dict, game: Game, visits: int = PlayConfig.visits, s
         return GomokubenchAgent(arg or "standard", seed)
     if kind == "level":
         return _level_agent(name, find_level(arg), game, seed, device)
-    path, _, v = spec.partition("@")
+    path, _, at_visits = spec.partition("@")
     if not Path(path).is_file():
         raise ValueError(f"bad player {spec!r}: not a net file, nor random, uniform:V, mcts:N, gnugo:L, "
                          f"pachi:N, gtp:COMMAND, pbrain:COMMAND, gomokubench:LEVEL or level:NAME")
-    return _net_agent(name, path, _count(v, spec) if v else visits, seed, device, engines)
+    return _net_agent(name, path, _count(at_visits, spec) if at_visits else visits, seed, device, engines)
 
 
 def _count(text: str, spec: str, lo: int = 1) -> int:

@@ -58,13 +58,14 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
 from zero9.arena.review_output import black_scores, black_winrates, format_report, plot_review, review_sgf
 from zero9.games import BLACK, WHITE, Position
 from zero9.games.aftermath import Count, count_finished
+from zero9.games.go import GoPosition
 from zero9.games.sgf import SgfRecord, start_position
 from zero9.search.analysis import PositionAnalysis, analyse_many
 from zero9.search.evaluator import NetEvaluator, UniformEvaluator, steady_evaluator
@@ -155,7 +156,7 @@ def review_game(source: SgfRecord | Sequence[Position], net, visits: int = Revie
     evaluator = _evaluator(net, game, seed)
     judged = [i for i in range(len(line) - 1) if i >= forced]
     before = dict(zip(judged, _analyse(line, judged, evaluator, visits, seed, config, progress), strict=True))
-    again = [i for i in judged if _needs_own_search(before[i], line[i + 1].last_move, config)]
+    again = [i for i in judged if _needs_own_search(before[i], _played(line[i + 1]), config)]
     own_visits = max(config.min_played_visits, round(visits * config.played_search_share))
     after = dict(zip(again, analyse_many([line[i + 1] for i in again], evaluator, own_visits, seed,
                                          leaves_per_tree=config.leaves_per_tree), strict=True))
@@ -182,7 +183,8 @@ class _Counter:
     def __call__(self, finished: Position) -> Count:
         key = finished.board_array().tobytes(), finished.to_play
         if key not in self.found:
-            self.found[key] = count_finished(finished, steady_evaluator(self.net, finished.game))
+            go = cast(GoPosition, finished)  # only finished Go games are counted
+            self.found[key] = count_finished(go, steady_evaluator(self.net, finished.game))
         return self.found[key]
 
 
@@ -194,7 +196,7 @@ def _ending_pass(position: Position) -> Position | None:
     """The finished position a pass here makes (Go, after a pass), else None."""
     if position.game.name != "go" or position.is_terminal() or getattr(position, "passes", 0) < 1:
         return None
-    ended = position.play(position.game.pass_action)
+    ended = position.play(cast(int, position.game.pass_action))  # Go has a pass
     return ended if _ended_by_passes(ended) else None
 
 
@@ -217,7 +219,8 @@ def _analyse(line: list[Position], judged: list[int], evaluator, visits: int, se
 
     def on_step() -> None:
         steps[0] += 1
-        progress(min(visits, steps[0] * config.leaves_per_tree), visits)
+        if progress is not None:
+            progress(min(visits, steps[0] * config.leaves_per_tree), visits)
 
     positions = [line[i] for i in judged]
     if not config.batched:  # the reference scripts/bench_review.py measures the batching against
@@ -245,7 +248,7 @@ def _judge_move(line: list[Position], i: int, before: PositionAnalysis | None,
     """One move's entry (see the module docstring)."""
     position, made = line[i], line[i + 1]
     game = position.game
-    played = made.last_move
+    played = _played(made)
     entry: dict[str, Any] = {"move_number": i + 1, "color": COLOUR_LETTER[position.to_play],
                              "move": game.action_to_vertex(played)}
     if before is None or not before.moves:
@@ -267,7 +270,8 @@ def _judge_move(line: list[Position], i: int, before: PositionAnalysis | None,
     elif after is not None:  # searched on its own: the position it made, from the opponent's side
         wr_after = 1.0 - after.winrate
         score_after = None if after.score_lead is None else -after.score_lead
-    else:
+    else:  # the tree visited the played move enough (_needs_own_search): its numbers are there
+        assert info is not None
         wr_after, score_after = info.winrate, info.score_lead
     wr_loss = max(0.0, wr_before - wr_after)
     points = None
@@ -293,6 +297,13 @@ def _stays_decided(before: float, after: float, decided: float | None) -> bool:
     if decided is None:
         return False
     return min(before, after) >= decided or max(before, after) <= 1.0 - decided
+
+
+def _played(made: Position) -> int:
+    """The move that made ``made`` (every position of a game's line after the first has one)."""
+    if made.last_move is None:
+        raise ValueError("a position of the game's line has no last move")
+    return made.last_move
 
 
 def _mover_view(black_score: float, mover: int) -> tuple[float, float]:
