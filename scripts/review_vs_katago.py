@@ -24,7 +24,6 @@ Games: finished 9x9 games of docs/runs (as scripts/score_calibration.py picks th
 from __future__ import annotations
 
 import argparse
-import gzip
 import json
 import subprocess
 import sys
@@ -32,6 +31,8 @@ import tempfile
 from pathlib import Path
 
 import numpy as np
+
+from zero9.util.files import read_text_file
 
 ROOT = Path(__file__).resolve().parents[1]
 SHIPPED_NET = str(ROOT / "example-data" / "go_9x9_best.pt")
@@ -147,8 +148,10 @@ def zero9_losses(games: list, visits: int, device: str, jobs: int = 1,
 
 
 def compare(games: list, zero9: list[list[dict]], kata: list[list[float]], katago_threshold: float,
-            flagged_from: str) -> dict:
-    from zero9.arena.review import Thresholds
+            flagged_from: str, decided: float | None = None) -> dict:
+    """The figures; ``decided`` re-judges reviews saved before the review's decided-game rule
+    (``ReviewConfig.decided``) as if it had been on."""
+    from zero9.arena.review import Thresholds, stays_decided
 
     names = Thresholds.for_game("go").names
     worse = set(names[: names.index(flagged_from) + 1])
@@ -156,8 +159,10 @@ def compare(games: list, zero9: list[list[dict]], kata: list[list[float]], katag
     for (sgf, _), moves, losses in zip(games, zero9, kata, strict=True):
         for m, k in zip(moves, losses, strict=True):
             if m["class"] != "forced":
+                kept = decided is not None and stays_decided(m["winrate_before"], m["winrate_after"], decided)
                 rows.append({"game": str(Path(sgf).relative_to(ROOT)), "move": m["move_number"],
-                             "zero9": m["points_lost"], "zero9_class": m["class"], "katago": round(k, 2)})
+                             "zero9": m["points_lost"], "zero9_class": "good" if kept else m["class"],
+                             "katago": round(k, 2)})
     flagged = np.array([r["zero9_class"] in worse for r in rows])
     losing = np.array([r["katago"] >= katago_threshold for r in rows])
     tp = int((flagged & losing).sum())
@@ -172,9 +177,8 @@ def compare(games: list, zero9: list[list[dict]], kata: list[list[float]], katag
 
 
 def _text(path: str) -> str:
-    """A file's text, gzipped or not."""
-    raw = Path(path).read_bytes()
-    return (gzip.decompress(raw) if raw[:2] == b"\x1f\x8b" else raw).decode()
+    """A file's text, gunzipped when gzip'd (KataGo's replies to a few dozen games: tens of MB)."""
+    return read_text_file(path, 1 << 30, 1 << 30, "saved analysis")
 
 
 def main() -> int:
@@ -195,6 +199,9 @@ def main() -> int:
     parser.add_argument("--net", default=SHIPPED_NET,
                         help="zero9: the net that reviews (default the shipped one)")
     parser.add_argument("--flagged", default="inaccuracy", help="the mildest class that counts as flagged")
+    parser.add_argument("--decided", type=float, default=None,
+                        help="compare: reviews saved before the decided-game rule, judged with it at this "
+                             "winrate (ReviewConfig.decided)")
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--jobs", type=int, default=1, help="zero9: games reviewed at once (processes)")
     parser.add_argument("--zero9-json", default="zero9-losses.json")
@@ -221,7 +228,7 @@ def main() -> int:
     zero9 = json.loads(_text(args.zero9_json))
     keep = [g for g in range(len(games)) if args.half == "all" or g % 2 == (args.half == "odd")]
     result = compare([games[g] for g in keep], [zero9[g] for g in keep], [kata[g] for g in keep],
-                     args.katago_threshold, args.flagged)
+                     args.katago_threshold, args.flagged, args.decided)
     print(f"{result['moves']} moves of {result['games']} games; KataGo ({args.katago_visits} visits) says "
           f"{result['katago_losing']} lose >= {args.katago_threshold:g} points; zero9 ({args.visits} visits) "
           f"flags {result['zero9_flagged']} ({args.flagged} or worse), {result['both']} of them among "

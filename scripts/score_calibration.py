@@ -166,16 +166,10 @@ def compare_nets(rows: list[dict], nets: list[str]) -> str:
     """Each net's raw lead (one net call: the score head where it has one, else the ownership sum)
     against the saved true counts; how often its sign contradicts its win rate where the win rate
     is outside 40-60%; and its lead on the empty board (komi 7.5, Black's view)."""
+    from zero9.arena.review import line_from_record
     from zero9.games import make_game
 
-    lines: dict[str, list] = {}
-    for r in rows:
-        if r["sgf"] not in lines:
-            record = read_sgf(ROOT / r["sgf"])
-            line = [record.game.new_position()]
-            for _, action in record.moves:
-                line.append(line[-1].play(action))
-            lines[r["sgf"]] = line
+    lines = {sgf: line_from_record(read_sgf(ROOT / sgf)) for sgf in {r["sgf"] for r in rows}}
     positions = [lines[r["sgf"]][r["move"]] for r in rows]
     truth, move = np.array([r["truth"] for r in rows]), np.array([r["move"] for r in rows])
     out = ["| net | group | " + " | ".join(name for _, _, name in PHASES) + " | all | sign against win rate |"

@@ -51,7 +51,7 @@ Vocabulary:
 from __future__ import annotations
 
 __all__ = ["Review", "Thresholds", "black_scores", "black_winrates", "format_report", "line_from_record",
-           "opening_length", "plot_review", "review_game", "review_sgf", "summarise"]
+           "opening_length", "plot_review", "review_game", "review_sgf", "stays_decided", "summarise"]
 
 import math
 import re
@@ -287,12 +287,12 @@ def _judge_move(line: list[Position], i: int, before: PositionAnalysis | None,
         winrate_after=round(wr_after, 4), winrate_loss=round(wr_loss, 4),
         pv=[game.action_to_vertex(a) for a in best.pv],
         played_visits=0 if info is None else info.visits, searched_again=after is not None,
-        **{"class": "good" if loss < noise or _stays_decided(wr_before, wr_after, decided)
+        **{"class": "good" if loss < noise or stays_decided(wr_before, wr_after, decided)
            else thresholds.classify(loss)})
     return entry
 
 
-def _stays_decided(before: float, after: float, decided: float | None) -> bool:
+def stays_decided(before: float, after: float, decided: float | None) -> bool:
     """Whether the judge calls the game won (or lost) for the mover both before and after the move."""
     if decided is None:
         return False
